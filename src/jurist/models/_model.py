@@ -1,0 +1,131 @@
+"""The :class:`Model` base class every backend implements, and :class:`WrapperModel`.
+
+A backend implements one abstract async method, :meth:`Model.complete`. Everything else is
+a hook with a default: :meth:`Model.candidate_scores` (one forward pass over candidate
+strings, for logprob scoring), :meth:`Model.aclose`, and the declared
+:class:`Capabilities`. Wrappers (retry, limits, cache) are models that hold another model
+and delegate to it.
+"""
+
+from __future__ import annotations
+
+import abc
+import asyncio
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from jurist.errors import CapabilityError
+from jurist.types import CandidateScores, Completion, Request
+
+__all__ = ["Capabilities", "Model", "WrapperModel"]
+
+
+class Capabilities(BaseModel):
+    """What a backend can do.
+
+    ``logprobs``: token logprobs on generated text; ``top_logprobs``: the most alternatives
+    per position it returns (0: none); ``json_schema``: constrained JSON output;
+    ``candidate_scores``: :meth:`Model.candidate_scores`; ``max_batch``: the largest batch it
+    runs at once (``None``: no limit of its own); ``remote``: calls leave the process.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    logprobs: bool = False
+    top_logprobs: int = 0
+    json_schema: bool = False
+    candidate_scores: bool = False
+    max_batch: int | None = None
+    remote: bool = False
+
+
+class Model(abc.ABC):
+    """A language model that completes chat requests.
+
+    Subclasses set ``provider`` and ``name`` and implement :meth:`complete`.
+    ``identity()`` is what distinguishes this model's outputs from another's (provider,
+    name, base URL, ...): caches key on it, so it must never hold a secret.
+    """
+
+    provider: str = "model"
+    name: str = ""
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return Capabilities()
+
+    def identity(self) -> dict[str, Any]:
+        """What makes this model's outputs differ from another's; never a secret."""
+        return {"provider": self.provider, "name": self.name}
+
+    @property
+    def spec(self) -> str:
+        """``provider:name``, as :func:`jurist.get_model` takes it."""
+        return f"{self.provider}:{self.name}"
+
+    @abc.abstractmethod
+    async def complete(self, request: Request) -> Completion:
+        """Complete one request."""
+
+    async def complete_many(self, requests: Sequence[Request]) -> list[Completion]:
+        """Complete several requests concurrently; backends that batch may override."""
+        return list(await asyncio.gather(*(self.complete(r) for r in requests)))
+
+    async def candidate_scores(
+        self, request: Request, candidates: Sequence[str]
+    ) -> CandidateScores:
+        """Score candidate continuations of ``request`` in one forward pass.
+
+        Only backends whose capabilities say ``candidate_scores`` implement it.
+        """
+        raise CapabilityError(
+            f"{self.spec} cannot score candidates in a forward pass", model=self.spec
+        )
+
+    async def aclose(self) -> None:
+        """Release connections, threads or memory the backend holds."""
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.spec!r})"
+
+
+class WrapperModel(Model):
+    """A model that delegates to another; subclasses change one behaviour.
+
+    Identity, capabilities and candidate scoring pass through to the wrapped model.
+    """
+
+    def __init__(self, wrapped: Model) -> None:
+        self.wrapped = wrapped
+        self.provider = wrapped.provider
+        self.name = wrapped.name
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return self.wrapped.capabilities
+
+    def identity(self) -> dict[str, Any]:
+        return self.wrapped.identity()
+
+    async def complete(self, request: Request) -> Completion:
+        return await self.wrapped.complete(request)
+
+    async def candidate_scores(
+        self, request: Request, candidates: Sequence[str]
+    ) -> CandidateScores:
+        return await self.wrapped.candidate_scores(request, candidates)
+
+    async def aclose(self) -> None:
+        await self.wrapped.aclose()
+
+    @property
+    def innermost(self) -> Model:
+        model: Model = self.wrapped
+        while isinstance(model, WrapperModel):
+            model = model.wrapped
+        return model
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.wrapped!r})"

@@ -1,0 +1,136 @@
+"""``get_model("provider:name", **options)`` and the provider registry.
+
+Built-in providers are registered here with factories that import their backend module
+only when called, so optional packages (torch, transformers, langchain) load lazily.
+Third-party backends register through the ``jurist.models`` entry-point group: each entry
+point is named after its provider and loads a factory ``(name, **options) -> Model``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from collections.abc import Callable
+from importlib.metadata import entry_points
+from typing import Any
+
+from jurist.errors import ConfigError
+from jurist.models._model import Model
+
+__all__ = [
+    "DEFAULT_MODEL",
+    "ModelFactory",
+    "get_model",
+    "known_providers",
+    "register_provider",
+]
+
+DEFAULT_MODEL = "hf:Qwen/Qwen2.5-0.5B-Instruct"
+ENTRY_POINT_GROUP = "jurist.models"
+
+ModelFactory = Callable[..., Model]
+_PROVIDERS: dict[str, ModelFactory] = {}
+
+
+def register_provider(
+    name: str, factory: ModelFactory | None = None
+) -> Callable[[ModelFactory], ModelFactory] | ModelFactory:
+    """Register a backend factory under a provider name (usable as a decorator)."""
+
+    def deco(fn: ModelFactory) -> ModelFactory:
+        _PROVIDERS[name] = fn
+        return fn
+
+    return deco(factory) if factory is not None else deco
+
+
+def _builtin(module: str, attr: str) -> ModelFactory:
+    def factory(name: str, **options: Any) -> Model:
+        import importlib
+
+        mod = importlib.import_module(module)
+        fn: ModelFactory = getattr(mod, attr)
+        return fn(name, **options)
+
+    factory.__name__ = f"{module}.{attr}"
+    return factory
+
+
+for _name, _mod, _attr in [
+    ("mock", "jurist.models._mock", "build_mock"),
+    ("openai", "jurist.models._openai", "build_openai"),
+    ("hf", "jurist.models._hf", "build_hf"),
+    ("litellm", "jurist.models._litellm", "build_litellm"),
+]:
+    _PROVIDERS[_name] = _builtin(_mod, _attr)
+
+
+def _entry_point_factories() -> dict[str, Callable[[], ModelFactory]]:
+    found: dict[str, Callable[[], ModelFactory]] = {}
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        found[ep.name] = ep.load
+    return found
+
+
+def known_providers() -> list[str]:
+    """Every provider name ``get_model`` accepts, built-in and from entry points."""
+    return sorted(set(_PROVIDERS) | set(_entry_point_factories()))
+
+
+def _factory(provider: str) -> ModelFactory:
+    if provider in _PROVIDERS:
+        return _PROVIDERS[provider]
+    eps = _entry_point_factories()
+    if provider in eps:
+        factory = eps[provider]()
+        _PROVIDERS[provider] = factory
+        return factory
+    known = known_providers()
+    hint = difflib.get_close_matches(provider, known, n=1)
+    did_you_mean = f" Did you mean {hint[0]!r}?" if hint else ""
+    raise ConfigError(
+        f"unknown model provider {provider!r}; known providers: {', '.join(known)}."
+        f"{did_you_mean}"
+    )
+
+
+def get_model(model: str | Model | Any | None = None, /, **options: Any) -> Model:
+    """Build a model from ``"provider:name"``, or adapt a model object.
+
+    With no argument: ``$JURIST_MODEL``, else the embedded default
+    ``hf:Qwen/Qwen2.5-0.5B-Instruct``. A :class:`Model` is returned as is; a LangChain
+    chat model is wrapped. Options go to the provider's backend (``base_url``,
+    ``api_key``, ``outputs`` for ``mock``, ...).
+
+    >>> get_model("mock:judge", outputs=["Correct"]).spec
+    'mock:judge'
+    >>> get_model("nope:x")
+    Traceback (most recent call last):
+    ...
+    jurist.errors.ConfigError: unknown model provider 'nope'; known providers: ...
+    """
+    if isinstance(model, Model):
+        if options:
+            raise ConfigError(
+                f"options {sorted(options)} cannot be applied to an existing model object"
+            )
+        return model
+    if model is None:
+        model = os.environ.get("JURIST_MODEL") or DEFAULT_MODEL
+    if not isinstance(model, str):
+        from jurist.models._langchain import is_langchain_model, wrap_langchain
+
+        if is_langchain_model(model):
+            return wrap_langchain(model, **options)
+        raise ConfigError(
+            f"cannot use {type(model).__name__} as a model: pass 'provider:name', a "
+            "jurist Model or a LangChain chat model"
+        )
+    provider, sep, name = model.partition(":")
+    if not sep or not provider or not name:
+        raise ConfigError(
+            f"model spec {model!r} must be 'provider:name' (known providers: "
+            f"{', '.join(known_providers())}), e.g. 'openai:gpt-4o-mini' or "
+            "'hf:/path/to/model'"
+        )
+    return _factory(provider)(name, **options)

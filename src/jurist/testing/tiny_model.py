@@ -1,0 +1,113 @@
+"""Build a tiny, randomly initialised causal LM with a locally trained tokenizer, offline.
+
+The model is a real ``transformers`` checkpoint (Llama architecture, about 100k parameters,
+a byte-level BPE tokenizer with Qwen2's split rule and a ChatML chat template) that any
+code path loading models from a folder can use, with no download. Its outputs are random
+but deterministic: it exists to test loading, batching, generation and logprob code.
+
+Run ``python -m jurist.testing.tiny_model OUT_DIR`` to write one.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+__all__ = ["build_tiny_model"]
+
+_TEXT = (
+    "You are an impartial judge. Rate the answer on a scale of 1 to 5 or 1 to 10. "
+    "Score: 1 2 3 4 5 6 7 8 9 10. Rating: [[7]]. [RESULT] 4. Reply Yes or No. "
+    "The answer is Correct or Incorrect. I am not sure. "
+    "Question: What is the capital of France? Proposed Answer: Paris. Reference: Paris. "
+    "Output JSON like {\"score\": 3, \"explanation\": \"fine\"}. "
+    "system user assistant The quick brown fox jumps over the lazy dog. "
+    "\nYes\nNo\nCorrect\nIncorrect\nA\nB\ntie\n"
+)
+_SPECIAL = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
+# Qwen2's pre-tokenizer rule (digits split one by one), so llama.cpp's "qwen2" pre-tokenizer
+# reproduces the same tokens from a GGUF conversion.
+_SPLIT = (
+    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}"
+    r"| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"
+)
+_CHAT_TEMPLATE = (
+    "{% for message in messages %}"
+    "{{ '<|im_start|>' + message['role'] + '\n' + message['content'] + '<|im_end|>' + '\n' }}"
+    "{% endfor %}"
+    "{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}"
+)
+
+
+def build_tiny_model(out_dir: str | Path, *, seed: int = 0, vocab_size: int = 600) -> Path:
+    """Write a tiny model and tokenizer to ``out_dir`` and return the folder.
+
+    Needs the ``hf`` extra (torch, transformers, tokenizers); takes a few seconds.
+    """
+    import torch
+    from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+    from transformers import (
+        GenerationConfig,
+        LlamaConfig,
+        LlamaForCausalLM,
+        PreTrainedTokenizerFast,
+    )
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    bpe = Tokenizer(models.BPE(unk_token=None, fuse_unk=False, byte_fallback=False))
+    bpe.pre_tokenizer = pre_tokenizers.Sequence(
+        [
+            pre_tokenizers.Split(Regex(_SPLIT), behavior="isolated", invert=False),
+            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+        ]
+    )
+    bpe.decoder = decoders.ByteLevel()
+    bpe.post_processor = processors.ByteLevel(trim_offsets=False)
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        special_tokens=_SPECIAL,
+        show_progress=False,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+    )
+    bpe.train_from_iterator([_TEXT * 40], trainer=trainer)
+    tokenizer = PreTrainedTokenizerFast(
+        tokenizer_object=bpe,
+        eos_token="<|im_end|>",
+        pad_token="<|endoftext|>",
+        additional_special_tokens=["<|im_start|>", "<|im_end|>"],
+        chat_template=_CHAT_TEMPLATE,
+        model_max_length=2048,
+        padding_side="left",
+    )
+    torch.manual_seed(seed)
+    config = LlamaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=2048,
+        tie_word_embeddings=True,
+        rope_theta=10000.0,
+        rms_norm_eps=1e-6,
+        bos_token_id=None,
+        eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id,
+    )
+    model = LlamaForCausalLM(config).eval()
+    model.generation_config = GenerationConfig(
+        eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id,
+        do_sample=False,
+    )
+    model.save_pretrained(out)
+    tokenizer.save_pretrained(out)
+    return out
+
+
+if __name__ == "__main__":  # pragma: no cover - command-line entry
+    if len(sys.argv) != 2:
+        sys.exit("usage: python -m jurist.testing.tiny_model OUT_DIR")
+    print(build_tiny_model(sys.argv[1]))

@@ -1,0 +1,177 @@
+"""The data that crosses jurist's layers: messages, requests, completions, judgments.
+
+All are pydantic v2 models. Requests and completions are what a :class:`~jurist.models.Model`
+takes and returns; a :class:`Judgment` is what a judge returns for one item.
+
+>>> req = Request(messages=[Message(role="user", content="hi")], max_tokens=5)
+>>> req.messages[0].content
+'hi'
+>>> (Usage(prompt_tokens=3, completion_tokens=1) + Usage(prompt_tokens=2)).total_tokens
+6
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "CandidateScores",
+    "Completion",
+    "Judgment",
+    "Message",
+    "Request",
+    "Role",
+    "ScoringMode",
+    "TokenLogprob",
+    "TopLogprob",
+    "Usage",
+]
+
+Role = Literal["system", "user", "assistant"]
+ScoringMode = Literal["parse", "logprobs"]
+
+
+class Message(BaseModel):
+    """One chat message."""
+
+    model_config = ConfigDict(frozen=True)
+
+    role: Role
+    content: str
+
+
+class Request(BaseModel):
+    """What a model is asked to do: messages plus everything that shapes the output.
+
+    ``timeout`` bounds one attempt and does not change the output, so caches ignore it.
+    ``extra`` carries provider-specific body fields (a llama.cpp ``grammar``, say) and is
+    part of the cache key.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    messages: tuple[Message, ...]
+    max_tokens: int | None = None
+    temperature: float | None = None
+    top_p: float | None = None
+    seed: int | None = None
+    stop: tuple[str, ...] | None = None
+    logprobs: bool = False
+    top_logprobs: int | None = None
+    json_schema: dict[str, Any] | None = None
+    extra: dict[str, Any] = Field(default_factory=dict)
+    timeout: float | None = None
+
+    def cache_fields(self) -> dict[str, Any]:
+        """The fields that change the output (everything but ``timeout``)."""
+        return self.model_dump(mode="json", exclude={"timeout"})
+
+
+class TopLogprob(BaseModel):
+    """One alternative token at a position, with its log-probability."""
+
+    model_config = ConfigDict(frozen=True)
+
+    token: str
+    logprob: float
+
+
+class TokenLogprob(BaseModel):
+    """A generated token, its log-probability and the top alternatives at its position."""
+
+    model_config = ConfigDict(frozen=True)
+
+    token: str
+    logprob: float
+    top: tuple[TopLogprob, ...] = ()
+
+
+class Usage(BaseModel):
+    """Token counts of one call, or of many added together."""
+
+    model_config = ConfigDict(frozen=True)
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_tokens: int = 0
+    calls: int = 0
+    cache_hits: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
+            completion_tokens=self.completion_tokens + other.completion_tokens,
+            cached_tokens=self.cached_tokens + other.cached_tokens,
+            calls=self.calls + other.calls,
+            cache_hits=self.cache_hits + other.cache_hits,
+        )
+
+
+class Completion(BaseModel):
+    """What a model returned for one request.
+
+    ``attempts`` counts the calls made to produce it (retries included); ``cached`` says it
+    came from a cache, with ``usage`` kept as it was when first produced.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    text: str
+    logprobs: tuple[TokenLogprob, ...] | None = None
+    usage: Usage = Usage()
+    finish_reason: str | None = None
+    latency: float = 0.0
+    model: str | None = None
+    reasoning: str | None = None
+    cached: bool = False
+    attempts: int = 1
+
+
+class CandidateScores(BaseModel):
+    """Next-token scores of candidate strings after a prompt.
+
+    ``logprobs`` holds the log-probability of each candidate's whole token sequence;
+    ``probs`` the same renormalised over the candidates (it sums to 1); ``coverage`` the
+    total probability the model put on the candidates before renormalising.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    logprobs: dict[str, float]
+    probs: dict[str, float]
+    coverage: float
+
+
+class Judgment(BaseModel):
+    """A judge's verdict on one item.
+
+    ``score`` is normalised to [0, 1], or ``None`` when no verdict could be had; then
+    ``error`` says why, prefixed by its category (``"parse: ..."``, ``"api: ..."``,
+    ``"timeout: ..."``). ``verdict`` is the verdict as the template's scale names it
+    (a label, or the number on the scale's own range).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    score: float | None
+    verdict: str | float | None = None
+    explanation: str | None = None
+    error: str | None = None
+    judge_prompt: str = ""
+    response: str | None = None
+    attempts: int = 0
+    usage: Usage = Usage()
+    scoring: ScoringMode = "parse"
+    distribution: dict[str, float] | None = None
+    latency: float = 0.0
+    cached: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.score is not None

@@ -1,0 +1,36 @@
+"""Shared fixtures. Tests never leave 127.0.0.1; model weights are built locally."""
+
+from __future__ import annotations
+
+import os
+import socket
+from pathlib import Path
+
+import pytest
+
+os.environ["HF_HUB_OFFLINE"] = "1"
+os.environ["TRANSFORMERS_OFFLINE"] = "1"
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+for _var in ("JURIST_MODEL", "OPENAI_API_KEY", "OPENAI_BASE_URL"):
+    os.environ.pop(_var, None)
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that is free right now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="session")
+def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny random transformers model with a local tokenizer, built once per session."""
+    from jurist.testing import build_tiny_model
+
+    return build_tiny_model(tmp_path_factory.mktemp("tiny-model"))
+
+
+@pytest.fixture(autouse=True)
+def _isolated_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test gets its own jurist cache folder, never the user's."""
+    monkeypatch.setenv("JURIST_CACHE_DIR", str(tmp_path / "jurist-cache"))
