@@ -68,11 +68,11 @@ class UserError(JuristError):
     category = "usage"
 
 
-class ConfigError(UserError):
+class ConfigError(UserError, ValueError):
     """A bad option: an unknown template, provider or parameter."""
 
 
-class DataError(UserError):
+class DataError(UserError, ValueError):
     """Bad input data. The message names the file and line, or the item and field."""
 
 
@@ -93,12 +93,16 @@ class JuristRuntimeError(JuristError):
 
 
 class ModelError(JuristRuntimeError):
-    """A backend call failed."""
+    """A backend call failed.
+
+    ``attempts`` counts the calls made before giving up (a retry wrapper sets it).
+    """
 
     category = "api"
 
     def __init__(self, message: str, *, model: str | None = None) -> None:
         self.model = model
+        self.attempts: int = 1
         super().__init__(message)
 
 

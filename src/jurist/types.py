@@ -47,7 +47,9 @@ class Request(BaseModel):
 
     ``timeout`` bounds one attempt and does not change the output, so caches ignore it.
     ``extra`` carries provider-specific body fields (a llama.cpp ``grammar``, say) and is
-    part of the cache key.
+    part of the cache key. ``attempt`` is the judge's re-ask number for an unparseable
+    verdict: never sent to the model, but part of the cache key, so each re-ask is cached
+    apart and a rerun replays the same sequence.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -62,6 +64,7 @@ class Request(BaseModel):
     top_logprobs: int | None = None
     json_schema: dict[str, Any] | None = None
     extra: dict[str, Any] = Field(default_factory=dict)
+    attempt: int = 0
     timeout: float | None = None
 
     def cache_fields(self) -> dict[str, Any]:

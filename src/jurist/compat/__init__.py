@@ -1,0 +1,1 @@
+"""Drop-in surfaces of other libraries, as thin layers over jurist's own judges."""

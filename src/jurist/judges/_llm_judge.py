@@ -1,0 +1,292 @@
+""":class:`LLMJudge`: one model, one template, a verdict per item.
+
+>>> import jurist
+>>> judge = jurist.LLMJudge(jurist.get_model("mock:judge", outputs=["Correct", "nonsense", "Incorrect"]))
+>>> out = judge.judge_responses_sync(["2+2?", "Capital of France?"], ["4", "Lyon"], retries=1)
+>>> out["scores"]
+[1.0, 0.0]
+>>> out["judge_responses"]
+['Correct', 'Incorrect']
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from jurist._progress import BatchProgress
+from jurist._sync import run_sync
+from jurist.errors import ConfigError, DataError, JuristError
+from jurist.judges._items import as_item_dicts
+from jurist.judges._results import JudgeResults
+from jurist.models import Model, get_model
+from jurist.templates import Template, get_template
+from jurist.types import Judgment, Message, Request, Usage
+
+__all__ = ["LLMJudge"]
+
+
+class LLMJudge:
+    """A judge: a model plus a template; configuration only, nothing stored per call.
+
+    Args:
+        model: a :class:`~jurist.models.Model`, a ``"provider:name"`` spec, a LangChain chat
+            model, or ``None`` for the default model.
+        template: a built-in template name or a :class:`~jurist.templates.Template`.
+        max_calls_per_min: pace calls to this rate (smoothly, through
+            :class:`~jurist.models.LimitedModel`).
+        explanations: ask for and return a short explanation with each verdict.
+        instructions: replace the template's instructions (the task description).
+        labels: replace the scale with a label -> score map (``{"Yes": 1.0, "No": 0.0}``),
+            or uqlm's score -> keywords map (``{1.0: ["yes"], 0.0: ["no"]}``).
+        system_prompt: replace the whole system message (instructions and format).
+        temperature, max_tokens: sampling; ``max_tokens`` defaults to the template's;
+            ``temperature=None`` leaves it to the model (a LangChain model's own setting).
+        concurrency: the most calls in flight at once in a batch.
+    """
+
+    def __init__(
+        self,
+        model: Model | str | Any | None = None,
+        template: str | Template = "true_false_uncertain",
+        *,
+        max_calls_per_min: int | None = None,
+        explanations: bool = False,
+        instructions: str | None = None,
+        labels: Mapping[str, float] | Mapping[float, list[str]] | None = None,
+        system_prompt: str | None = None,
+        temperature: float | None = 0.0,
+        max_tokens: int | None = None,
+        concurrency: int = 32,
+        name: str | None = None,
+    ) -> None:
+        base = model if isinstance(model, Model) else get_model(model)
+        if max_calls_per_min is not None:
+            from jurist.models import LimitedModel
+
+            if max_calls_per_min <= 0:
+                raise ConfigError(f"max_calls_per_min must be positive, got {max_calls_per_min}")
+            base = LimitedModel(base, max_calls_per_min=max_calls_per_min)
+        tpl = get_template(template) if isinstance(template, str) else template
+        if instructions is not None:
+            tpl = tpl.model_copy(update={"instructions": instructions})
+        if labels is not None:
+            tpl = tpl.with_labels(labels)
+        if concurrency < 1:
+            raise ConfigError(f"concurrency must be at least 1, got {concurrency}")
+        self.model: Model = base
+        self.template: Template = tpl
+        self.explanations = explanations
+        self.system_prompt = system_prompt
+        self.temperature = temperature
+        self.max_tokens = max_tokens or (
+            tpl.max_tokens_explained if explanations else tpl.max_tokens
+        )
+        self.concurrency = concurrency
+        self.name = name or f"{tpl.name}@{base.spec}"
+        self._system = system_prompt or tpl.system_text(explanations=explanations)
+
+    def __repr__(self) -> str:
+        return f"LLMJudge({self.model.spec!r}, template={self.template.name!r})"
+
+    # -- one item -------------------------------------------------------------------------
+
+    def messages(self, item: Mapping[str, Any]) -> tuple[Message, ...]:
+        """The messages this judge sends for ``item``."""
+        return self.template.render(item, system=self._system)
+
+    async def judge(self, item: Mapping[str, Any], *, retries: int = 0) -> Judgment:
+        """Judge one item (a mapping with the template's fields: ``prompt``, ``response``...).
+
+        ``retries`` re-asks the model at most that many more times while the verdict cannot
+        be read; API failures are not re-asked here (the retry wrapper handles those).
+        """
+        messages = self.messages(item)
+        return await self._judge_messages(messages, retries)
+
+    async def _judge_messages(self, messages: tuple[Message, ...], retries: int) -> Judgment:
+        prompt_text = messages[-1].content
+        usage = Usage()
+        attempts = 0
+        latency = 0.0
+        text: str | None = None
+        error = "parse: no attempt made"
+        for attempt in range(retries + 1):
+            request = Request(
+                messages=messages,
+                max_tokens=self.max_tokens,
+                temperature=self.temperature,
+                attempt=attempt,
+            )
+            started = time.perf_counter()
+            try:
+                completion = await self.model.complete(request)
+            except JuristError as e:
+                attempts += int(getattr(e, "attempts", 1))
+                return Judgment(
+                    score=None,
+                    error=f"{e.category}: {e}",
+                    judge_prompt=prompt_text,
+                    response=text,
+                    attempts=attempts,
+                    usage=usage,
+                    latency=latency + time.perf_counter() - started,
+                )
+            latency += completion.latency
+            attempts += completion.attempts
+            usage = usage + completion.usage
+            text = completion.text
+            verdict = self.template.parse(text, explanations=self.explanations)
+            if verdict.score is not None:
+                return Judgment(
+                    score=verdict.score,
+                    verdict=verdict.value,
+                    explanation=verdict.explanation,
+                    judge_prompt=prompt_text,
+                    response=text,
+                    attempts=attempts,
+                    usage=usage,
+                    latency=latency,
+                    cached=completion.cached,
+                )
+            error = verdict.error or "parse: no verdict"
+        return Judgment(
+            score=None,
+            error=error,
+            judge_prompt=prompt_text,
+            response=text,
+            attempts=attempts,
+            usage=usage,
+            latency=latency,
+        )
+
+    # -- batches ----------------------------------------------------------------------------
+
+    async def judge_items(
+        self,
+        items: Iterable[Mapping[str, Any]] | Any,
+        *,
+        retries: int = 0,
+        fields: Mapping[str, str] | None = None,
+        concurrency: int | None = None,
+        progress: bool = False,
+    ) -> JudgeResults:
+        """Judge a batch: a list of dicts, a pandas DataFrame or a datasets.Dataset.
+
+        ``fields`` maps the template's field names to the item's keys
+        (``{"prompt": "question", "response": "answer"}``). Every item's fields are checked
+        before the first call; one failing item never loses the others.
+        """
+        rows = as_item_dicts(items)
+        mapped = [self._map_fields(row, i, fields) for i, row in enumerate(rows)]
+        all_messages = [self.messages(values) for values in mapped]
+        judgments = await self._run(all_messages, retries, concurrency, progress)
+        return JudgeResults(judgments, rows)
+
+    def _map_fields(
+        self, row: Mapping[str, Any], index: int, fields: Mapping[str, str] | None
+    ) -> dict[str, Any]:
+        if not fields:
+            values = dict(row)
+        else:
+            values = dict(row)
+            for field, key in fields.items():
+                values[field] = row.get(key)
+        missing = [f for f in self.template.fields if values.get(f) is None]
+        if missing:
+            names = [fields.get(f, f) if fields else f for f in missing]
+            raise DataError(
+                f"item {index}: missing field(s) {names} needed by template "
+                f"{self.template.name!r}; the item has {sorted(row)}"
+            )
+        return values
+
+    async def _run(
+        self,
+        all_messages: Sequence[tuple[Message, ...]],
+        retries: int,
+        concurrency: int | None,
+        progress: bool,
+    ) -> list[Judgment]:
+        results: list[Judgment | None] = [None] * len(all_messages)
+        next_index = iter(range(len(all_messages)))
+        workers = min(concurrency or self.concurrency, max(1, len(all_messages)))
+        with BatchProgress(len(all_messages), enabled=progress) as bar:
+
+            async def worker() -> None:
+                for i in next_index:
+                    j = await self._judge_messages(all_messages[i], retries)
+                    results[i] = j
+                    bar.advance(ok=j.score is not None, tokens=j.usage.total_tokens)
+
+            await asyncio.gather(*(worker() for _ in range(workers)))
+        return [j for j in results if j is not None]
+
+    async def judge_responses(
+        self,
+        prompts: Sequence[str],
+        responses: Sequence[str],
+        retries: int = 5,
+        progress_bar: bool | None = None,
+        *,
+        concurrency: int | None = None,
+    ) -> dict[str, list[Any]]:
+        """uqlm's shape: ``judge_prompts``, ``judge_responses``, ``scores`` (+ ``explanations``).
+
+        ``scores`` holds ``None`` where no verdict could be read after ``retries`` re-asks.
+        """
+        if len(prompts) != len(responses):
+            raise DataError(
+                f"prompts and responses differ in length: {len(prompts)} != {len(responses)}"
+            )
+        items = [{"prompt": p, "response": r} for p, r in zip(prompts, responses, strict=True)]
+        all_messages = [self.messages(item) for item in items]
+        judgments = await self._run(all_messages, retries, concurrency, bool(progress_bar))
+        out: dict[str, list[Any]] = {
+            "judge_prompts": [j.judge_prompt for j in judgments],
+            "judge_responses": [j.response for j in judgments],
+            "scores": [j.score for j in judgments],
+        }
+        if self.explanations:
+            out["explanations"] = [j.explanation for j in judgments]
+        return out
+
+    # -- sync twins -------------------------------------------------------------------------
+
+    def judge_sync(
+        self,
+        items: Iterable[Mapping[str, Any]] | Any,
+        *,
+        retries: int = 0,
+        fields: Mapping[str, str] | None = None,
+        concurrency: int | None = None,
+        progress: bool = False,
+    ) -> JudgeResults:
+        """Sync twin of :meth:`judge_items`; works inside a running event loop too."""
+        return run_sync(
+            self.judge_items(
+                items, retries=retries, fields=fields, concurrency=concurrency, progress=progress
+            )
+        )
+
+    def judge_one_sync(self, item: Mapping[str, Any], *, retries: int = 0) -> Judgment:
+        """Sync twin of :meth:`judge`."""
+        return run_sync(self.judge(item, retries=retries))
+
+    def judge_responses_sync(
+        self,
+        prompts: Sequence[str],
+        responses: Sequence[str],
+        retries: int = 5,
+        progress_bar: bool | None = None,
+        *,
+        concurrency: int | None = None,
+    ) -> dict[str, list[Any]]:
+        """Sync twin of :meth:`judge_responses`."""
+        return run_sync(
+            self.judge_responses(
+                prompts, responses, retries, progress_bar, concurrency=concurrency
+            )
+        )

@@ -1,0 +1,219 @@
+"""Reading a verdict from a judge's output: one policy for every template.
+
+The policy, in order:
+
+1. A reasoning block (``<think>...</think>``) is set aside; only the answer is read.
+2. **The verdict form wins.** Each template names its verdict key (``Score``); when the
+   output has lines of the form ``Score: <verdict>`` (markdown emphasis allowed), only the
+   text after the key on those lines is read, and bare numbers or words elsewhere (an
+   explanation that says "1 minor slip") are ignored. When no such line exists, the
+   whole output is read as a bare verdict.
+3. **Only what the scale allows is matched.** Labels match case-insensitively on whole
+   words or phrases, longest first (so "Incorrect" is never read as "correct", and "not
+   correct" is one phrase). Numbers are read with their form: ``85.5``, ``90/100``,
+   ``7 out of 10``, ``70%``. On a continuous scale a fraction or a percentage is a
+   proportion of the range; on an integer scale a fraction counts only when its
+   denominator is the scale's top (``4/5`` on 1-5; ``10/10`` there is a failure), and a
+   percentage does not count. A range such as ``1-5`` is not a verdict.
+4. **Out of range is a failure, not a clamp**: ``150`` on 0-100 fails.
+5. **Agreement**: the same verdict repeated is fine; two different verdicts fail.
+6. No fuzzy matching and no substrings: "Correctness" is not "Correct", and "Yes" means
+   something only on a scale that defines it.
+
+A failure is returned, never raised: ``ParsedVerdict.error`` says why and ``score`` is None.
+
+>>> from jurist.templates._scale import NumericScale
+>>> likert = NumericScale(low=1, high=5, integer=True)
+>>> parse_verdict("Score: 4\\nExplanation: 1 minor slip", likert).value
+4.0
+>>> parse_verdict("10/10", likert).error
+'parse: 10/10 is not on the scale (a whole number from 1 to 5)'
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from jurist.templates._scale import LabelScale, NumericScale
+
+__all__ = ["ParsedVerdict", "parse_verdict", "split_reasoning"]
+
+_THINK = re.compile(r"<think>(.*?)</think>", re.DOTALL | re.IGNORECASE)
+_NUMBER = re.compile(
+    r"(?<![\w.])(?P<neg>-)?(?P<num>\d+(?:\.\d+)?)"
+    r"(?:\s*(?P<pct>%)|\s*(?:/|\bout\s+of\b)\s*(?P<den>\d+(?:\.\d+)?))?"
+    r"(?![\w%]|\.\d)",
+    re.IGNORECASE,
+)
+_RANGE_AFTER = re.compile(r"\s*[-–]\s*\d")
+_RANGE_BEFORE = re.compile(r"\d\s*[-–]\s*$")
+_EXPLANATION = re.compile(r"^[\s*_#>-]*explanation[\s*_]*[:=][\s*_]*", re.IGNORECASE | re.MULTILINE)
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedVerdict:
+    """A verdict read from a judge's output, or the reason none could be read."""
+
+    value: str | float | None
+    score: float | None
+    error: str | None = None
+    explanation: str | None = None
+
+
+def split_reasoning(text: str) -> tuple[str, str | None]:
+    """Split ``<think>`` blocks from the answer: ``(answer, reasoning or None)``.
+
+    >>> split_reasoning("<think>hmm</think>Correct")
+    ('Correct', 'hmm')
+    """
+    parts = _THINK.findall(text)
+    if not parts:
+        lower = text.lower()
+        if "</think>" in lower and "<think>" not in lower:  # opened by the chat template
+            cut = lower.index("</think>")
+            return text[cut + len("</think>") :].strip(), text[:cut].strip() or None
+        return text, None
+    return _THINK.sub("", text).strip(), "\n".join(p.strip() for p in parts) or None
+
+
+@lru_cache(maxsize=64)
+def _verdict_line(key: str) -> re.Pattern[str]:
+    k = re.escape(key)
+    return re.compile(
+        rf"^[\s*_#>-]*{k}[\s*_]*[:=][\s*_]*(?P<rest>.*)$", re.IGNORECASE | re.MULTILINE
+    )
+
+
+@lru_cache(maxsize=64)
+def _label_pattern(scale: LabelScale) -> re.Pattern[str]:
+    phrases = sorted(
+        {p.strip() for label in scale.labels for p in label.phrases}, key=len, reverse=True
+    )
+    alts = "|".join(r"\s+".join(re.escape(w) for w in p.split()) for p in phrases)
+    return re.compile(rf"(?<!\w)(?:{alts})(?!\w)", re.IGNORECASE)
+
+
+def parse_verdict(
+    text: str,
+    scale: LabelScale | NumericScale,
+    verdict_key: str = "Score",
+    *,
+    explanation: bool = False,
+) -> ParsedVerdict:
+    """Read the verdict in ``text`` on ``scale`` under the policy of this module."""
+    answer, _ = split_reasoning(text)
+    segments = [m.group("rest") for m in _verdict_line(verdict_key).finditer(answer)]
+    form = f"'{verdict_key}:' line"
+    if not segments:
+        segments, form = [answer], "output"
+    if isinstance(scale, LabelScale):
+        verdict = _read_labels(segments, scale, form)
+    else:
+        verdict = _read_numbers(segments, scale, form)
+    if explanation and verdict.error is None:
+        return ParsedVerdict(
+            verdict.value, verdict.score, None, _explanation(answer, verdict_key)
+        )
+    return verdict
+
+
+def _fail(message: str) -> ParsedVerdict:
+    return ParsedVerdict(None, None, f"parse: {message}")
+
+
+def _agree(values: list[float | str], scores: dict[float | str, float], form: str) -> ParsedVerdict:
+    distinct = list(dict.fromkeys(values))
+    if not distinct:
+        return _fail(f"no verdict on the scale in the {form}")
+    if len(distinct) > 1:
+        shown = ", ".join(_show(v) for v in distinct)
+        return _fail(f"conflicting verdicts in the {form}: {shown}")
+    value = distinct[0]
+    return ParsedVerdict(value, scores[value])
+
+
+def _show(v: float | str) -> str:
+    if isinstance(v, float) and v.is_integer():
+        return str(int(v))
+    return str(v)
+
+
+def _read_labels(segments: list[str], scale: LabelScale, form: str) -> ParsedVerdict:
+    pattern = _label_pattern(scale)
+    found: list[float | str] = []
+    scores: dict[float | str, float] = {}
+    for segment in segments:
+        for m in pattern.finditer(segment):
+            label = scale.label_of(m.group(0))
+            found.append(label.name)
+            scores[label.name] = label.score
+    if not found:
+        return _fail(f"none of {scale.describe()} in the {form}")
+    return _agree(found, scores, form)
+
+
+def _read_numbers(segments: list[str], scale: NumericScale, form: str) -> ParsedVerdict:
+    found: list[float | str] = []
+    scores: dict[float | str, float] = {}
+    for segment in segments:
+        for m in _NUMBER.finditer(segment):
+            if m.group("den") is None and m.group("pct") is None and _is_range(segment, m):
+                continue
+            value, error = _number_value(m, scale)
+            if error is not None:
+                return _fail(error)
+            assert value is not None
+            found.append(value)
+            scores[value] = scale.normalize(value)
+    if not found:
+        return _fail(f"no number on the scale ({scale.describe()}) in the {form}")
+    return _agree(found, scores, form)
+
+
+def _is_range(segment: str, m: re.Match[str]) -> bool:
+    if m.group("neg"):
+        return False
+    after = _RANGE_AFTER.match(segment, m.end())
+    before = _RANGE_BEFORE.search(segment, 0, m.start())
+    return after is not None or before is not None
+
+
+def _number_value(m: re.Match[str], scale: NumericScale) -> tuple[float | None, str | None]:
+    raw = m.group(0).strip()
+    num = float(m.group("num")) * (-1.0 if m.group("neg") else 1.0)
+    zero = scale.low if scale.origin is None else scale.origin
+    where = f"({scale.describe()})"
+    if m.group("pct"):
+        if scale.integer:
+            return None, f"{raw} is a percentage, not a verdict on the scale {where}"
+        proportion = num / 100.0
+    elif m.group("den") is not None:
+        den = float(m.group("den"))
+        if scale.integer:
+            if den != scale.high or not scale.contains(num):
+                return None, f"{raw} is not on the scale {where}"
+            return num, None
+        if den <= 0 or not 0.0 <= num / den <= 1.0:
+            return None, f"{raw} is not a proportion of the scale {where}"
+        proportion = num / den
+    else:
+        if not scale.contains(num):
+            return None, f"{raw} is outside the scale {where}"
+        return num, None
+    if not 0.0 <= proportion <= 1.0:
+        return None, f"{raw} is outside the scale {where}"
+    value = zero + proportion * (scale.high - zero)
+    if not scale.contains(value):
+        return None, f"{raw} is outside the scale {where}"
+    return value, None
+
+
+def _explanation(answer: str, verdict_key: str) -> str | None:
+    m = _EXPLANATION.search(answer)
+    if m is not None:
+        text = answer[m.end() :].strip()
+        return text or None
+    rest = _verdict_line(verdict_key).sub("", answer).strip()
+    return rest or None
