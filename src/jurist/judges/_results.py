@@ -72,13 +72,18 @@ class JudgeResults(Sequence[Judgment]):
         return sum(scored) / len(scored) if scored else None
 
     def to_records(self) -> list[dict[str, Any]]:
-        """One flat dict per item: its input fields, then the judgment's fields."""
+        """One flat dict per item: its input fields, then the judgment's fields.
+
+        The judgment's fields are prefixed ``judge_`` (``judge_score``, ``judge_error``...)
+        so they never overwrite an input field such as a human ``score``.
+        """
         rows = []
         for i, j in enumerate(self._judgments):
             row: dict[str, Any] = dict(self._items[i]) if self._items is not None else {}
-            row.update(j.model_dump(mode="json", exclude={"usage"}))
-            row["prompt_tokens"] = j.usage.prompt_tokens
-            row["completion_tokens"] = j.usage.completion_tokens
+            for key, value in j.model_dump(mode="json", exclude={"usage"}).items():
+                row[key if key.startswith("judge_") else f"judge_{key}"] = value
+            row["judge_prompt_tokens"] = j.usage.prompt_tokens
+            row["judge_completion_tokens"] = j.usage.completion_tokens
             rows.append(row)
         return rows
 

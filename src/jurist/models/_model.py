@@ -84,6 +84,13 @@ class Model(abc.ABC):
             f"{self.spec} cannot score candidates in a forward pass", model=self.spec
         )
 
+    async def prepare(self) -> None:
+        """Make sure the model can serve: load weights, reach the server.
+
+        Raises a clear :class:`~jurist.errors.ModelError` when it cannot, so a batch stops
+        before its first item rather than failing every item. The default does nothing.
+        """
+
     async def aclose(self) -> None:
         """Release connections, threads or memory the backend holds."""
 
@@ -116,6 +123,9 @@ class WrapperModel(Model):
         self, request: Request, candidates: Sequence[str]
     ) -> CandidateScores:
         return await self.wrapped.candidate_scores(request, candidates)
+
+    async def prepare(self) -> None:
+        await self.wrapped.prepare()
 
     async def aclose(self) -> None:
         await self.wrapped.aclose()

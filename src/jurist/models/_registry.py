@@ -60,7 +60,6 @@ for _name, _mod, _attr in [
     ("mock", "jurist.models._mock", "build_mock"),
     ("openai", "jurist.models._openai", "build_openai"),
     ("hf", "jurist.models._hf", "build_hf"),
-    ("litellm", "jurist.models._litellm", "build_litellm"),
 ]:
     _PROVIDERS[_name] = _builtin(_mod, _attr)
 

@@ -1,0 +1,440 @@
+"""The ``openai`` backend: OpenAI's chat-completions wire format against any base URL.
+
+OpenAI itself, vLLM's and llama.cpp's servers, llama-cpp-python, Ollama, TGI and most
+proxies speak it, so one backend serves them all::
+
+    model = get_model("openai:gpt-4o-mini")                  # key from $OPENAI_API_KEY
+    model = get_model("openai:tiny", base_url="http://127.0.0.1:8000/v1",
+                      json_mode="json_object")               # llama-cpp-python's server
+
+The transport is a plain :class:`aiohttp.ClientSession` posting JSON: the request body is
+built straight from the :class:`~jurist.types.Request`, serialised once, and the answer
+parsed into one :class:`~jurist.types.Completion`, so the client costs a fraction of a
+millisecond per call. There are no retries here; wrap the model for that.
+
+Options (``get_model("openai:NAME", **options)``):
+
+- ``base_url``: default ``$OPENAI_BASE_URL``, else ``https://api.openai.com/v1``.
+- ``api_key``: default ``$OPENAI_API_KEY``; sent as ``Authorization: Bearer``, never part of
+  :meth:`OpenAIModel.identity`.
+- ``timeout``: seconds per attempt (default 60); ``Request.timeout`` overrides it.
+- ``max_connections``: the connection pool size per event loop (default 1000; 0: no limit).
+- ``headers``: extra HTTP headers sent on every call.
+- ``json_mode``: how ``Request.json_schema`` is sent. ``"json_schema"`` (default): OpenAI's
+  ``response_format={"type": "json_schema", "json_schema": {"name", "schema", "strict"}}``,
+  which OpenAI, vLLM and llama.cpp's ``llama-server`` accept. ``"json_object"``:
+  ``{"type": "json_object", "schema": ...}``, the form llama-cpp-python's server takes
+  (it refuses the other). ``None``: the server cannot constrain output.
+- ``logprobs`` (default True) and ``top_logprobs_max`` (default 20): what the server returns.
+- ``max_tokens_param``: ``"max_tokens"`` (default) or ``"max_completion_tokens"`` (OpenAI's
+  reasoning models accept only the latter).
+
+>>> m = OpenAIModel("tiny", base_url="http://127.0.0.1:8000/v1/", api_key="sk-secret")
+>>> m.identity()
+{'provider': 'openai', 'name': 'tiny', 'base_url': 'http://127.0.0.1:8000/v1'}
+>>> m.capabilities.top_logprobs, m.capabilities.remote
+(20, True)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import json
+import math
+import os
+import re
+import time
+from collections.abc import AsyncGenerator, Mapping
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+import aiohttp
+from yarl import URL
+
+from jurist.errors import (
+    APIConnectionError,
+    APIStatusError,
+    APITimeoutError,
+    CapabilityError,
+    ConfigError,
+    ModelError,
+    status_error,
+)
+from jurist.models._model import Capabilities, Model
+from jurist.types import Completion, Request, TokenLogprob, TopLogprob, Usage
+
+__all__ = ["DEFAULT_BASE_URL", "JsonMode", "OpenAIModel", "build_openai"]
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+JsonMode = Literal["json_schema", "json_object"]
+_CHECK_TIMEOUT = 5.0
+_SCHEMA_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+class OpenAIModel(Model):
+    """A model behind an OpenAI-compatible ``/chat/completions`` endpoint.
+
+    One connection pool per event loop, opened on first use in that loop; it is closed
+    when the loop shuts down (``asyncio.run`` closes it) or by :meth:`aclose`.
+    """
+
+    provider = "openai"
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        base_url: str = DEFAULT_BASE_URL,
+        api_key: str | None = None,
+        timeout: float = 60.0,
+        max_connections: int = 1000,
+        headers: Mapping[str, str] | None = None,
+        json_mode: JsonMode | None = "json_schema",
+        logprobs: bool = True,
+        top_logprobs_max: int = 20,
+        max_tokens_param: Literal["max_tokens", "max_completion_tokens"] = "max_tokens",
+    ) -> None:
+        if not base_url.startswith(("http://", "https://")):
+            raise ConfigError(f"openai base_url {base_url!r} must start with http:// or https://")
+        if json_mode not in ("json_schema", "json_object", None):
+            raise ConfigError(
+                f"openai json_mode {json_mode!r} must be 'json_schema', 'json_object' or None"
+            )
+        if timeout <= 0 or max_connections < 0 or top_logprobs_max < 0:
+            raise ConfigError(
+                "openai timeout must be > 0, max_connections and top_logprobs_max >= 0"
+            )
+        self.name = name
+        self.base_url = base_url.rstrip("/")
+        self.timeout = float(timeout)
+        self.json_mode: JsonMode | None = json_mode
+        self._has_key = bool(api_key)
+        self._logprobs = logprobs
+        self._top_max = top_logprobs_max if logprobs else 0
+        self._max_tokens_param = max_tokens_param
+        self._max_connections = max_connections
+        self._url = f"{self.base_url}/chat/completions"
+        self._parsed_url = URL(self._url)  # parsed once: aiohttp would parse a str per call
+        self._headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        if api_key:
+            self._headers["Authorization"] = f"Bearer {api_key}"
+        self._headers.update(headers or {})
+        self._client_timeout = aiohttp.ClientTimeout(total=self.timeout)
+        # One session per event loop, and the async generator that closes it at loop shutdown.
+        self._sessions: dict[asyncio.AbstractEventLoop, aiohttp.ClientSession] = {}
+        self._closers: dict[asyncio.AbstractEventLoop, AsyncGenerator[None, None]] = {}
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return Capabilities(
+            logprobs=self._logprobs,
+            top_logprobs=self._top_max,
+            json_schema=self.json_mode is not None,
+            remote=True,
+        )
+
+    def identity(self) -> dict[str, Any]:
+        return {"provider": self.provider, "name": self.name, "base_url": self.base_url}
+
+    # -- the hot path -------------------------------------------------------------------
+
+    async def complete(self, request: Request) -> Completion:
+        data = json.dumps(self._body(request)).encode()
+        session = self._sessions.get(asyncio.get_running_loop())
+        if session is None or session.closed:
+            session = await self._open_session()
+        if request.timeout is None:
+            timeout, seconds = self._client_timeout, self.timeout
+        else:
+            seconds = request.timeout
+            timeout = aiohttp.ClientTimeout(total=seconds)
+        start = time.perf_counter()
+        try:
+            async with session.post(self._parsed_url, data=data, timeout=timeout) as resp:
+                raw = await resp.read()
+                status = resp.status
+                if not 200 <= status < 300:
+                    raise self._status_error(status, raw, resp.headers)
+        except TimeoutError:
+            raise APITimeoutError(
+                f"{self.spec}: no answer from {self._url} within {seconds:g} s", model=self.spec
+            ) from None
+        except aiohttp.ClientError as exc:
+            raise self._connection_error(exc, self._url) from exc
+        return self._completion(raw, status, time.perf_counter() - start)
+
+    def _body(self, request: Request) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "model": self.name,
+            "messages": [{"role": m.role, "content": m.content} for m in request.messages],
+        }
+        if request.max_tokens is not None:
+            body[self._max_tokens_param] = request.max_tokens
+        if request.temperature is not None:
+            body["temperature"] = request.temperature
+        if request.top_p is not None:
+            body["top_p"] = request.top_p
+        if request.seed is not None:
+            body["seed"] = request.seed
+        if request.stop:
+            body["stop"] = list(request.stop)
+        if request.logprobs or request.top_logprobs:
+            if not self._logprobs:
+                raise CapabilityError(
+                    f"{self.spec} is configured without logprobs (logprobs=False)",
+                    model=self.spec,
+                )
+            body["logprobs"] = True
+            if request.top_logprobs:
+                if request.top_logprobs > self._top_max:
+                    raise CapabilityError(
+                        f"{self.spec} returns at most {self._top_max} top logprobs, "
+                        f"{request.top_logprobs} were asked (see top_logprobs_max)",
+                        model=self.spec,
+                    )
+                body["top_logprobs"] = request.top_logprobs
+        if request.json_schema is not None:
+            body["response_format"] = self._response_format(request.json_schema)
+        if request.extra:
+            body.update(request.extra)
+        return body
+
+    def _response_format(self, schema: dict[str, Any]) -> dict[str, Any]:
+        if self.json_mode == "json_object":
+            return {"type": "json_object", "schema": schema}
+        if self.json_mode == "json_schema":
+            title = schema.get("title")
+            name = title if isinstance(title, str) and _SCHEMA_NAME.fullmatch(title) else "output"
+            return {
+                "type": "json_schema",
+                "json_schema": {"name": name, "schema": schema, "strict": True},
+            }
+        raise CapabilityError(
+            f"{self.spec} cannot constrain output to a JSON schema (json_mode=None)",
+            model=self.spec,
+        )
+
+    def _completion(self, raw: bytes, status: int, latency: float) -> Completion:
+        what = "a body that is not JSON"
+        try:
+            payload = json.loads(raw)
+            what = "no choices[0].message"
+            choice = payload["choices"][0]
+            message = choice["message"]
+            what = "an answer of unexpected shape"
+            usage = payload.get("usage") or {}
+            details = usage.get("prompt_tokens_details") or {}
+            return Completion(
+                text=message.get("content") or "",
+                reasoning=message.get("reasoning_content") or message.get("reasoning"),
+                logprobs=_logprobs(choice.get("logprobs")),
+                usage=Usage(
+                    prompt_tokens=usage.get("prompt_tokens") or 0,
+                    completion_tokens=usage.get("completion_tokens") or 0,
+                    cached_tokens=details.get("cached_tokens") or 0,
+                    calls=1,
+                ),
+                finish_reason=choice.get("finish_reason"),
+                latency=latency,
+                model=payload.get("model") or self.name,
+            )
+        except (ValueError, LookupError, TypeError, AttributeError) as exc:
+            # ValueError covers bad JSON and pydantic's ValidationError.
+            raise ModelError(
+                f"{self.spec}: {self._url} answered HTTP {status} with {what}: {_snippet(raw)}",
+                model=self.spec,
+            ) from exc
+
+    # -- errors -------------------------------------------------------------------------
+
+    def _status_error(self, status: int, raw: bytes, headers: Mapping[str, str]) -> APIStatusError:
+        detail = _error_detail(raw)
+        if status == 401 and not self._has_key:
+            detail += " (no api_key was given and OPENAI_API_KEY is not set)"
+        return status_error(
+            status,
+            f"{self.spec}: {self._url} answered HTTP {status}: {detail}",
+            model=self.spec,
+            body=raw.decode("utf-8", "replace"),
+            retry_after=retry_after_seconds(headers),
+            request_id=headers.get("x-request-id") or headers.get("request-id"),
+        )
+
+    def _connection_error(self, exc: aiohttp.ClientError, url: str) -> APIConnectionError:
+        if isinstance(exc, aiohttp.ClientConnectorError):
+            what = f"cannot reach {url}"
+        elif isinstance(exc, aiohttp.ClientConnectionError | aiohttp.ClientPayloadError):
+            what = f"the connection to {url} was dropped before a full answer"
+        else:
+            what = f"the request to {url} failed"
+        return APIConnectionError(
+            f"{self.spec}: {what}: {exc or type(exc).__name__}", model=self.spec
+        )
+
+    # -- sessions -----------------------------------------------------------------------
+
+    async def _open_session(self) -> aiohttp.ClientSession:
+        loop = asyncio.get_running_loop()
+        for other in [lp for lp in self._sessions if lp.is_closed()]:
+            # Its loop ended without shutting down async generators: drop what is left.
+            self._sessions.pop(other, None)
+            self._closers.pop(other, None)
+        session = aiohttp.ClientSession(
+            connector=aiohttp.TCPConnector(limit=self._max_connections, limit_per_host=0),
+            headers=self._headers,
+            timeout=self._client_timeout,
+        )
+        self._sessions[loop] = session
+        # The loop tracks started async generators and closes them when asyncio.run (or a
+        # Runner) shuts it down: the closer's ``finally`` then closes the session in time.
+        closer = self._session_closer(loop, session)
+        await closer.__anext__()
+        self._closers[loop] = closer
+        return session
+
+    async def _session_closer(
+        self, loop: asyncio.AbstractEventLoop, session: aiohttp.ClientSession
+    ) -> AsyncGenerator[None, None]:
+        try:
+            yield
+        finally:
+            if self._sessions.get(loop) is session:
+                del self._sessions[loop]
+                self._closers.pop(loop, None)
+            await session.close()
+
+    async def aclose(self) -> None:
+        """Close the connection pools of every event loop this model was used from."""
+        current = asyncio.get_running_loop()
+        closers = list(self._closers.items())
+        self._sessions.clear()
+        self._closers.clear()
+        for loop, closer in closers:
+            if loop is current:
+                await closer.aclose()
+            elif loop.is_running():
+                future = asyncio.run_coroutine_threadsafe(closer.aclose(), loop)
+                await asyncio.wrap_future(future)
+
+    async def prepare(self) -> None:
+        """Check the server can be reached before a batch starts (see :meth:`check`)."""
+        await self.check()
+
+    async def check(self) -> None:
+        """Check the server answers ``GET {base_url}/models``; raise if it cannot be reached.
+
+        Raises :class:`~jurist.errors.APIConnectionError` naming the URL when there is no
+        connection, and the status error when the server refuses the credentials (401, 403).
+        """
+        url = f"{self.base_url}/models"
+        session = self._sessions.get(asyncio.get_running_loop())
+        if session is None or session.closed:
+            session = await self._open_session()
+        timeout = min(_CHECK_TIMEOUT, self.timeout)
+        try:
+            async with session.get(url, timeout=aiohttp.ClientTimeout(total=timeout)) as resp:
+                raw = await resp.read()
+                if resp.status in (401, 403):
+                    raise self._status_error(resp.status, raw, resp.headers)
+        except TimeoutError:
+            raise APITimeoutError(
+                f"{self.spec}: cannot reach {url}: no answer within {timeout:g} s",
+                model=self.spec,
+            ) from None
+        except aiohttp.ClientError as exc:
+            raise self._connection_error(exc, url) from exc
+
+
+def _logprobs(data: Any) -> tuple[TokenLogprob, ...] | None:
+    content = data.get("content") if isinstance(data, dict) else None
+    if not content:
+        return None
+    return tuple(
+        TokenLogprob(
+            token=item["token"],
+            logprob=_float(item.get("logprob")),
+            top=tuple(
+                TopLogprob(token=alt["token"], logprob=_float(alt.get("logprob")))
+                for alt in item.get("top_logprobs") or ()
+            ),
+        )
+        for item in content
+    )
+
+
+def _float(value: Any) -> float:
+    """A logprob as sent: servers write ``null`` (or nothing) for minus infinity."""
+    return -math.inf if value is None else float(value)
+
+
+def _snippet(raw: bytes, limit: int = 200) -> str:
+    text = raw.decode("utf-8", "replace").strip()
+    return repr(text[:limit] + ("..." if len(text) > limit else "")) if text else "(empty body)"
+
+
+def _error_detail(raw: bytes) -> str:
+    """The human part of an error body: OpenAI's ``error.message``, FastAPI's ``detail``."""
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return _snippet(raw, 500)
+    if isinstance(data, dict):
+        error = data.get("error")
+        if isinstance(error, dict) and isinstance(error.get("message"), str):
+            return str(error["message"])
+        for key in ("error", "detail", "message"):
+            if isinstance(data.get(key), str):
+                return str(data[key])
+    return _snippet(raw, 500)
+
+
+def retry_after_seconds(headers: Mapping[str, str]) -> float | None:
+    """Seconds to wait from ``retry-after-ms``, or ``Retry-After`` (seconds or an HTTP date).
+
+    >>> retry_after_seconds({"Retry-After": "2.5"})
+    2.5
+    >>> retry_after_seconds({"retry-after-ms": "150"})
+    0.15
+    >>> retry_after_seconds({"Retry-After": "Wed, 21 Oct 2015 07:28:00 GMT"})
+    0.0
+    >>> retry_after_seconds({}) is None
+    True
+    """
+    lower = {key.lower(): value for key, value in headers.items()}
+    value = lower.get("retry-after-ms")
+    if value is not None:
+        try:
+            return max(0.0, float(value) / 1000)
+        except ValueError:
+            pass
+    value = lower.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - datetime.now(UTC)).total_seconds())
+
+
+def build_openai(name: str, **options: Any) -> OpenAIModel:
+    """Factory used by the registry; reads ``$OPENAI_API_KEY`` and ``$OPENAI_BASE_URL``.
+
+    >>> build_openai("gpt-4o-mini", api_key="k").spec
+    'openai:gpt-4o-mini'
+    """
+    if options.get("api_key") is None:
+        options["api_key"] = os.environ.get("OPENAI_API_KEY") or None
+    if options.get("base_url") is None:
+        options["base_url"] = os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
+    try:
+        return OpenAIModel(name, **options)
+    except TypeError as exc:
+        raise ConfigError(f"openai model {name!r}: {exc}") from None

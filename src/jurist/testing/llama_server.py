@@ -1,0 +1,174 @@
+"""Start and stop llama-cpp-python's OpenAI-compatible server on 127.0.0.1, for tests.
+
+>>> from jurist.testing.llama_server import start_llama_server  # doctest: +SKIP
+>>> with start_llama_server("tiny.gguf", alias="tiny") as server:  # doctest: +SKIP
+...     model = get_model("openai:tiny", base_url=server.base_url, json_mode="json_object")
+
+The server runs as ``python -m llama_cpp.server`` in a child process on a free port; the
+helper waits until ``GET /v1/models`` answers and always stops the process (SIGTERM, then
+SIGKILL). Needs ``llama-cpp-python[server]`` (the ``dev`` extra); turn a tiny transformers
+model into a GGUF with :func:`jurist.testing.gguf.convert_tiny_to_gguf`.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+
+__all__ = ["LlamaServer", "llama_cpp_available", "start_llama_server"]
+
+
+def llama_cpp_available() -> bool:
+    """Whether ``llama_cpp.server`` and its web dependencies can be imported."""
+    return all(
+        importlib.util.find_spec(mod) is not None
+        for mod in ("llama_cpp", "uvicorn", "fastapi", "sse_starlette")
+    )
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class LlamaServer:
+    """A running ``llama_cpp.server`` child process; a context manager that stops it."""
+
+    process: subprocess.Popen[bytes]
+    port: int
+    alias: str
+    log_path: Path
+    startup_seconds: float = 0.0
+    remove_log: bool = False
+
+    @property
+    def base_url(self) -> str:
+        """The OpenAI base URL, ``http://127.0.0.1:PORT/v1``."""
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def log(self) -> str:
+        """What the server wrote to stdout and stderr so far."""
+        try:
+            return self.log_path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return ""
+
+    def __enter__(self) -> LlamaServer:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Stop the server: SIGTERM, then SIGKILL after ``timeout`` seconds."""
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        if self.remove_log:
+            self.log_path.unlink(missing_ok=True)
+
+
+def start_llama_server(
+    model_path: str | Path,
+    *,
+    alias: str = "tiny",
+    port: int | None = None,
+    n_ctx: int = 2048,
+    n_threads: int = 1,
+    extra_args: Sequence[str] = (),
+    startup_timeout: float = 60.0,
+    log_path: str | Path | None = None,
+) -> LlamaServer:
+    """Start the server on 127.0.0.1 and return once it answers; stop it on failure.
+
+    The server's output goes to ``log_path`` (by default a temporary file, removed on stop).
+    Raises ``RuntimeError`` with the server's log when it exits or does not answer within
+    ``startup_timeout`` seconds. The caller stops it: ``with start_llama_server(...) as s:``
+    or :meth:`LlamaServer.stop`.
+    """
+    port = port or _free_port()
+    remove_log = log_path is None
+    if log_path is None:
+        fd, name = tempfile.mkstemp(prefix="llama-server-", suffix=".log")
+        os.close(fd)
+        log_path = name
+    log = Path(log_path)
+    cmd = [
+        sys.executable,
+        "-m",
+        "llama_cpp.server",
+        "--model",
+        str(model_path),
+        "--model_alias",
+        alias,
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--n_ctx",
+        str(n_ctx),
+        "--n_threads",
+        str(n_threads),
+        "--n_threads_batch",
+        str(n_threads),
+        *extra_args,
+    ]
+    start = time.perf_counter()
+    with log.open("wb") as out:
+        process = subprocess.Popen(
+            cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
+        )
+    server = LlamaServer(process, port, alias, log, remove_log=remove_log)
+    try:
+        _wait_ready(server, startup_timeout)
+    except BaseException:
+        server.stop()
+        raise
+    server.startup_seconds = time.perf_counter() - start
+    return server
+
+
+def _wait_ready(server: LlamaServer, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    url = f"{server.base_url}/models"
+    while True:
+        code = server.process.poll()
+        if code is not None:
+            raise RuntimeError(
+                f"llama_cpp.server exited with code {code} before answering on {url}:\n"
+                f"{server.log()[-3000:]}"
+            )
+        try:
+            with urllib.request.urlopen(url, timeout=1.0) as resp:
+                if resp.status == 200:
+                    return
+        except (urllib.error.URLError, OSError):
+            pass
+        if time.monotonic() > deadline:
+            raise RuntimeError(
+                f"llama_cpp.server did not answer on {url} within {timeout:g} s:\n"
+                f"{server.log()[-3000:]}"
+            )
+        time.sleep(0.05)
