@@ -83,8 +83,7 @@ class MissingDependencyError(UserError, ImportError):
         self.package = package
         self.extra = extra
         super().__init__(
-            f"{feature} needs the optional package {package!r}: "
-            f"pip install 'jurist[{extra}]'"
+            f"{feature} needs the optional package {package!r}: pip install 'jurist[{extra}]'"
         )
 
 

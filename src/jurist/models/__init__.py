@@ -6,16 +6,23 @@
 'mock:judge'
 """
 
+from jurist.models._cache import CachedModel, default_cache_path
+from jurist.models._limits import LimitedModel
 from jurist.models._mock import MockModel
 from jurist.models._model import Capabilities, Model, WrapperModel
 from jurist.models._registry import DEFAULT_MODEL, get_model, known_providers, register_provider
+from jurist.models._retry import RetryModel
 
 __all__ = [
     "DEFAULT_MODEL",
+    "CachedModel",
     "Capabilities",
+    "LimitedModel",
     "MockModel",
     "Model",
+    "RetryModel",
     "WrapperModel",
+    "default_cache_path",
     "get_model",
     "known_providers",
     "register_provider",

@@ -1,0 +1,178 @@
+"""Retry transient failures of any model, with exponential backoff and full jitter.
+
+Only what is transient is retried: rate limits (429), request timeouts (408), conflicts
+(409), server errors (5xx), timeouts and dropped connections. A bad request, a refused
+key, a missing model, an unparseable verdict or a capability the backend lacks fails at
+once. A ``Retry-After`` the server sent is honoured (capped at ``retry_after_max``);
+otherwise the wait before retry ``k`` (0-based) is drawn uniformly from
+``[0, min(backoff_max, backoff_base * 2**k)]`` ("full jitter").
+
+``attempts`` on the returned :class:`~jurist.types.Completion` (or on the error raised
+when retries run out) counts the calls made to the backend for it.
+
+>>> from jurist._sync import run_sync
+>>> from jurist.errors import status_error
+>>> from jurist.models import MockModel
+>>> from jurist.types import Message, Request
+>>> mock = MockModel(outputs=[status_error(503, "busy"), "Correct"])
+>>> model = RetryModel(mock, backoff_base=0.001, seed=0)
+>>> out = run_sync(model.complete(Request(messages=(Message(role="user", content="q"),))))
+>>> out.text, out.attempts, mock.calls
+('Correct', 2, 2)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TypeVar
+
+from jurist.errors import (
+    APIConnectionError,
+    APIStatusError,
+    ConfigError,
+    ConflictError,
+    InternalServerError,
+    ModelError,
+    RateLimitError,
+    RequestTimeoutError,
+)
+from jurist.models._model import Model, WrapperModel
+from jurist.types import CandidateScores, Completion, Request
+
+__all__ = ["RetryModel", "is_transient"]
+
+T = TypeVar("T")
+SleepFn = Callable[[float], Awaitable[object]]
+
+logger = logging.getLogger("jurist.models")
+
+_TRANSIENT_STATUS = frozenset({408, 409, 429})
+_TRANSIENT_TYPES = (
+    RateLimitError,
+    RequestTimeoutError,
+    ConflictError,
+    InternalServerError,
+    APIConnectionError,  # APITimeoutError is a subclass
+)
+
+
+def is_transient(error: BaseException) -> bool:
+    """Whether retrying ``error`` may succeed: 408, 409, 429, 5xx, timeouts, dropped connections.
+
+    >>> from jurist.errors import status_error
+    >>> is_transient(status_error(429, "slow down")), is_transient(status_error(400, "bad"))
+    (True, False)
+    """
+    if isinstance(error, _TRANSIENT_TYPES):
+        return True
+    if isinstance(error, APIStatusError):
+        return error.status_code in _TRANSIENT_STATUS or error.status_code >= 500
+    return False
+
+
+def _calls_in(error: BaseException) -> int:
+    """The backend calls a failed try made: more than one if a nested wrapper retried."""
+    return max(1, error.attempts) if isinstance(error, ModelError) else 1
+
+
+def _set_attempts(error: BaseException, attempts: int) -> None:
+    if isinstance(error, ModelError):
+        error.attempts = attempts
+    else:
+        with contextlib.suppress(AttributeError):  # exceptions with __slots__
+            setattr(error, "attempts", attempts)  # noqa: B010 - not declared on foreign errors
+
+
+class RetryModel(WrapperModel):
+    """Retries the wrapped model's transient failures.
+
+    ``max_retries`` retries follow the first call (so at most ``max_retries + 1`` calls).
+    ``jitter=False`` waits the full backoff instead of a uniform draw below it; ``seed``
+    makes the draws reproducible; ``sleep`` is awaited for each wait (tests inject a
+    recorder). :meth:`candidate_scores` is retried the same way.
+
+    Attempt counting composes: each failed try counts the ``attempts`` of its error (1
+    from a backend, more from a nested retry wrapper) and the successful try counts the
+    ``attempts`` of its completion (0 for a cache hit), so the total is always the number
+    of calls that reached the backend.
+    """
+
+    def __init__(
+        self,
+        model: Model,
+        *,
+        max_retries: int = 2,
+        backoff_base: float = 0.5,
+        backoff_max: float = 8.0,
+        retry_after_max: float = 60.0,
+        jitter: bool = True,
+        seed: int | None = None,
+        sleep: SleepFn = asyncio.sleep,
+    ) -> None:
+        super().__init__(model)
+        if max_retries < 0:
+            raise ConfigError(f"max_retries must be >= 0, got {max_retries}")
+        if backoff_base < 0 or backoff_max < 0 or retry_after_max < 0:
+            raise ConfigError("backoff_base, backoff_max and retry_after_max must be >= 0")
+        self.max_retries = max_retries
+        self.backoff_base = backoff_base
+        self.backoff_max = backoff_max
+        self.retry_after_max = retry_after_max
+        self.jitter = jitter
+        self._random = random.Random(seed)
+        self._sleep = sleep
+
+    def delay(self, retry: int, error: BaseException) -> float:
+        """Seconds to wait before retry number ``retry`` (0-based) after ``error``."""
+        retry_after = getattr(error, "retry_after", None)
+        if isinstance(retry_after, int | float) and retry_after >= 0:
+            return min(float(retry_after), self.retry_after_max)
+        ceiling = min(self.backoff_max, self.backoff_base * 2.0**retry)
+        return self._random.uniform(0.0, ceiling) if self.jitter else ceiling
+
+    async def _call(self, fn: Callable[[], Awaitable[T]]) -> tuple[T, int]:
+        """Run ``fn`` until it succeeds or fails for good.
+
+        Returns the result and the backend calls its failed tries made.
+        """
+        calls = 0
+        for retry in range(self.max_retries + 1):
+            try:
+                result = await fn()
+            except Exception as error:
+                calls += _calls_in(error)
+                if retry >= self.max_retries or not is_transient(error):
+                    _set_attempts(error, calls)
+                    raise
+                wait = self.delay(retry, error)
+                logger.info(
+                    "%s: %s (%s); retry %d/%d in %.2fs",
+                    self.spec,
+                    type(error).__name__,
+                    error,
+                    retry + 1,
+                    self.max_retries,
+                    wait,
+                )
+                await self._sleep(wait)
+            else:
+                return result, calls
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def complete(self, request: Request) -> Completion:
+        completion, failed_calls = await self._call(lambda: self.wrapped.complete(request))
+        # _call counted the successful try as 0 calls; its completion says how many it made.
+        return completion.model_copy(update={"attempts": failed_calls + completion.attempts})
+
+    async def candidate_scores(
+        self, request: Request, candidates: Sequence[str]
+    ) -> CandidateScores:
+        scores, _ = await self._call(lambda: self.wrapped.candidate_scores(request, candidates))
+        return scores
+
+    def __repr__(self) -> str:
+        return f"RetryModel({self.wrapped!r}, max_retries={self.max_retries})"
