@@ -20,7 +20,10 @@ def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, 
 
 
 def test_main_job_on_mock(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(["judge", str(EXAMPLES), "--model", "mock:judge", "--out", str(tmp_path), "--no-progress"], capsys)
+    code, out, _ = run(
+        ["judge", str(EXAMPLES), "--model", "mock:judge", "--out", str(tmp_path), "--no-progress"],
+        capsys,
+    )
     assert code == EXIT_OK
     assert "mean score" in out and "1.0000" in out
     rows = [json.loads(line) for line in (tmp_path / "results.jsonl").read_text().splitlines()]
@@ -31,7 +34,15 @@ def test_main_job_on_mock(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
 
 
 def test_rerun_hits_the_cache(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    args = ["judge", str(EXAMPLES), "--model", "mock:judge", "--out", str(tmp_path), "--no-progress"]
+    args = [
+        "judge",
+        str(EXAMPLES),
+        "--model",
+        "mock:judge",
+        "--out",
+        str(tmp_path),
+        "--no-progress",
+    ]
     assert run(args, capsys)[0] == EXIT_OK
     assert run(args, capsys)[0] == EXIT_OK
     summary = json.loads((tmp_path / "summary.json").read_text())
@@ -43,9 +54,21 @@ def test_rerun_hits_the_cache(tmp_path: Path, capsys: pytest.CaptureFixture[str]
 def test_csv_with_field_mapping(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     data = tmp_path / "d.csv"
     data.write_text('question,answer\n"2+2?",4\n"Capital of Italy?",Rome\n')
-    code, out, _ = run(
-        ["judge", str(data), "--model", "mock:judge", "--prompt-field", "question",
-         "--response-field", "answer", "--out", str(tmp_path / "o.jsonl"), "--no-progress", "--no-cache"],
+    code, _, _ = run(
+        [
+            "judge",
+            str(data),
+            "--model",
+            "mock:judge",
+            "--prompt-field",
+            "question",
+            "--response-field",
+            "answer",
+            "--out",
+            str(tmp_path / "o.jsonl"),
+            "--no-progress",
+            "--no-cache",
+        ],
         capsys,
     )
     assert code == EXIT_OK
@@ -53,7 +76,9 @@ def test_csv_with_field_mapping(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert [r["answer"] for r in rows] == ["4", "Rome"]
 
 
-def test_malformed_line_names_file_and_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_malformed_line_names_file_and_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     data = tmp_path / "bad.jsonl"
     data.write_text('{"prompt": "q", "response": "a"}\n\n{"prompt": "q", "response": \n')
     code, _, err = run(["judge", str(data), "--model", "mock:judge"], capsys)
@@ -61,7 +86,9 @@ def test_malformed_line_names_file_and_line(tmp_path: Path, capsys: pytest.Captu
     assert f"{data}:3: not valid JSON" in err
 
 
-def test_missing_field_names_it_and_the_fields_that_exist(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_missing_field_names_it_and_the_fields_that_exist(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     data = tmp_path / "d.jsonl"
     data.write_text('{"prompt": "q", "response": "a"}\n{"prompt": "q", "answer": "a"}\n')
     code, _, err = run(["judge", str(data), "--model", "mock:judge"], capsys)
@@ -70,7 +97,9 @@ def test_missing_field_names_it_and_the_fields_that_exist(tmp_path: Path, capsys
 
 
 def test_unknown_template_lists_the_known(capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = run(["judge", str(EXAMPLES), "--template", "likret", "--model", "mock:judge"], capsys)
+    code, _, err = run(
+        ["judge", str(EXAMPLES), "--template", "likret", "--model", "mock:judge"], capsys
+    )
     assert code == EXIT_USAGE
     assert "unknown template 'likret'" in err and "likert" in err
 
@@ -83,7 +112,10 @@ def test_unknown_provider_lists_the_known(capsys: pytest.CaptureFixture[str]) ->
 
 def test_unreachable_server_names_the_url(capsys: pytest.CaptureFixture[str]) -> None:
     url = f"http://127.0.0.1:{free_port()}/v1"
-    code, _, err = run(["judge", str(EXAMPLES), "--model", "openai:tiny", "--base-url", url, "--no-progress"], capsys)
+    code, _, err = run(
+        ["judge", str(EXAMPLES), "--model", "openai:tiny", "--base-url", url, "--no-progress"],
+        capsys,
+    )
     assert code == EXIT_RUNTIME
     assert url in err.replace("\n", "")
 
@@ -100,7 +132,9 @@ def test_templates_command(capsys: pytest.CaptureFixture[str]) -> None:
         assert name in out
 
 
-def test_missing_default_model_says_how_to_fix(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_missing_default_model_says_how_to_fix(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("JURIST_MODEL", raising=False)
     code, _, err = run(["judge", str(EXAMPLES), "--no-progress"], capsys)
     text = " ".join(err.split())
@@ -109,9 +143,21 @@ def test_missing_default_model_says_how_to_fix(capsys: pytest.CaptureFixture[str
 
 
 @pytest.mark.slow
-def test_main_job_on_tiny_hf_model(tiny_model_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_main_job_on_tiny_hf_model(
+    tiny_model_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     code, out, _ = run(
-        ["judge", str(EXAMPLES), "--model", f"hf:{tiny_model_dir}", "--out", str(tmp_path), "--no-progress", "--retries", "0"],
+        [
+            "judge",
+            str(EXAMPLES),
+            "--model",
+            f"hf:{tiny_model_dir}",
+            "--out",
+            str(tmp_path),
+            "--no-progress",
+            "--retries",
+            "0",
+        ],
         capsys,
     )
     assert code in (EXIT_OK, EXIT_FAILED_ITEMS)

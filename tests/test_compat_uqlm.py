@@ -26,7 +26,9 @@ def test_signature_matches_uqlm() -> None:
     jr = inspect.signature(LLMJudge.judge_responses).parameters
     assert jr["retries"].default == 5
     gr = inspect.signature(LLMJudge.generate_responses).parameters
-    assert gr["system_prompt"].default == "You are a helpful assistant." and gr["count"].default == 1
+    assert (
+        gr["system_prompt"].default == "You are a helpful assistant." and gr["count"].default == 1
+    )
 
 
 def test_is_a_thin_layer_over_the_native_judge() -> None:
@@ -81,7 +83,11 @@ async def test_generate_responses_shape() -> None:
     judge = LLMJudge(model)
     out = await judge.generate_responses(["p1", "p2"], count=2)
     assert out["data"] == {"prompt": ["p1", "p1", "p2", "p2"], "response": ["r1", "r2", "r3", "r4"]}
-    assert out["metadata"] == {"system_prompt": "You are a helpful assistant.", "temperature": None, "count": 2}
+    assert out["metadata"] == {
+        "system_prompt": "You are a helpful assistant.",
+        "temperature": None,
+        "count": 2,
+    }
     assert model.requests[0].messages[0].content == "You are a helpful assistant."
 
 

@@ -98,7 +98,10 @@ async def test_failing_rows_never_lose_the_others() -> None:
 async def test_custom_instructions_and_labels() -> None:
     model = MockModel("j", outputs=["Yes", "no"])
     judge = jurist.LLMJudge(
-        model, template="true_false", instructions="Is the answer polite?", labels={"Yes": 1.0, "No": 0.0}
+        model,
+        template="true_false",
+        instructions="Is the answer polite?",
+        labels={"Yes": 1.0, "No": 0.0},
     )
     out = await judge.judge_responses(["q", "q"], ["a", "b"])
     assert out["scores"] == [1.0, 0.0]
@@ -107,7 +110,9 @@ async def test_custom_instructions_and_labels() -> None:
 
 
 async def test_uqlm_style_keyword_labels() -> None:
-    judge = jurist.LLMJudge(MockModel("j", outputs=["wrong"]), labels={1.0: ["right"], 0.0: ["wrong"]})
+    judge = jurist.LLMJudge(
+        MockModel("j", outputs=["wrong"]), labels={1.0: ["right"], 0.0: ["wrong"]}
+    )
     assert (await judge.judge_responses(["q"], ["a"]))["scores"] == [0.0]
 
 

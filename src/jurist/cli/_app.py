@@ -49,10 +49,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         err_console.print("aborted")
         return _exit(130, argv)
     except Exception as e:
-        import click
-
-        if isinstance(e, click.ClickException):
-            e.show()
+        # typer's (vendored) click reports bad flags with exceptions that can show themselves
+        show = getattr(e, "show", None)
+        if callable(show) and hasattr(e, "exit_code"):
+            show()
             return _exit(EXIT_USAGE, argv)
         raise
     code = result if isinstance(result, int) else EXIT_OK

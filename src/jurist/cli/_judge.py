@@ -25,7 +25,9 @@ def _parse_field_flags(flags: list[str]) -> dict[str, str]:
     for flag in flags:
         name, sep, column = flag.partition("=")
         if not sep or not name or not column:
-            raise ConfigError(f"--field {flag!r} must be TEMPLATE_FIELD=COLUMN, e.g. prompt=question")
+            raise ConfigError(
+                f"--field {flag!r} must be TEMPLATE_FIELD=COLUMN, e.g. prompt=question"
+            )
         mapping[name] = column
     return mapping
 
@@ -41,24 +43,54 @@ def _output_path(out: Path | None, data: Path, template: str) -> Path:
 @app.command("judge")
 def judge(
     data: Annotated[Path, typer.Argument(help="Items to judge: .jsonl, .json, .csv or .parquet.")],
-    template: Annotated[str, typer.Option(help="Template name (see `jurist templates`).")] = "true_false_uncertain",
-    model: Annotated[str | None, typer.Option(help="provider:name; default $JURIST_MODEL, else hf:Qwen/Qwen2.5-0.5B-Instruct.")] = None,
-    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible server URL (vLLM, llama.cpp, Ollama...).")] = None,
-    api_key: Annotated[str | None, typer.Option(help="API key; default $OPENAI_API_KEY.", envvar="JURIST_API_KEY")] = None,
-    prompt_field: Annotated[str, typer.Option(help="Column holding the prompt / question.")] = "prompt",
-    response_field: Annotated[str, typer.Option(help="Column holding the response to judge.")] = "response",
-    field: Annotated[list[str] | None, typer.Option(help="Extra mapping TEMPLATE_FIELD=COLUMN (repeatable).")] = None,
+    template: Annotated[
+        str, typer.Option(help="Template name (see `jurist templates`).")
+    ] = "true_false_uncertain",
+    model: Annotated[
+        str | None,
+        typer.Option(
+            help="provider:name; default $JURIST_MODEL, else hf:Qwen/Qwen2.5-0.5B-Instruct."
+        ),
+    ] = None,
+    base_url: Annotated[
+        str | None, typer.Option(help="OpenAI-compatible server URL (vLLM, llama.cpp, Ollama...).")
+    ] = None,
+    api_key: Annotated[
+        str | None, typer.Option(help="API key; default $OPENAI_API_KEY.", envvar="JURIST_API_KEY")
+    ] = None,
+    prompt_field: Annotated[
+        str, typer.Option(help="Column holding the prompt / question.")
+    ] = "prompt",
+    response_field: Annotated[
+        str, typer.Option(help="Column holding the response to judge.")
+    ] = "response",
+    field: Annotated[
+        list[str] | None, typer.Option(help="Extra mapping TEMPLATE_FIELD=COLUMN (repeatable).")
+    ] = None,
     concurrency: Annotated[int, typer.Option(min=1, help="Calls in flight at once.")] = 32,
-    rpm: Annotated[int | None, typer.Option(min=1, help="Max calls per minute (paced smoothly).")] = None,
+    rpm: Annotated[
+        int | None, typer.Option(min=1, help="Max calls per minute (paced smoothly).")
+    ] = None,
     tpm: Annotated[int | None, typer.Option(min=1, help="Max tokens per minute.")] = None,
     retries: Annotated[int, typer.Option(min=0, help="Re-asks for an unreadable verdict.")] = 2,
-    max_retries: Annotated[int, typer.Option(min=0, help="Retries of transient API errors (429, 5xx, timeouts).")] = 3,
+    max_retries: Annotated[
+        int, typer.Option(min=0, help="Retries of transient API errors (429, 5xx, timeouts).")
+    ] = 3,
     timeout: Annotated[float, typer.Option(min=0.1, help="Seconds per API call.")] = 60.0,
-    explanations: Annotated[bool, typer.Option(help="Ask for a short explanation with each verdict.")] = False,
+    explanations: Annotated[
+        bool, typer.Option(help="Ask for a short explanation with each verdict.")
+    ] = False,
     temperature: Annotated[float, typer.Option(min=0.0, help="Judge sampling temperature.")] = 0.0,
-    out: Annotated[Path | None, typer.Option(help="Output folder or .jsonl file; default runs/<data>-<template>/.")] = None,
-    cache: Annotated[bool, typer.Option(help="Cache deterministic calls in SQLite (--no-cache to turn off).")] = True,
-    cache_path: Annotated[Path | None, typer.Option(help="Cache file; default $JURIST_CACHE_DIR/cache.sqlite.")] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(help="Output folder or .jsonl file; default runs/<data>-<template>/."),
+    ] = None,
+    cache: Annotated[
+        bool, typer.Option(help="Cache deterministic calls in SQLite (--no-cache to turn off).")
+    ] = True,
+    cache_path: Annotated[
+        Path | None, typer.Option(help="Cache file; default $JURIST_CACHE_DIR/cache.sqlite.")
+    ] = None,
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
 ) -> int:
     """Judge every item of DATA with one template and write the results as JSONL."""
@@ -66,7 +98,11 @@ def judge(
     rows = read_records(data)
     if not rows:
         raise ConfigError(f"{data}: no items to judge")
-    mapping = {"prompt": prompt_field, "response": response_field, **_parse_field_flags(field or [])}
+    mapping = {
+        "prompt": prompt_field,
+        "response": response_field,
+        **_parse_field_flags(field or []),
+    }
     unmapped = [f for f in tpl.fields if f not in mapping]
     mapping.update({f: f for f in unmapped})
     require_fields(rows, {f: mapping[f] for f in tpl.fields})

@@ -24,7 +24,10 @@ def print_summary(console: Console, summary: dict[str, Any], results: JudgeResul
         ("mean score", "-" if mean is None else f"{mean:.4f}"),
         ("verdicts", ", ".join(f"{k}: {v}" for k, v in sorted(summary["verdicts"].items()))),
         ("calls / cache hits", f"{summary['calls']} / {summary['cache_hits']}"),
-        ("tokens (prompt / completion)", f"{summary['prompt_tokens']} / {summary['completion_tokens']}"),
+        (
+            "tokens (prompt / completion)",
+            f"{summary['prompt_tokens']} / {summary['completion_tokens']}",
+        ),
         ("time", f"{summary['seconds']:.2f} s"),
         ("results", summary["results"]),
     ]

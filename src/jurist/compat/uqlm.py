@@ -70,6 +70,11 @@ class LLMJudge:
                     "template_ques_ans must place the question and the answer with two "
                     f"positional fields, template_ques_ans.format(question, answer): {e}"
                 ) from None
+            if "{prompt}" not in item or "{response}" not in item:
+                raise ConfigError(
+                    "template_ques_ans must place the question and the answer with two "
+                    f"positional fields, template_ques_ans.format(question, answer): {item!r}"
+                )
             template = template.model_copy(update={"item": item})
         if keywords_to_scores_dict is not None:
             template = template.model_copy(update={"scale": labels_scale(keywords_to_scores_dict)})

@@ -62,7 +62,9 @@ def _read_jsonl(p: Path) -> Records:
             try:
                 row = json.loads(line)
             except json.JSONDecodeError as e:
-                raise DataError(f"{p}:{lineno}: not valid JSON ({e.msg} at column {e.colno})") from None
+                raise DataError(
+                    f"{p}:{lineno}: not valid JSON ({e.msg} at column {e.colno})"
+                ) from None
             if not isinstance(row, dict):
                 raise DataError(f"{p}:{lineno}: expected a JSON object, got {type(row).__name__}")
             rows.append(row)
@@ -122,6 +124,5 @@ def require_fields(rows: Records, fields: dict[str, str]) -> None:
             if row.get(column) is None:
                 where = rows.where(i)
                 raise DataError(
-                    f"{where}: missing field {column!r} (the {role}); the fields are "
-                    f"{sorted(row)}"
+                    f"{where}: missing field {column!r} (the {role}); the fields are {sorted(row)}"
                 )

@@ -26,7 +26,7 @@ def as_item_dicts(data: Iterable[Mapping[str, Any]] | Any) -> list[dict[str, Any
     if module.startswith("pandas") and hasattr(data, "to_dict"):
         records: list[dict[str, Any]] = data.to_dict(orient="records")
         return [{str(k): v for k, v in r.items()} for r in records]
-    if isinstance(data, Mapping) or isinstance(data, str | bytes):
+    if isinstance(data, Mapping | str | bytes):
         raise DataError(
             f"expected a batch of items (a list of dicts, a DataFrame or a Dataset), got a "
             f"{type(data).__name__}"
@@ -34,6 +34,8 @@ def as_item_dicts(data: Iterable[Mapping[str, Any]] | Any) -> list[dict[str, Any
     rows: list[dict[str, Any]] = []
     for i, row in enumerate(data):
         if not isinstance(row, Mapping):
-            raise DataError(f"item {i} is a {type(row).__name__}, not a mapping of field names to values")
+            raise DataError(
+                f"item {i} is a {type(row).__name__}, not a mapping of field names to values"
+            )
         rows.append(dict(row))
     return rows

@@ -1,7 +1,8 @@
 """:class:`LLMJudge`: one model, one template, a verdict per item.
 
 >>> import jurist
->>> judge = jurist.LLMJudge(jurist.get_model("mock:judge", outputs=["Correct", "nonsense", "Incorrect"]))
+>>> model = jurist.get_model("mock:judge", outputs=["Correct", "nonsense", "Incorrect"])
+>>> judge = jurist.LLMJudge(model)
 >>> out = judge.judge_responses_sync(["2+2?", "Capital of France?"], ["4", "Lyon"], retries=1)
 >>> out["scores"]
 [1.0, 0.0]
@@ -286,7 +287,5 @@ class LLMJudge:
     ) -> dict[str, list[Any]]:
         """Sync twin of :meth:`judge_responses`."""
         return run_sync(
-            self.judge_responses(
-                prompts, responses, retries, progress_bar, concurrency=concurrency
-            )
+            self.judge_responses(prompts, responses, retries, progress_bar, concurrency=concurrency)
         )

@@ -19,7 +19,9 @@ __all__ = ["JudgeResults"]
 class JudgeResults(Sequence[Judgment]):
     """An immutable sequence of :class:`~jurist.types.Judgment`, one per input item."""
 
-    def __init__(self, judgments: Sequence[Judgment], items: Sequence[dict[str, Any]] | None = None) -> None:
+    def __init__(
+        self, judgments: Sequence[Judgment], items: Sequence[dict[str, Any]] | None = None
+    ) -> None:
         self._judgments = tuple(judgments)
         self._items = tuple(items) if items is not None else None
 

@@ -84,14 +84,14 @@ class Model(abc.ABC):
             f"{self.spec} cannot score candidates in a forward pass", model=self.spec
         )
 
-    async def prepare(self) -> None:
+    async def prepare(self) -> None:  # noqa: B027 - a hook with a default
         """Make sure the model can serve: load weights, reach the server.
 
         Raises a clear :class:`~jurist.errors.ModelError` when it cannot, so a batch stops
         before its first item rather than failing every item. The default does nothing.
         """
 
-    async def aclose(self) -> None:
+    async def aclose(self) -> None:  # noqa: B027 - a hook with a default
         """Release connections, threads or memory the backend holds."""
 
     def __repr__(self) -> str:

@@ -88,8 +88,7 @@ def _factory(provider: str) -> ModelFactory:
     hint = difflib.get_close_matches(provider, known, n=1)
     did_you_mean = f" Did you mean {hint[0]!r}?" if hint else ""
     raise ConfigError(
-        f"unknown model provider {provider!r}; known providers: {', '.join(known)}."
-        f"{did_you_mean}"
+        f"unknown model provider {provider!r}; known providers: {', '.join(known)}.{did_you_mean}"
     )
 
 

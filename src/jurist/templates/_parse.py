@@ -113,9 +113,7 @@ def parse_verdict(
     else:
         verdict = _read_numbers(segments, scale, form)
     if explanation and verdict.error is None:
-        return ParsedVerdict(
-            verdict.value, verdict.score, None, _explanation(answer, verdict_key)
-        )
+        return ParsedVerdict(verdict.value, verdict.score, None, _explanation(answer, verdict_key))
     return verdict
 
 

@@ -111,7 +111,9 @@ class NumericScale(BaseModel):
 
     def describe(self) -> str:
         lo, hi = _fmt(self.low), _fmt(self.high)
-        return f"a whole number from {lo} to {hi}" if self.integer else f"a number from {lo} to {hi}"
+        return (
+            f"a whole number from {lo} to {hi}" if self.integer else f"a number from {lo} to {hi}"
+        )
 
 
 def _fmt(x: float) -> str:

@@ -77,8 +77,7 @@ class Template(BaseModel):
         missing = [f for f in self.fields if f not in values or values[f] is None]
         if missing:
             raise DataError(
-                f"template {self.name!r} needs field(s) {missing}; the item has "
-                f"{sorted(values)}"
+                f"template {self.name!r} needs field(s) {missing}; the item has {sorted(values)}"
             )
 
         def place(m: re.Match[str]) -> str:
@@ -124,7 +123,7 @@ def labels_scale(labels: Mapping[str, float] | Mapping[float, list[str]]) -> Lab
                 raise DataError(f"label {key!r}: score must be a number, got {val!r}")
             built.append(Label(name=key, score=float(val)))
         elif isinstance(key, int | float):
-            words = [val] if isinstance(val, str) else list(val)
+            words: list[str] = [val] if isinstance(val, str) else list(val)  # type: ignore[arg-type]
             if not words or not all(isinstance(w, str) for w in words):
                 raise DataError(f"score {key!r}: keywords must be a non-empty list of strings")
             built.append(Label(name=words[0], score=float(key), aliases=tuple(words[1:])))

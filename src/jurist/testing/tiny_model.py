@@ -20,7 +20,7 @@ _TEXT = (
     "Score: 1 2 3 4 5 6 7 8 9 10. Rating: [[7]]. [RESULT] 4. Reply Yes or No. "
     "The answer is Correct or Incorrect. I am not sure. "
     "Question: What is the capital of France? Proposed Answer: Paris. Reference: Paris. "
-    "Output JSON like {\"score\": 3, \"explanation\": \"fine\"}. "
+    'Output JSON like {"score": 3, "explanation": "fine"}. '
     "system user assistant The quick brown fox jumps over the lazy dog. "
     "\nYes\nNo\nCorrect\nIncorrect\nA\nB\ntie\n"
 )
@@ -71,7 +71,7 @@ def build_tiny_model(out_dir: str | Path, *, seed: int = 0, vocab_size: int = 60
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
     )
     bpe.train_from_iterator([_TEXT * 40], trainer=trainer)
-    tokenizer = PreTrainedTokenizerFast(
+    tokenizer = PreTrainedTokenizerFast(  # type: ignore[no-untyped-call]
         tokenizer_object=bpe,
         eos_token="<|im_end|>",
         pad_token="<|endoftext|>",
@@ -90,14 +90,13 @@ def build_tiny_model(out_dir: str | Path, *, seed: int = 0, vocab_size: int = 60
         num_key_value_heads=2,
         max_position_embeddings=2048,
         tie_word_embeddings=True,
-        rope_theta=10000.0,
         rms_norm_eps=1e-6,
         bos_token_id=None,
         eos_token_id=tokenizer.eos_token_id,
         pad_token_id=tokenizer.pad_token_id,
     )
-    model = LlamaForCausalLM(config).eval()
-    model.generation_config = GenerationConfig(
+    model = LlamaForCausalLM(config).eval()  # type: ignore[no-untyped-call]
+    model.generation_config = GenerationConfig(  # type: ignore[no-untyped-call]
         eos_token_id=tokenizer.eos_token_id,
         pad_token_id=tokenizer.pad_token_id,
         do_sample=False,
