@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import email.utils
 import gc
 import json
@@ -60,6 +61,7 @@ class StubServer:
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
         self._runner: web.AppRunner | None = None
+        self._stopping: asyncio.Event | None = None
         self.url = ""
 
     def __enter__(self) -> StubServer:
@@ -68,6 +70,8 @@ class StubServer:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        if self._stopping is not None:
+            self._loop.call_soon_threadsafe(self._stopping.set)
         if self._runner is not None:
             asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop).result(10)
         self._loop.call_soon_threadsafe(self._loop.stop)
@@ -75,6 +79,7 @@ class StubServer:
         self._loop.close()
 
     async def _start(self) -> None:
+        self._stopping = asyncio.Event()
         app = web.Application()
         app.router.add_post("/{scenario}/v1/chat/completions", self._chat)
         app.router.add_get("/{scenario}/v1/models", self._models)
@@ -109,7 +114,9 @@ class StubServer:
             headers = {"retry-after-ms": "250", "Retry-After": "9"}
             return web.json_response(error, status=429, headers=headers)
         if scenario == "hang":
-            await asyncio.sleep(5)
+            assert self._stopping is not None
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stopping.wait(), 5)
         if scenario == "drop":
             assert request.transport is not None
             request.transport.close()
