@@ -14,7 +14,9 @@ __all__ = ["BatchProgress"]
 class BatchProgress:
     """Counts finished items, failures and tokens; draws a bar when ``enabled``."""
 
-    def __init__(self, total: int | None, *, enabled: bool = False, description: str = "judging") -> None:
+    def __init__(
+        self, total: int | None, *, enabled: bool = False, description: str = "judging"
+    ) -> None:
         self.total = total
         self.enabled = enabled
         self.description = description

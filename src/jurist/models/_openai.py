@@ -50,6 +50,7 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 import aiohttp
+import orjson
 from yarl import URL
 
 from jurist.errors import (
@@ -140,7 +141,7 @@ class OpenAIModel(Model):
     # -- the hot path -------------------------------------------------------------------
 
     async def complete(self, request: Request) -> Completion:
-        data = json.dumps(self._body(request)).encode()
+        data = orjson.dumps(self._body(request))
         session = self._sessions.get(asyncio.get_running_loop())
         if session is None or session.closed:
             session = await self._open_session()
@@ -218,22 +219,28 @@ class OpenAIModel(Model):
     def _completion(self, raw: bytes, status: int, latency: float) -> Completion:
         what = "a body that is not JSON"
         try:
-            payload = json.loads(raw)
+            payload = orjson.loads(raw)
             what = "no choices[0].message"
             choice = payload["choices"][0]
             message = choice["message"]
             what = "an answer of unexpected shape"
             usage = payload.get("usage") or {}
             details = usage.get("prompt_tokens_details") or {}
-            return Completion(
-                text=message.get("content") or "",
+            text = message.get("content") or ""
+            if not isinstance(text, str):
+                raise TypeError(f"message content is a {type(text).__name__}")
+            # model_construct: the fields are checked here, so skip pydantic's validation
+            # on the hot path (about 10 µs a call).
+            return Completion.model_construct(
+                text=text,
                 reasoning=message.get("reasoning_content") or message.get("reasoning"),
                 logprobs=_logprobs(choice.get("logprobs")),
-                usage=Usage(
-                    prompt_tokens=usage.get("prompt_tokens") or 0,
-                    completion_tokens=usage.get("completion_tokens") or 0,
-                    cached_tokens=details.get("cached_tokens") or 0,
+                usage=Usage.model_construct(
+                    prompt_tokens=int(usage.get("prompt_tokens") or 0),
+                    completion_tokens=int(usage.get("completion_tokens") or 0),
+                    cached_tokens=int(details.get("cached_tokens") or 0),
                     calls=1,
+                    cache_hits=0,
                 ),
                 finish_reason=choice.get("finish_reason"),
                 latency=latency,

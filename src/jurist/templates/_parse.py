@@ -86,13 +86,29 @@ def _verdict_line(key: str) -> re.Pattern[str]:
     )
 
 
-@lru_cache(maxsize=64)
-def _label_pattern(scale: LabelScale) -> re.Pattern[str]:
+_LabelIndex = tuple[re.Pattern[str], dict[str, tuple[str, float]]]
+_LABEL_INDEX: dict[int, tuple[LabelScale, _LabelIndex]] = {}
+
+
+def _label_index(scale: LabelScale) -> _LabelIndex:
+    """The scale's phrase pattern and exact-phrase table, built once per scale object."""
+    hit = _LABEL_INDEX.get(id(scale))
+    if hit is not None and hit[0] is scale:
+        return hit[1]
     phrases = sorted(
         {p.strip() for label in scale.labels for p in label.phrases}, key=len, reverse=True
     )
     alts = "|".join(r"\s+".join(re.escape(w) for w in p.split()) for p in phrases)
-    return re.compile(rf"(?<!\w)(?:{alts})(?!\w)", re.IGNORECASE)
+    pattern = re.compile(rf"(?<!\w)(?:{alts})(?!\w)", re.IGNORECASE)
+    exact = {
+        " ".join(p.split()).casefold(): (label.name, label.score)
+        for label in scale.labels
+        for p in label.phrases
+    }
+    if len(_LABEL_INDEX) >= 256:
+        _LABEL_INDEX.clear()
+    _LABEL_INDEX[id(scale)] = (scale, (pattern, exact))
+    return pattern, exact
 
 
 def parse_verdict(
@@ -139,14 +155,18 @@ def _show(v: float | str) -> str:
 
 
 def _read_labels(segments: list[str], scale: LabelScale, form: str) -> ParsedVerdict:
-    pattern = _label_pattern(scale)
+    pattern, exact = _label_index(scale)
+    if len(segments) == 1:  # the common case: the output is just the label
+        hit = exact.get(" ".join(segments[0].strip(" \t\n.!*\"'`").split()).casefold())
+        if hit is not None:
+            return ParsedVerdict(hit[0], hit[1])
     found: list[float | str] = []
     scores: dict[float | str, float] = {}
     for segment in segments:
         for m in pattern.finditer(segment):
-            label = scale.label_of(m.group(0))
-            found.append(label.name)
-            scores[label.name] = label.score
+            name, score = exact[" ".join(m.group(0).split()).casefold()]
+            found.append(name)
+            scores[name] = score
     if not found:
         return _fail(f"none of {scale.describe()} in the {form}")
     return _agree(found, scores, form)

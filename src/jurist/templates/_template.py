@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -132,6 +133,7 @@ def labels_scale(labels: Mapping[str, float] | Mapping[float, list[str]]) -> Lab
     return LabelScale(labels=tuple(built))
 
 
+@lru_cache(maxsize=256)
 def _tag_names(item: str) -> frozenset[str]:
     return frozenset(m.group(1).lower() for m in _TAG.finditer(item))
 
