@@ -1,0 +1,232 @@
+"""The ``hf`` backend: a transformers model run in process, with dynamic batching.
+
+``get_model("hf:Qwen/Qwen2.5-0.5B-Instruct")`` or ``get_model("hf:/path/to/model")``.
+The model loads on the first call, or at once with :meth:`HFModel.load` (the CLI does so to
+fail fast). Concurrent calls are gathered into batches (up to ``max_batch_size``, waiting at
+most ``batch_wait_ms`` for more) and run as one left-padded ``generate`` (or forward) call
+on a single worker thread, so torch never blocks the event loop; requests whose sampling
+parameters differ go into different batches. Greedy results do not depend on batching.
+
+Sampling: ``temperature`` None or 0 is greedy; above 0 samples with ``top_p``. A ``seed``
+makes sampling reproducible: such a request runs in a batch of its own under its own torch
+random state. ``stop`` strings cut the text after generation (the rows run to their end).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import itertools
+import threading
+import time
+from collections.abc import Hashable, Sequence
+from typing import Any
+
+from jurist._sync import run_sync
+from jurist.errors import ConfigError, JuristError, ModelError
+from jurist.models import _hf_compute as compute
+from jurist.models._hf_batching import Batcher
+from jurist.models._hf_loading import DTYPES, LoadedModel, load_model, resolve_source
+from jurist.models._hf_scoring import score_batch
+from jurist.models._model import Capabilities, Model
+from jurist.types import CandidateScores, Completion, Request
+
+__all__ = ["HFModel", "build_hf"]
+
+_SCORE_KEY = "candidate_scores"
+
+
+class HFModel(Model):
+    """A local transformers causal LM.
+
+    ``name``: a hub id or a local folder. ``device``: ``"cpu"`` (default), ``"cuda"``,
+    ``"cuda:N"``, ``"mps"`` or ``"auto"``. ``dtype``: ``"auto"`` (the checkpoint's),
+    ``"float32"``, ``"bfloat16"``, ``"float16"``; by default float32 on CPU and ``"auto"``
+    elsewhere. ``max_tokens``: the default generation length when a request sets none.
+    """
+
+    provider = "hf"
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        device: str = "cpu",
+        dtype: str | None = None,
+        max_batch_size: int = 32,
+        batch_wait_ms: float = 2.0,
+        max_tokens: int = 256,
+        trust_remote_code: bool = False,
+        revision: str | None = None,
+    ) -> None:
+        if dtype is None:
+            dtype = "float32" if device == "cpu" else "auto"
+        if dtype not in DTYPES:
+            raise ConfigError(f"hf backend: unknown dtype {dtype!r}; use one of {sorted(DTYPES)}")
+        if max_batch_size < 1:
+            raise ConfigError(f"hf backend: max_batch_size must be >= 1, not {max_batch_size}")
+        if max_tokens < 1:
+            raise ConfigError(f"hf backend: max_tokens must be >= 1, not {max_tokens}")
+        self.source = resolve_source(name)
+        self.name = self.source.display
+        self.device = device
+        self.dtype = dtype
+        self.max_batch_size = max_batch_size
+        self.batch_wait_ms = batch_wait_ms
+        self.max_tokens = max_tokens
+        self.trust_remote_code = trust_remote_code
+        self.revision = revision
+        self._loaded: LoadedModel | None = None
+        self._load_lock = threading.Lock()
+        self._executor: concurrent.futures.ThreadPoolExecutor | None = None
+        self._solo = itertools.count(1)
+        wait_s = batch_wait_ms / 1000
+        self._generate: Batcher[Request, Completion] = Batcher(
+            self._run_generate, self._get_executor, max_batch=max_batch_size, wait_s=wait_s
+        )
+        self._score: Batcher[tuple[Request, tuple[str, ...]], CandidateScores] = Batcher(
+            self._run_score, self._get_executor, max_batch=max_batch_size, wait_s=wait_s
+        )
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return Capabilities(
+            logprobs=True,
+            top_logprobs=compute.MAX_TOP_LOGPROBS,
+            candidate_scores=True,
+            max_batch=self.max_batch_size,
+            remote=False,
+        )
+
+    def identity(self) -> dict[str, Any]:
+        return {
+            "provider": self.provider,
+            "name": self.name,
+            "revision": self.revision,
+            "dtype": self.dtype,
+            "default_max_tokens": self.max_tokens,
+        }
+
+    @property
+    def loaded(self) -> bool:
+        return self._loaded is not None
+
+    # -- loading ---------------------------------------------------------------------
+
+    def _get_executor(self) -> concurrent.futures.ThreadPoolExecutor:
+        if self._executor is None:
+            self._executor = concurrent.futures.ThreadPoolExecutor(
+                max_workers=1, thread_name_prefix="jurist-hf"
+            )
+        return self._executor
+
+    def _ensure_loaded(self) -> LoadedModel:
+        """Load on first use (blocking: runs on the worker thread)."""
+        with self._load_lock:
+            if self._loaded is None:
+                self._loaded = load_model(
+                    self.source,
+                    device=self.device,
+                    dtype=self.dtype,
+                    revision=self.revision,
+                    trust_remote_code=self.trust_remote_code,
+                )
+            return self._loaded
+
+    async def load(self) -> None:
+        """Load the tokenizer and model now; raises :class:`~jurist.errors.ModelLoadError`."""
+        if self._loaded is None:
+            loop = asyncio.get_running_loop()
+            await loop.run_in_executor(self._get_executor(), self._ensure_loaded)
+
+    def load_sync(self) -> None:
+        """:meth:`load` for sync code (also inside a running event loop)."""
+        run_sync(self.load())
+
+    async def prepare(self) -> None:
+        """Load the weights before a batch starts, so a missing model stops it early."""
+        await self.load()
+
+    async def aclose(self) -> None:
+        """Free the model; a later call loads it again."""
+        executor, self._executor = self._executor, None
+        if executor is not None:
+            await asyncio.get_running_loop().run_in_executor(None, executor.shutdown)
+        with self._load_lock:
+            loaded, self._loaded = self._loaded, None
+        if loaded is not None and loaded.device.type == "cuda":
+            del loaded
+            import torch
+
+            torch.cuda.empty_cache()
+
+    # -- generation ------------------------------------------------------------------
+
+    def _key(self, request: Request) -> compute.GenParams:
+        return compute.gen_params(
+            request, default_max_tokens=self.max_tokens, solo=next(self._solo)
+        )
+
+    async def complete(self, request: Request) -> Completion:
+        start = time.perf_counter()
+        result = await self._generate.submit(self._key(request), request)
+        return result.model_copy(update={"latency": time.perf_counter() - start})
+
+    async def complete_many(self, requests: Sequence[Request]) -> list[Completion]:
+        """Queue all requests at once and run them without waiting for more."""
+        start = time.perf_counter()
+        keyed: list[tuple[Hashable, Request]] = [(self._key(r), r) for r in requests]
+        results = await self._generate.submit_many(keyed)
+        latency = time.perf_counter() - start
+        return [r.model_copy(update={"latency": latency}) for r in results]
+
+    def _run_generate(self, key: Hashable, requests: list[Request]) -> list[Completion]:
+        assert isinstance(key, compute.GenParams)
+        lm = self._ensure_loaded()
+        try:
+            return compute.generate_batch(lm, key, requests, self.name)
+        except JuristError:
+            raise
+        except Exception as exc:
+            raise ModelError(f"hf generate failed: {exc}", model=self.spec) from exc
+
+    # -- candidate scoring -----------------------------------------------------------
+
+    async def candidate_scores(
+        self, request: Request, candidates: Sequence[str]
+    ) -> CandidateScores:
+        """Logprob of each candidate as the start of the answer, in one batched forward."""
+        unique = tuple(dict.fromkeys(candidates))
+        if not unique:
+            raise ConfigError("candidate_scores needs at least one candidate")
+        if any(not c for c in unique):
+            raise ConfigError("candidate_scores got an empty candidate string")
+        return await self._score.submit(_SCORE_KEY, (request, unique))
+
+    def _run_score(
+        self, key: Hashable, items: list[tuple[Request, tuple[str, ...]]]
+    ) -> list[CandidateScores]:
+        lm = self._ensure_loaded()
+        try:
+            return score_batch(lm, items, self.max_batch_size)
+        except JuristError:
+            raise
+        except Exception as exc:
+            raise ModelError(f"hf candidate scoring failed: {exc}", model=self.spec) from exc
+
+
+def build_hf(name: str, **options: Any) -> HFModel:
+    """Factory used by the registry: ``get_model("hf:NAME", device=..., dtype=...)``."""
+    known = {
+        "device",
+        "dtype",
+        "max_batch_size",
+        "batch_wait_ms",
+        "max_tokens",
+        "trust_remote_code",
+        "revision",
+    }
+    unknown = sorted(set(options) - known)
+    if unknown:
+        raise ConfigError(f"hf backend: unknown options {unknown}; it accepts {sorted(known)}")
+    return HFModel(name, **options)
