@@ -250,3 +250,19 @@ def test_detection_does_not_import_langchain() -> None:
         "assert not any(m.startswith('langchain') for m in sys.modules), sorted(sys.modules)\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+class _Response:
+    headers = {"Retry-After": "3", "x-other": "1"}  # noqa: RUF012
+
+
+class _RateLimitedWithHeaders(Exception):
+    status_code = 429
+    response = _Response()
+
+
+async def test_provider_retry_after_is_kept() -> None:
+    model = jurist.get_model(RecordingChatModel(fail_with=_RateLimitedWithHeaders("slow")))
+    with pytest.raises(RateLimitError) as info:
+        await model.complete(ask())
+    assert info.value.retry_after == 3.0

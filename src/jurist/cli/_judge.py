@@ -103,9 +103,7 @@ def judge(
         "response": response_field,
         **_parse_field_flags(field or []),
     }
-    unmapped = [f for f in tpl.fields if f not in mapping]
-    mapping.update({f: f for f in unmapped})
-    require_fields(rows, {f: mapping[f] for f in tpl.fields})
+    require_fields(rows, {f: mapping.get(f, f) for f in tpl.fields})
 
     spec = resolve_model_spec(model, base_url)
     judge_model = build_model(

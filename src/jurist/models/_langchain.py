@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -197,12 +198,10 @@ class LangChainModel(Model):
             return APITimeoutError(message, model=self.spec)
         status = getattr(exc, "status_code", None)
         if isinstance(status, int):
-            headers = getattr(getattr(exc, "response", None), "headers", None) or {}
-            retry_after: float | None
-            try:
-                retry_after = float(headers.get("retry-after") or "")
-            except (TypeError, ValueError, AttributeError):
-                retry_after = None
+            from jurist.models._openai import retry_after_seconds
+
+            headers = getattr(getattr(exc, "response", None), "headers", None)
+            retry_after = retry_after_seconds(headers) if isinstance(headers, Mapping) else None
             return status_error(status, message, model=self.spec, retry_after=retry_after)
         if "Connection" in kind or isinstance(exc, ConnectionError):
             return APIConnectionError(message, model=self.spec)
