@@ -6,6 +6,7 @@
 """
 
 from jurist.judges._llm_judge import LLMJudge
+from jurist.judges._protocol import ItemJudge, ItemOutcome
 from jurist.judges._results import JudgeResults
 
-__all__ = ["JudgeResults", "LLMJudge"]
+__all__ = ["ItemJudge", "ItemOutcome", "JudgeResults", "LLMJudge"]

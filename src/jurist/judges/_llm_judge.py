@@ -92,6 +92,28 @@ class LLMJudge:
     def __repr__(self) -> str:
         return f"LLMJudge({self.model.spec!r}, template={self.template.name!r})"
 
+    @property
+    def required_fields(self) -> tuple[str, ...]:
+        """The item fields the template needs (``prompt``, ``response``...)."""
+        return self.template.fields
+
+    def describe(self) -> dict[str, Any]:
+        """This judge's whole configuration as JSON-able data (for run manifests).
+
+        >>> LLMJudge("mock:j", template="likert").describe()["template"]["name"]
+        'likert'
+        """
+        return {
+            "kind": "llm_judge",
+            "name": self.name,
+            "model": self.model.identity(),
+            "template": self.template.model_dump(mode="json"),
+            "system": self._system,
+            "explanations": self.explanations,
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+        }
+
     # -- one item -------------------------------------------------------------------------
 
     def messages(self, item: Mapping[str, Any]) -> tuple[Message, ...]:
