@@ -158,6 +158,12 @@ class Judgment(BaseModel):
     ``error`` says why, prefixed by its category (``"parse: ..."``, ``"api: ..."``,
     ``"timeout: ..."``). ``verdict`` is the verdict as the template's scale names it
     (a label, or the number on the scale's own range).
+
+    ``scoring`` says how the score was made: ``"parse"`` (read from the text) or
+    ``"logprobs"`` (the expected score over the verdicts' probabilities, then
+    ``distribution`` holds verdict -> probability, ``confidence`` the top verdict's
+    probability and ``coverage`` the probability the model put on the scale at all).
+    ``scoring_note`` says why logprob scoring was not used where it was asked for.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -172,6 +178,9 @@ class Judgment(BaseModel):
     usage: Usage = Usage()
     scoring: ScoringMode = "parse"
     distribution: dict[str, float] | None = None
+    confidence: float | None = None
+    coverage: float | None = None
+    scoring_note: str | None = None
     latency: float = 0.0
     cached: bool = False
 

@@ -22,6 +22,8 @@ from jurist._sync import run_sync
 from jurist.errors import ConfigError, DataError, JuristError
 from jurist.judges._items import as_item_dicts
 from jurist.judges._results import JudgeResults
+from jurist.judges._scoring import ScoringChoice, bare_verdict, choose_route
+from jurist.judges._weigher import Weigher
 from jurist.models import Model, get_model
 from jurist.templates import Template, get_template
 from jurist.types import Judgment, Message, Request, Usage
@@ -46,6 +48,13 @@ class LLMJudge:
         temperature, max_tokens: sampling; ``max_tokens`` defaults to the template's;
             ``temperature=None`` leaves it to the model (a LangChain model's own setting).
         concurrency: the most calls in flight at once in a batch.
+        scoring: ``"parse"`` reads the verdict from the text; ``"logprobs"`` returns the
+            expected score over the verdicts' probabilities (an error when the backend
+            gives none); ``"auto"`` uses logprobs where the backend gives them and records
+            per judgment which mode scored it. See :mod:`jurist.judges._scoring`.
+        top_logprobs: how many alternatives per token to ask for on the ``top`` route.
+        extra_body: provider-specific request fields sent with every call (a llama.cpp
+            ``grammar``, vLLM's ``guided_choice``...); part of the cache key.
     """
 
     def __init__(
@@ -62,6 +71,9 @@ class LLMJudge:
         max_tokens: int | None = None,
         concurrency: int = 32,
         name: str | None = None,
+        scoring: ScoringChoice = "parse",
+        top_logprobs: int = 20,
+        extra_body: Mapping[str, Any] | None = None,
     ) -> None:
         base = model if isinstance(model, Model) else get_model(model)
         if max_calls_per_min is not None:
@@ -88,6 +100,29 @@ class LLMJudge:
         self.concurrency = concurrency
         self.name = name or f"{tpl.name}@{base.spec}"
         self._system = system_prompt or tpl.system_text(explanations=explanations)
+        if scoring not in ("parse", "logprobs", "auto"):
+            raise ConfigError(f"scoring must be 'parse', 'logprobs' or 'auto', got {scoring!r}")
+        if top_logprobs < 1:
+            raise ConfigError(f"top_logprobs must be at least 1, got {top_logprobs}")
+        self.scoring: ScoringChoice = scoring
+        self.extra_body: dict[str, Any] = dict(extra_body or {})
+        route, space, reason = choose_route(base, tpl, scoring)
+        self._weigher = (
+            Weigher(
+                base,
+                tpl,
+                route,
+                space,
+                top_logprobs=min(top_logprobs, base.capabilities.top_logprobs or top_logprobs),
+                bare=bare_verdict(
+                    tpl, explanations=explanations, custom_system=system_prompt is not None
+                ),
+                strict=scoring == "logprobs",
+            )
+            if route is not None and space is not None
+            else None
+        )
+        self._no_logprobs_note = f"logprobs unavailable: {reason}" if reason else None
 
     def __repr__(self) -> str:
         return f"LLMJudge({self.model.spec!r}, template={self.template.name!r})"
@@ -112,6 +147,8 @@ class LLMJudge:
             "explanations": self.explanations,
             "temperature": self.temperature,
             "max_tokens": self.max_tokens,
+            "scoring": self.scoring,
+            "extra_body": self.extra_body,
         }
 
     # -- one item -------------------------------------------------------------------------
@@ -131,16 +168,22 @@ class LLMJudge:
 
     async def _judge_messages(self, messages: tuple[Message, ...], retries: int) -> Judgment:
         prompt_text = messages[-1].content
+        if self._weigher is not None and self._weigher.one_pass:
+            return await self._weigher.score_bare(messages, prompt_text)
         usage = Usage()
         attempts = 0
         latency = 0.0
         text: str | None = None
         error = "parse: no attempt made"
+        top = self._weigher.top_logprobs if self._weigher and self._weigher.route == "top" else None
         for attempt in range(retries + 1):
             request = Request(
                 messages=messages,
                 max_tokens=self.max_tokens,
                 temperature=self.temperature,
+                logprobs=top is not None,
+                top_logprobs=top,
+                extra=self.extra_body,
                 attempt=attempt,
             )
             started = time.perf_counter()
@@ -163,7 +206,7 @@ class LLMJudge:
             text = completion.text
             verdict = self.template.parse(text, explanations=self.explanations)
             if verdict.score is not None:
-                return Judgment(
+                judgment = Judgment(
                     score=verdict.score,
                     verdict=verdict.value,
                     explanation=verdict.explanation,
@@ -173,7 +216,11 @@ class LLMJudge:
                     usage=usage,
                     latency=latency,
                     cached=completion.cached,
+                    scoring_note=self._no_logprobs_note,
                 )
+                if self._weigher is None:
+                    return judgment
+                return await self._weigher.weigh(messages, completion, judgment)
             error = verdict.error or "parse: no verdict"
         return Judgment(
             score=None,

@@ -35,6 +35,8 @@ class MockModel(Model):
     raise (to simulate API failures). When a list runs out, ``cycle=True`` starts it over;
     otherwise the call raises :class:`~jurist.errors.ConfigError`. ``latency`` (seconds)
     delays each answer. ``candidate_probs`` makes :meth:`candidate_scores` available.
+    ``top_logprobs`` declares that the model returns that many alternatives per token (the
+    scripted :class:`~jurist.types.Completion` objects carry them), for logprob scoring.
     """
 
     provider = "mock"
@@ -48,8 +50,10 @@ class MockModel(Model):
         latency: float = 0.0,
         candidate_probs: dict[str, float] | None = None,
         json_schema: bool = False,
+        top_logprobs: int = 0,
     ) -> None:
         self.name = name
+        self._top_logprobs = top_logprobs
         self.latency = latency
         self.calls = 0
         self.requests: list[Request] = []
@@ -71,6 +75,8 @@ class MockModel(Model):
         return Capabilities(
             candidate_scores=self._candidate_probs is not None,
             json_schema=self._json_schema,
+            logprobs=self._top_logprobs > 0,
+            top_logprobs=self._top_logprobs,
         )
 
     async def complete(self, request: Request) -> Completion:

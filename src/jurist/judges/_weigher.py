@@ -1,0 +1,170 @@
+"""The logprob step of an :class:`~jurist.judges.LLMJudge`: weigh the verdicts of one item.
+
+A :class:`Weigher` is built once per judge (see :func:`~jurist.judges._scoring.choose_route`)
+and turns either a prompt (one forward pass, when the answer is the bare verdict) or a
+parsed answer (its verdict located, then weighed) into a judgment whose score is the
+expected score. When the probabilities cannot be had for an item, a strict judge
+(``scoring="logprobs"``) fails that item with a ``logprobs: ...`` error; an ``"auto"`` judge
+keeps the parsed score and says why in ``scoring_note``.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from jurist.errors import JuristError
+from jurist.judges._logprob import (
+    VerdictDistribution,
+    distribution_from_candidates,
+    distribution_from_tokens,
+    token_at,
+)
+from jurist.judges._scoring import Route, VerdictSpace, verdict_offset
+from jurist.models import Model
+from jurist.templates import Template
+from jurist.types import CandidateScores, Completion, Judgment, Message, Request, Usage
+
+__all__ = ["Weigher"]
+
+
+class Weigher:
+    """Weighs a template's verdicts by their probabilities on one backend route."""
+
+    def __init__(
+        self,
+        model: Model,
+        template: Template,
+        route: Route,
+        space: VerdictSpace,
+        *,
+        top_logprobs: int,
+        bare: bool,
+        strict: bool,
+    ) -> None:
+        self.model = model
+        self.template = template
+        self.route: Route = route
+        self.space = space
+        self.top_logprobs = top_logprobs
+        self.one_pass = route == "candidates" and bare
+        self.strict = strict
+
+    # -- one forward pass, no generation ---------------------------------------------------
+
+    async def score_bare(self, messages: tuple[Message, ...], prompt_text: str) -> Judgment:
+        """Score every verdict as the whole answer, in one forward pass."""
+        request = Request(messages=messages, max_tokens=1, temperature=0.0)
+        started = time.perf_counter()
+        try:
+            scored = await self.model.candidate_scores(request, list(self.space.candidates))
+        except JuristError as e:
+            return Judgment(
+                score=None,
+                error=f"{e.category}: {e}",
+                judge_prompt=prompt_text,
+                attempts=int(getattr(e, "attempts", 1)),
+                scoring="logprobs",
+                latency=time.perf_counter() - started,
+            )
+        latency = time.perf_counter() - started
+        dist = distribution_from_candidates(scored, self.space.candidates, self.space.groups)
+        usage = Usage(calls=1)
+        if dist is None:
+            return Judgment(
+                score=None,
+                error="logprobs: the model put no probability on any verdict",
+                judge_prompt=prompt_text,
+                attempts=1,
+                usage=usage,
+                scoring="logprobs",
+                latency=latency,
+            )
+        return Judgment(
+            score=dist.expected,
+            verdict=self.space.values[dist.top],
+            judge_prompt=prompt_text,
+            attempts=1,
+            usage=usage,
+            scoring="logprobs",
+            distribution=dist.probs,
+            confidence=dist.confidence,
+            coverage=dist.coverage,
+            latency=latency,
+        )
+
+    # -- after a parsed answer --------------------------------------------------------------
+
+    async def weigh(
+        self, messages: tuple[Message, ...], completion: Completion, parsed: Judgment
+    ) -> Judgment:
+        """The parsed judgment re-scored by the verdicts' probabilities at its verdict."""
+        if self.route == "top":
+            dist, why = self._from_tokens(completion, parsed.verdict)
+        else:
+            dist, why = await self._from_candidates(messages, completion.text, parsed.verdict)
+        if dist is not None:
+            return parsed.model_copy(
+                update={
+                    "score": dist.expected,
+                    "scoring": "logprobs",
+                    "distribution": dist.probs,
+                    "confidence": dist.confidence,
+                    "coverage": dist.coverage,
+                    "scoring_note": None,
+                }
+            )
+        if self.strict:
+            return parsed.model_copy(
+                update={"score": None, "error": f"logprobs: {why}", "scoring": "logprobs"}
+            )
+        return parsed.model_copy(update={"scoring_note": f"parsed, not weighed: {why}"})
+
+    def _from_tokens(
+        self, completion: Completion, value: Any
+    ) -> tuple[VerdictDistribution | None, str]:
+        tokens = completion.logprobs
+        if not tokens:
+            return None, "the model returned no token logprobs"
+        joined = "".join(t.token for t in tokens)
+        offset = verdict_offset(joined, self.template, value)
+        if offset is None:
+            return None, f"the verdict {value!r} is not in the returned tokens"
+        located = token_at(tokens, offset)
+        if located is None:
+            return None, "the verdict's position is past the returned tokens"
+        index, lead = located
+        if not tokens[index].top:
+            return None, "the model returned no alternatives at the verdict's position"
+        dist = distribution_from_tokens(
+            tokens, index, self.space.candidates, lead=lead, groups=self.space.groups
+        )
+        if dist is None:
+            return None, "no verdict among the alternatives at the verdict's position"
+        return dist, ""
+
+    async def _from_candidates(
+        self, messages: tuple[Message, ...], text: str, value: Any
+    ) -> tuple[VerdictDistribution | None, str]:
+        offset = verdict_offset(text, self.template, value)
+        if offset is None:
+            return None, f"the verdict {value!r} is not in the answer"
+        before = text[:offset]
+        prefill = before.rstrip()
+        gap = before[len(prefill) :]
+        strings = {gap + c: c for c in self.space.candidates}
+        history = (*messages, Message(role="assistant", content=prefill)) if prefill else messages
+        request = Request(messages=history, max_tokens=1, temperature=0.0)
+        try:
+            scored = await self.model.candidate_scores(request, list(strings))
+        except JuristError as e:
+            return None, f"candidate scoring failed: {e.category}: {e}"
+        renamed = CandidateScores(
+            logprobs={strings[k]: v for k, v in scored.logprobs.items()},
+            probs={strings[k]: v for k, v in scored.probs.items()},
+            coverage=scored.coverage,
+        )
+        dist = distribution_from_candidates(renamed, self.space.candidates, self.space.groups)
+        if dist is None:
+            return None, "the model put no probability on any verdict"
+        return dist, ""
