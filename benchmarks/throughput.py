@@ -164,7 +164,10 @@ async def _jurist_judge(
     import jurist
 
     model = jurist.get_model("openai:stub", base_url=base_url, api_key="x")
-    judge = jurist.LLMJudge(model, template=TEMPLATE, max_calls_per_min=max_calls_per_min)
+    # text output, as uqlm asks for (the stub answers text and ignores response_format)
+    judge = jurist.LLMJudge(
+        model, template=TEMPLATE, max_calls_per_min=max_calls_per_min, output="text"
+    )
     try:
         gc.collect()
         wall0 = time.perf_counter()

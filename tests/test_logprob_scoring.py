@@ -291,7 +291,12 @@ async def test_real_server_logprob_scoring(llama_server: str) -> None:  # noqa: 
     model = jurist.get_model("openai:tiny", base_url=llama_server, api_key="x")
     grammar = {"grammar": 'root ::= [1-5] "\\n"'}
     judge = jurist.LLMJudge(
-        model, template="likert", scoring="logprobs", top_logprobs=10, extra_body=grammar
+        model,
+        template="likert",
+        scoring="logprobs",
+        top_logprobs=10,
+        extra_body=grammar,
+        output="text",
     )
     item = {"prompt": "What is 2+2?", "response": "4"}
     j = await judge.judge(item)
@@ -317,3 +322,42 @@ async def test_real_server_logprob_scoring(llama_server: str) -> None:  # noqa: 
     }
     assert j.distribution == pytest.approx({k: v / sum(first.values()) for k, v in first.items()})
     await model.aclose()
+
+
+@pytest.mark.slow
+async def test_real_server_json_output_weighed(llama_server: str) -> None:  # noqa: F811
+    """JSON-schema output on llama.cpp: the verdict is read from the object and weighed at
+    the position of its value in the returned tokens."""
+    model = jurist.get_model(
+        "openai:tiny", base_url=llama_server, api_key="x", json_mode="json_object"
+    )
+    judge = jurist.LLMJudge(model, template="likert", scoring="auto", max_tokens=40)
+    assert judge.json and judge.describe()["json_schema"]["required"] == ["verdict"]
+    items = [{"prompt": f"What is {i}+{i}?", "response": str(2 * i)} for i in range(4)]
+    res = await judge.judge_items(items)
+    await model.aclose()
+    for j in res:
+        assert j.response is not None and j.response.lstrip().startswith("{")
+        if j.error is None:
+            assert j.verdict in (1.0, 2.0, 3.0, 4.0, 5.0)
+            if j.scoring == "logprobs":
+                assert j.distribution and sum(j.distribution.values()) == pytest.approx(1.0)
+            else:
+                assert j.scoring_note
+        else:  # a random model may stop before closing the object: a parse failure, not a score
+            assert j.error.startswith("parse: ") and j.score is None
+    assert any(j.error is None for j in res)
+
+
+def test_json_output_is_asked_for_where_the_backend_has_a_schema() -> None:
+    model = MockModel("j", outputs=['{"verdict": 4}'], json_schema=True)
+    judge = jurist.LLMJudge(model, template="likert")
+    j = judge.judge_one_sync({"prompt": "q", "response": "r"})
+    assert (j.score, j.verdict) == (0.75, 4.0)
+    sent = model.requests[0]
+    assert sent.json_schema == judge.template.json_schema(False)
+    assert "JSON" in sent.messages[0].content
+    text_judge = jurist.LLMJudge(MockModel("j", json_schema=True), template="likert", output="text")
+    assert not text_judge.json and text_judge.describe()["json_schema"] is None
+    with pytest.raises(ConfigError, match="JSON-schema output"):
+        jurist.LLMJudge(MockModel("j"), template="likert", output="json")

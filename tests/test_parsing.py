@@ -2,11 +2,22 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from jurist.templates import NumericScale, get_template, labels_scale, parse_verdict
+from jurist.templates import (
+    LabelScale,
+    NumericScale,
+    Template,
+    get_template,
+    labels_scale,
+    list_templates,
+    parse_verdict,
+)
+from jurist.templates._yaml import template_from_dict
 
 TFU = get_template("true_false_uncertain")
 TF = get_template("true_false")
@@ -153,3 +164,147 @@ def test_numeric_scales_never_leave_range(low: int, span: int, integer: bool, te
         assert isinstance(v.value, float)
         assert scale.contains(v.value)
         assert 0.0 <= v.score <= 1.0
+
+
+# --- every template's parser, the YAML regex and JSON parsers -------------------------------
+
+ALL = sorted(list_templates().items())
+_FRAGMENTS = [
+    "Score:", "Rating:", "[[", "]]", "[RESULT]", "Feedback:", "Explanation:", "\n", " ", "A", "B",
+    "C", "tie", "A>>B", "A>B", "A=B", "B>A", "B>>A", "Correct", "Incorrect", "not sure", "0",
+    "1", "5", "7", "10", "11", "-3", "8.5", "0.25", "/", "/10", "%", "out of", "-", "{", "}",
+    '"verdict"', ":", '"A"', "<think>", "</think>", "```json", "```", "null", "true", "1e999",
+]  # fmt: skip
+_noisy = st.lists(st.sampled_from(_FRAGMENTS) | st.text(max_size=4), max_size=25).map("".join)
+_plain = st.text(alphabet=st.sampled_from(list("abcdefghij XYZ.,;!?-0123456789\n")), max_size=40)
+
+YAML_REGEX = template_from_dict(
+    {
+        "fields": ["response"],
+        "messages": [{"role": "user", "content": "<r>{response}</r>"}],
+        "scale": {"range": {"low": 0, "high": 20, "integer": True}},
+        "parser": {"type": "regex", "pattern": r"Grade\s+(\S+)"},
+    }
+)
+YAML_JSON = template_from_dict(
+    {
+        "fields": ["response"],
+        "messages": [{"role": "user", "content": "<r>{response}</r>"}],
+        "scale": {"labels": [{"name": "good", "score": 1.0, "aliases": ["fine"]},
+                             {"name": "bad", "score": 0.0}]},
+        "parser": {"type": "json", "key": "grade"},
+    }
+)  # fmt: skip
+PARSERS = [t for _, t in ALL] + [YAML_REGEX, YAML_JSON]
+
+
+def _on_scale(template: Template, value: object) -> bool:
+    scale = template.scale
+    if isinstance(scale, LabelScale):
+        return value in {lb.name for lb in scale.labels}
+    return isinstance(value, float) and scale.contains(value)
+
+
+def _check(template: Template, text: str, **kwargs: object) -> None:
+    v = template.parse(text, explanations=True, **kwargs)  # type: ignore[arg-type]
+    if v.score is None:
+        assert v.value is None and v.error is not None and v.error.startswith("parse: ")
+    else:
+        assert v.error is None and 0.0 <= v.score <= 1.0
+        assert _on_scale(template, v.value), (template.name, text, v)
+
+
+@pytest.mark.parametrize("template", PARSERS, ids=lambda t: t.name)
+@given(text=_noisy)
+def test_every_parser_never_raises_and_stays_on_scale(template: Template, text: str) -> None:
+    _check(template, text)
+    _check(template, text, json=False)
+
+
+_json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner),
+    max_leaves=8,
+)
+
+
+@pytest.mark.parametrize("template", PARSERS, ids=lambda t: t.name)
+@given(
+    value=_json_values | st.sampled_from(["A", "tie", "C", "Correct", "good", "fine", 7, 0.5]),
+    explanation=_json_values,
+)
+def test_every_json_reading_never_raises_and_stays_on_scale(
+    template: Template, value: object, explanation: object
+) -> None:
+    text = json.dumps({template.json_key: value, "explanation": explanation})
+    _check(template, text, json=True)
+    _check(template, text)
+
+
+def _written(template: Template, verdict: str, before: str, after: str) -> str:
+    form = template.verdict_form
+    if form.regex is not None:  # the YAML regex template: "Grade <n>"
+        return f"{before}\nGrade {verdict}\n{after}"
+    return f"{before}\n{form.open}{verdict}{form.close}\n{after}"
+
+
+@pytest.mark.parametrize(
+    "template",
+    [t for t in PARSERS if not t.json_only and t.candidates() is not None],
+    ids=lambda t: t.name,
+)
+@settings(max_examples=50)
+@given(data=st.data(), before=_plain, after=_plain)
+def test_a_verdict_in_its_own_form_is_read_back_exactly(
+    template: Template, data: st.DataObject, before: str, after: str
+) -> None:
+    candidates = template.candidates()
+    assert candidates is not None
+    verdict = data.draw(st.sampled_from(sorted(candidates)))
+    v = template.parse(_written(template, verdict, before, after))
+    assert v.error is None, (verdict, v.error)
+    assert v.score == candidates[verdict]
+    if isinstance(template.scale, LabelScale):
+        assert v.value == template.scale.label_of(verdict).name
+    else:
+        assert v.value == float(verdict)
+
+
+@pytest.mark.parametrize(
+    "template", [t for _, t in ALL if t.candidates() is None], ids=lambda t: t.name
+)
+@settings(max_examples=50)
+@given(data=st.data(), before=_plain)
+def test_a_continuous_verdict_is_read_back_exactly(
+    template: Template, data: st.DataObject, before: str
+) -> None:
+    scale = template.scale
+    assert isinstance(scale, NumericScale)
+    cents = data.draw(st.integers(int(scale.low * 100), int(scale.high * 100)))
+    text = f"{before}\n{template.verdict_open}{cents / 100:g}{template.verdict_close}"
+    v = template.parse(text)
+    assert v.value == pytest.approx(cents / 100)
+    assert v.score == pytest.approx(scale.normalize(cents / 100))
+
+
+@pytest.mark.parametrize("template", PARSERS, ids=lambda t: t.name)
+@settings(max_examples=50)
+@given(data=st.data(), explanation=st.text(max_size=30))
+def test_a_json_verdict_is_read_back_exactly(
+    template: Template, data: st.DataObject, explanation: str
+) -> None:
+    scale = template.scale
+    verdict: object
+    if isinstance(scale, LabelScale):
+        verdict = data.draw(st.sampled_from([lb.name for lb in scale.labels]))
+        expected: object = verdict
+    elif scale.integer:
+        verdict = data.draw(st.integers(int(scale.low), int(scale.high)))
+        expected = float(verdict)  # type: ignore[arg-type]
+    else:
+        verdict = data.draw(st.floats(scale.low, scale.high, allow_nan=False))
+        expected = verdict
+    text = json.dumps({"explanation": explanation, template.json_key: verdict})
+    v = template.parse(text, explanations=True, json=True)
+    assert v.error is None and v.value == expected
+    assert v.explanation == (explanation.strip() or None)

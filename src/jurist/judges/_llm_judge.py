@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from jurist._progress import BatchProgress
 from jurist._sync import run_sync
@@ -28,7 +28,9 @@ from jurist.models import Model, get_model
 from jurist.templates import Template, get_template
 from jurist.types import Judgment, Message, Request, Usage
 
-__all__ = ["LLMJudge"]
+__all__ = ["LLMJudge", "OutputFormat"]
+
+OutputFormat = Literal["auto", "text", "json"]
 
 
 class LLMJudge:
@@ -55,6 +57,9 @@ class LLMJudge:
         top_logprobs: how many alternatives per token to ask for on the ``top`` route.
         extra_body: provider-specific request fields sent with every call (a llama.cpp
             ``grammar``, vLLM's ``guided_choice``...); part of the cache key.
+        output: ``"json"`` asks for one JSON object constrained by the template's schema
+            (:meth:`~jurist.templates.Template.json_schema`); ``"text"`` for the template's
+            text format; ``"auto"`` (default) for JSON where the backend supports a schema.
     """
 
     def __init__(
@@ -74,6 +79,7 @@ class LLMJudge:
         scoring: ScoringChoice = "parse",
         top_logprobs: int = 20,
         extra_body: Mapping[str, Any] | None = None,
+        output: OutputFormat = "auto",
     ) -> None:
         base = model if isinstance(model, Model) else get_model(model)
         if max_calls_per_min is not None:
@@ -99,7 +105,17 @@ class LLMJudge:
         )
         self.concurrency = concurrency
         self.name = name or f"{tpl.name}@{base.spec}"
-        self._system = system_prompt or tpl.system_text(explanations=explanations)
+        if output not in ("auto", "text", "json"):
+            raise ConfigError(f"output must be 'auto', 'text' or 'json', got {output!r}")
+        has_schema = base.capabilities.json_schema
+        if output == "json" and not has_schema:
+            raise ConfigError(
+                f"output='json' needs a backend with JSON-schema output; {base.spec} has none "
+                "(use output='text')"
+            )
+        self.json = tpl.json_only or output == "json" or (output == "auto" and has_schema)
+        self._schema = tpl.json_schema(explanations) if self.json and has_schema else None
+        self._system = system_prompt or tpl.system_text(explanations=explanations, json=self.json)
         if scoring not in ("parse", "logprobs", "auto"):
             raise ConfigError(f"scoring must be 'parse', 'logprobs' or 'auto', got {scoring!r}")
         if top_logprobs < 1:
@@ -115,7 +131,10 @@ class LLMJudge:
                 space,
                 top_logprobs=min(top_logprobs, base.capabilities.top_logprobs or top_logprobs),
                 bare=bare_verdict(
-                    tpl, explanations=explanations, custom_system=system_prompt is not None
+                    tpl,
+                    explanations=explanations,
+                    custom_system=system_prompt is not None,
+                    json=self.json,
                 ),
                 strict=scoring == "logprobs",
             )
@@ -148,6 +167,8 @@ class LLMJudge:
             "temperature": self.temperature,
             "max_tokens": self.max_tokens,
             "scoring": self.scoring,
+            "json": self.json,
+            "json_schema": self._schema,
             "extra_body": self.extra_body,
         }
 
@@ -183,6 +204,7 @@ class LLMJudge:
                 temperature=self.temperature,
                 logprobs=top is not None,
                 top_logprobs=top,
+                json_schema=self._schema,
                 extra=self.extra_body,
                 attempt=attempt,
             )
@@ -204,7 +226,9 @@ class LLMJudge:
             attempts += completion.attempts
             usage = usage + completion.usage
             text = completion.text
-            verdict = self.template.parse(text, explanations=self.explanations)
+            verdict = self.template.parse(
+                text, explanations=self.explanations, json=True if self.json else None
+            )
             if verdict.score is not None:
                 judgment = Judgment(
                     score=verdict.score,

@@ -113,17 +113,13 @@ def choose_route(
     return route, (space if route is not None else None), reason
 
 
-def verdict_open(template: Template) -> str:
-    """The text that comes right before a verdict in ``template``'s format."""
-    form = getattr(template, "verdict_open", None)
-    return form if isinstance(form, str) and form.strip() else f"{template.verdict_key}:"
-
-
-def bare_verdict(template: Template, *, explanations: bool, custom_system: bool) -> bool:
+def bare_verdict(
+    template: Template, *, explanations: bool, custom_system: bool, json: bool
+) -> bool:
     """True when the answer the template asks for is the verdict alone, nothing before it."""
-    if explanations or custom_system:
+    if custom_system or json:
         return False
-    return "{key}" not in template.output and verdict_open(template).strip() not in template.output
+    return template.verdict_alone(explanations=explanations)
 
 
 _THINK_END = re.compile(r"</think>", re.IGNORECASE)
@@ -132,8 +128,9 @@ _THINK_END = re.compile(r"</think>", re.IGNORECASE)
 def verdict_offset(text: str, template: Template, value: str | float | None) -> int | None:
     """Where the verdict ``value`` starts in ``text`` (the judge's answer), or None.
 
-    The verdict form (``Score: 4``, ``[[4]]``) is looked for first, then a JSON field, then
-    the verdict as a whole word; a reasoning block before ``</think>`` is skipped.
+    The verdict form (``Score: 4``, ``[[4]]``) is looked for first, then the template's JSON
+    field, then the verdict as a whole word; a reasoning block before ``</think>`` is
+    skipped.
     """
     phrases = _phrases(template, value)
     if not phrases:
@@ -142,10 +139,11 @@ def verdict_offset(text: str, template: Template, value: str | float | None) -> 
     for m in _THINK_END.finditer(text):
         start = m.end()
     alts = "|".join(re.escape(p) for p in sorted(phrases, key=len, reverse=True))
-    opener = re.escape(verdict_open(template).strip())
+    opener = re.escape(template.verdict_open.strip())
+    key = re.escape(template.json_key)
     patterns = (
         rf"{opener}[\s*_\"'`]*(?P<v>{alts})(?!\w)",
-        rf"\"[A-Za-z_]+\"\s*:\s*\"?(?P<v>{alts})(?!\w)",
+        rf"\"{key}\"\s*:\s*\"?(?P<v>{alts})(?!\w)",
         rf"(?<!\w)(?P<v>{alts})(?!\w)",
     )
     for pattern in patterns:

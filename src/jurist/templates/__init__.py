@@ -3,12 +3,17 @@
 >>> from jurist.templates import get_template
 >>> get_template("true_false_uncertain").parse("I am not sure").score
 0.5
+>>> get_template("mt_bench").parse("Solid answer. Rating: [[9]]").score
+0.9
 """
 
-from jurist.templates._builtin import get_template, list_templates, register_template
+from jurist.templates import _builtin, _mtbench, _prometheus  # noqa: F401  (registration)
+from jurist.templates._forms import VerdictForm
 from jurist.templates._parse import ParsedVerdict, parse_verdict, split_reasoning
+from jurist.templates._registry import get_template, list_templates, register_template
 from jurist.templates._scale import Label, LabelScale, NumericScale, Scale
-from jurist.templates._template import Template, labels_scale
+from jurist.templates._template import Template, describe_scale, labels_scale
+from jurist.templates._yaml import load_template
 
 __all__ = [
     "Label",
@@ -17,9 +22,12 @@ __all__ = [
     "ParsedVerdict",
     "Scale",
     "Template",
+    "VerdictForm",
+    "describe_scale",
     "get_template",
     "labels_scale",
     "list_templates",
+    "load_template",
     "parse_verdict",
     "register_template",
     "split_reasoning",

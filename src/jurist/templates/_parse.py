@@ -3,11 +3,13 @@
 The policy, in order:
 
 1. A reasoning block (``<think>...</think>``) is set aside; only the answer is read.
-2. **The verdict form wins.** Each template names its verdict key (``Score``); when the
-   output has lines of the form ``Score: <verdict>`` (markdown emphasis allowed), only the
-   text after the key on those lines is read, and bare numbers or words elsewhere (an
-   explanation that says "1 minor slip") are ignored. When no such line exists, the
-   whole output is read as a bare verdict.
+2. **The verdict form wins.** Each template names its verdict form
+   (:class:`~jurist.templates.VerdictForm`): a key line ``Score: <verdict>`` (markdown
+   emphasis allowed), a closed form ``[[<verdict>]]``, or a marker ``[RESULT] <verdict>``.
+   When the output has the form, only the text inside it is read, and bare numbers or
+   words elsewhere (an explanation that says "1 minor slip") are ignored. When it has no
+   such form, templates whose judge replies with the verdict alone read the whole output
+   as a bare verdict; templates whose judge explains first (MT-bench, Prometheus) fail.
 3. **Only what the scale allows is matched.** Labels match case-insensitively on whole
    words or phrases, longest first (so "Incorrect" is never read as "correct", and "not
    correct" is one phrase). Numbers are read with their form: ``85.5``, ``90/100``,
@@ -19,6 +21,9 @@ The policy, in order:
 5. **Agreement**: the same verdict repeated is fine; two different verdicts fail.
 6. No fuzzy matching and no substrings: "Correctness" is not "Correct", and "Yes" means
    something only on a scale that defines it.
+7. A JSON object output (``{"verdict": 4}``) is read exactly by
+   :mod:`jurist.templates._json`; :meth:`~jurist.templates.Template.parse` detects it.
+8. Only the judge's output is read, never the prompt or the text under judgment.
 
 A failure is returned, never raised: ``ParsedVerdict.error`` says why and ``score`` is None.
 
@@ -28,6 +33,13 @@ A failure is returned, never raised: ``ParsedVerdict.error`` says why and ``scor
 4.0
 >>> parse_verdict("10/10", likert).error
 'parse: 10/10 is not on the scale (a whole number from 1 to 5)'
+>>> from jurist.templates._forms import VerdictForm
+>>> brackets = VerdictForm(open="[[", close="]]", bare=False)
+>>> parse_verdict("3 points off. Rating: [[7]]", likert.model_copy(update={"high": 10}),
+...               form=brackets).value
+7.0
+>>> parse_verdict("Rating: 7", likert, form=brackets).error
+"parse: no '[[...]]' verdict in the output"
 """
 
 from __future__ import annotations
@@ -36,6 +48,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from jurist.templates._forms import VerdictForm
 from jurist.templates._scale import LabelScale, NumericScale
 
 __all__ = ["ParsedVerdict", "parse_verdict", "split_reasoning"]
@@ -49,6 +62,7 @@ _NUMBER = re.compile(
 )
 _RANGE_AFTER = re.compile(r"\s*[-–]\s*\d")
 _RANGE_BEFORE = re.compile(r"\d\s*[-–]\s*$")
+_LEAD_KEY = re.compile(r"^[\s*_#>-]*(?:feedback|reasoning|rationale)[\s*_]*:[\s*_]*", re.IGNORECASE)
 _EXPLANATION = re.compile(r"^[\s*_#>-]*explanation[\s*_]*[:=][\s*_]*", re.IGNORECASE | re.MULTILINE)
 
 
@@ -79,11 +93,8 @@ def split_reasoning(text: str) -> tuple[str, str | None]:
 
 
 @lru_cache(maxsize=64)
-def _verdict_line(key: str) -> re.Pattern[str]:
-    k = re.escape(key)
-    return re.compile(
-        rf"^[\s*_#>-]*{k}[\s*_]*[:=][\s*_]*(?P<rest>.*)$", re.IGNORECASE | re.MULTILINE
-    )
+def _key_form(key: str) -> VerdictForm:
+    return VerdictForm(open=f"{key}: ")
 
 
 _LabelIndex = tuple[re.Pattern[str], dict[str, tuple[str, float]]]
@@ -117,19 +128,25 @@ def parse_verdict(
     verdict_key: str = "Score",
     *,
     explanation: bool = False,
+    form: VerdictForm | None = None,
 ) -> ParsedVerdict:
-    """Read the verdict in ``text`` on ``scale`` under the policy of this module."""
+    """Read the verdict in ``text`` on ``scale`` under the policy of this module.
+
+    ``form`` is where the verdict is written; without one it is the ``verdict_key`` line.
+    """
     answer, _ = split_reasoning(text)
-    segments = [m.group("rest") for m in _verdict_line(verdict_key).finditer(answer)]
-    form = f"'{verdict_key}:' line"
+    form = form or _key_form(verdict_key)
+    segments, where = form.find(answer), form.describe()
     if not segments:
-        segments, form = [answer], "output"
+        if not form.bare:
+            return _fail(f"no {where} in the output")
+        segments, where = [answer], "output"
     if isinstance(scale, LabelScale):
-        verdict = _read_labels(segments, scale, form)
+        verdict = _read_labels(segments, scale, where)
     else:
-        verdict = _read_numbers(segments, scale, form)
+        verdict = _read_numbers(segments, scale, where)
     if explanation and verdict.error is None:
-        return ParsedVerdict(verdict.value, verdict.score, None, _explanation(answer, verdict_key))
+        return ParsedVerdict(verdict.value, verdict.score, None, _explanation(answer, form))
     return verdict
 
 
@@ -217,6 +234,8 @@ def _number_value(m: re.Match[str], scale: NumericScale) -> tuple[float | None, 
             return None, f"{raw} is not a proportion of the scale {where}"
         proportion = num / den
     else:
+        if scale.integer and scale.low <= num <= scale.high and not num.is_integer():
+            return None, f"{raw} is not a whole number on the scale {where}"
         if not scale.contains(num):
             return None, f"{raw} is outside the scale {where}"
         return num, None
@@ -228,10 +247,10 @@ def _number_value(m: re.Match[str], scale: NumericScale) -> tuple[float | None, 
     return value, None
 
 
-def _explanation(answer: str, verdict_key: str) -> str | None:
+def _explanation(answer: str, form: VerdictForm) -> str | None:
     m = _EXPLANATION.search(answer)
     if m is not None:
-        text = answer[m.end() :].strip()
+        text = form.strip_verdicts(answer[m.end() :])
         return text or None
-    rest = _verdict_line(verdict_key).sub("", answer).strip()
+    rest = _LEAD_KEY.sub("", form.strip_verdicts(answer)).strip()
     return rest or None

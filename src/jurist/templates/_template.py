@@ -12,6 +12,11 @@ the values are escaped, so the text under judgment cannot close its own delimite
 1
 >>> t.parse("Correct").score
 1.0
+>>> mt = get_template("mt_bench")
+>>> (mt.verdict_open, mt.verdict_close, mt.candidates()["7"])
+('[[', ']]', 0.7)
+>>> mt.parse("Helpful, with 2 small slips. Rating: [[8]]").score
+0.8
 """
 
 from __future__ import annotations
@@ -19,13 +24,16 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from functools import lru_cache
-from typing import Any
+from pathlib import Path
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from jurist.errors import DataError
-from jurist.templates._parse import ParsedVerdict, parse_verdict
-from jurist.templates._scale import LabelScale, Scale
+from jurist.templates._forms import VerdictForm
+from jurist.templates._json import find_json_object, json_schema, parse_json, read_json_verdict
+from jurist.templates._parse import ParsedVerdict, parse_verdict, split_reasoning
+from jurist.templates._scale import LabelScale, NumericScale, Scale
 from jurist.types import Message
 
 __all__ = ["Template"]
@@ -38,22 +46,35 @@ class Template(BaseModel):
     """Messages builder + scale + parser.
 
     ``item`` lays out one item with ``{field}`` placeholders; only the names in ``fields``
-    are replaced and other braces are left as they are. ``verdict_key`` is the key of the
-    verdict form (``Score: ...``). ``output`` and ``output_explained`` are the format
-    instructions used without and with explanations; ``{choices}`` in them becomes the
-    scale's description.
+    and ``optional_fields`` are replaced and other braces are left as they are. An optional
+    field with an entry in ``sections`` is placed through that text (say
+    ``<reference>{reference}</reference>``) when the item has a value, and left out
+    entirely otherwise.
+
+    ``form`` says where the judge writes its verdict (default: a ``Score:`` line keyed by
+    ``verdict_key``); ``output`` and ``output_explained`` are the format instructions used
+    without and with explanations; ``{choices}`` in them becomes the scale's description
+    and ``{key}`` the verdict key. ``preamble`` holds static messages (few-shot examples)
+    sent between the system message and the item. ``kind="pairwise"`` templates score the
+    preference for response A: A better 1.0, tie 0.5, B better 0.0.
     """
 
     model_config = ConfigDict(frozen=True)
 
     name: str
     description: str = ""
+    kind: Literal["single", "pairwise"] = "single"
     instructions: str
     item: str
     fields: tuple[str, ...] = ("prompt", "response")
     optional_fields: tuple[str, ...] = ()
+    sections: dict[str, str] = Field(default_factory=dict)
+    preamble: tuple[Message, ...] = ()
     scale: Scale
     verdict_key: str = "Score"
+    form: VerdictForm | None = None
+    json_key: str = "verdict"
+    json_only: bool = False
     output: str = "Reply with only the verdict: {choices}."
     output_explained: str = (
         "Reply in exactly this format:\n{key}: <{choices}>\nExplanation: <one or two sentences>"
@@ -62,51 +83,208 @@ class Template(BaseModel):
     max_tokens_explained: int = 384
     meta: dict[str, Any] = Field(default_factory=dict)
 
+    @model_validator(mode="after")
+    def _sections_are_placed(self) -> Template:
+        for name, text in self.sections.items():
+            if name not in self.fields and name not in self.optional_fields:
+                raise ValueError(f"section {name!r} is not one of the template's fields")
+            if "{" + name + "}" not in text:
+                raise ValueError(f"section {name!r} must contain {{{name}}}")
+        return self
+
+    @classmethod
+    def from_yaml(cls, path: str | Path) -> Template:
+        """A custom template from a YAML file (see :func:`jurist.templates.load_template`)."""
+        from jurist.templates._yaml import load_template
+
+        return load_template(path)
+
+    # -- the verdict form ------------------------------------------------------------------
+
+    @property
+    def verdict_form(self) -> VerdictForm:
+        """Where the verdict is written: the template's form, or its ``Score:`` line."""
+        return self.form or _key_form(self.verdict_key)
+
+    @property
+    def verdict_open(self) -> str:
+        """The literal text right before the verdict: ``"Score: "``, ``"[["``, ``"[RESULT] "``."""
+        return self.verdict_form.open
+
+    @property
+    def verdict_close(self) -> str:
+        """The literal text right after the verdict: ``"]]"``, or ``""``."""
+        return self.verdict_form.close
+
+    def verdict_alone(self, *, explanations: bool = False) -> bool:
+        """Whether the output format asked for is the verdict alone, with no ``verdict_open``.
+
+        True for the plain format of the uqlm templates ("Reply with only the verdict"):
+        there the verdict is the first thing the judge writes.
+        """
+        fmt = self.output_explained if explanations else self.output
+        return self.verdict_form.bare and "{key}" not in fmt and self.verdict_open not in fmt
+
+    def candidates(self) -> dict[str, float] | None:
+        """Every verdict string the judge may write at the verdict position -> its score.
+
+        Label names and aliases as written; every whole number of an integer scale as a
+        string; None for a continuous scale.
+        """
+        if isinstance(self.scale, LabelScale):
+            return {p: lb.score for lb in self.scale.labels for p in lb.phrases}
+        scale: NumericScale = self.scale
+        if not scale.integer:
+            return None
+        lo, hi = int(scale.low), int(scale.high)
+        return {str(i): scale.normalize(i) for i in range(lo, hi + 1)}
+
     def choices(self) -> str:
         if isinstance(self.scale, LabelScale):
             return "one of " + self.scale.describe()
         return self.scale.describe()
 
-    def system_text(self, *, explanations: bool = False) -> str:
-        fmt = self.output_explained if explanations else self.output
-        fmt = fmt.replace("{choices}", self.choices()).replace("{key}", self.verdict_key)
-        return f"{self.instructions.strip()}\n\n{fmt.strip()}"
+    # -- messages --------------------------------------------------------------------------
+
+    def system_text(self, *, explanations: bool = False, json: bool = False) -> str:
+        """The static system message: instructions, then the output format.
+
+        With ``json=True`` the format asks for one JSON object (see :meth:`json_schema`).
+        """
+        if json:
+            fmt = _json_format(self.json_key, self.choices(), explanations)
+        else:
+            fmt = self.output_explained if explanations else self.output
+            fmt = fmt.replace("{choices}", self.choices()).replace("{key}", self.verdict_key)
+        text = self.instructions.strip()
+        return f"{text}\n\n{fmt.strip()}" if fmt.strip() else text
 
     def render_item(self, values: Mapping[str, Any]) -> str:
         """The item text with its fields placed and their delimiters neutralised."""
-        tags = _tag_names(self.item)
+        tags = _tag_names(self.item + "".join(self.sections.values()))
         missing = [f for f in self.fields if f not in values or values[f] is None]
         if missing:
             raise DataError(
                 f"template {self.name!r} needs field(s) {missing}; the item has {sorted(values)}"
             )
 
-        def place(m: re.Match[str]) -> str:
-            name = m.group(1)
-            if name not in self.fields and name not in self.optional_fields:
-                return m.group(0)
+        def value_of(name: str) -> str:
             value = values.get(name)
             text = "" if value is None else str(value)
             return _neutralise(text, tags) if tags else text
 
+        def place(m: re.Match[str]) -> str:
+            name = m.group(1)
+            if name not in self.fields and name not in self.optional_fields:
+                return m.group(0)
+            section = self.sections.get(name)
+            if section is None:
+                return value_of(name)
+            if values.get(name) is None or str(values.get(name)) == "":
+                return ""
+            return section.replace("{" + name + "}", value_of(name))
+
         return _FIELD.sub(place, self.item)
 
     def render(
-        self, values: Mapping[str, Any], *, explanations: bool = False, system: str | None = None
+        self,
+        values: Mapping[str, Any],
+        *,
+        explanations: bool = False,
+        system: str | None = None,
+        json: bool = False,
     ) -> tuple[Message, ...]:
         """The chat messages for one item: the static system text, then the item."""
-        return (
-            Message(role="system", content=system or self.system_text(explanations=explanations)),
-            Message(role="user", content=self.render_item(values)),
+        head = system or self.system_text(explanations=explanations, json=json)
+        first = (Message(role="system", content=head),) if head else ()
+        return (*first, *self.preamble, Message(role="user", content=self.render_item(values)))
+
+    # -- reading the verdict ---------------------------------------------------------------
+
+    def parse(
+        self, text: str, *, explanations: bool = False, json: bool | None = None
+    ) -> ParsedVerdict:
+        """Read the verdict from the judge's output (see :mod:`jurist.templates._parse`).
+
+        ``json=True`` reads a JSON object output (``{"verdict": ...}``); ``json=False``
+        reads text; ``None`` (the default) reads a JSON object when the whole output is one
+        with the template's ``json_key``, and text otherwise. Templates with
+        ``json_only`` always read JSON.
+        """
+        if json or self.json_only:
+            return parse_json(text, self.scale, self.json_key, explanation=explanations)
+        if json is None and "{" in text:
+            obj = find_json_object(split_reasoning(text)[0])
+            if obj is not None and self.json_key in obj:
+                return read_json_verdict(obj, self.scale, self.json_key, explanation=explanations)
+        return parse_verdict(
+            text, self.scale, self.verdict_key, explanation=explanations, form=self.verdict_form
         )
 
-    def parse(self, text: str, *, explanations: bool = False) -> ParsedVerdict:
-        """Read the verdict from the judge's output (see :mod:`jurist.templates._parse`)."""
-        return parse_verdict(text, self.scale, self.verdict_key, explanation=explanations)
+    def json_schema(self, explanations: bool = False) -> dict[str, Any]:
+        """The JSON schema of a verdict object: the verdict an enum of labels or a bounded
+        number under ``json_key``, with an ``explanation`` string first when asked.
+
+        >>> from jurist.templates import get_template
+        >>> get_template("mt_bench_pair").json_schema()["properties"]["verdict"]["enum"]
+        ['A', 'B', 'tie']
+        """
+        return json_schema(self.scale, self.json_key, explanations=explanations)
 
     def with_labels(self, labels: Mapping[str, float] | Mapping[float, list[str]]) -> Template:
         """A copy whose scale is the given label -> score map (or uqlm's score -> keywords)."""
         return self.model_copy(update={"scale": labels_scale(labels)})
+
+    def summary(self) -> dict[str, str]:
+        """One row of the catalog: name, kind, fields, scale, verdict form, description."""
+        fields = ", ".join(self.fields)
+        if self.optional_fields:
+            fields += " [" + ", ".join(self.optional_fields) + "]"
+        return {
+            "name": self.name,
+            "kind": self.kind,
+            "fields": fields,
+            "scale": describe_scale(self.scale),
+            "verdict": self._verdict_example(),
+            "description": self.description,
+        }
+
+    def _verdict_example(self) -> str:
+        if self.json_only:
+            return f'{{"{self.json_key}": ...}}'
+        form = self.verdict_form
+        if form.regex is not None:
+            return f"/{form.regex}/"
+        shown = f"{form.open}x{form.close}".strip()
+        return f"x, or {shown}" if self.verdict_alone() else shown
+
+
+def describe_scale(scale: LabelScale | NumericScale) -> str:
+    """A short text for a scale: ``A=1, B=0, tie=0.5`` or ``1..10 (integers) /10``.
+
+    >>> describe_scale(NumericScale(low=1, high=10, integer=True, origin=0))
+    '1..10 (integers), x/10'
+    """
+    if isinstance(scale, LabelScale):
+        return ", ".join(f"{lb.name}={lb.score:g}" for lb in scale.labels)
+    text = f"{scale.low:g}..{scale.high:g}" + (" (integers)" if scale.integer else "")
+    zero = scale.low if scale.origin is None else scale.origin
+    span = scale.high - zero
+    norm = f"x/{span:g}" if zero == 0 else f"(x-{zero:g})/{span:g}"
+    return f"{text}, {norm}"
+
+
+def _json_format(key: str, choices: str, explanations: bool) -> str:
+    if explanations:
+        shape = f'{{"explanation": "<one or two sentences>", "{key}": <{choices}>}}'
+    else:
+        shape = f'{{"{key}": <{choices}>}}'
+    return f"Reply with only this JSON object: {shape}"
+
+
+@lru_cache(maxsize=64)
+def _key_form(key: str) -> VerdictForm:
+    return VerdictForm(open=f"{key}: ")
 
 
 def labels_scale(labels: Mapping[str, float] | Mapping[float, list[str]]) -> LabelScale:

@@ -1,0 +1,319 @@
+"""Custom templates defined in YAML.
+
+A template file names its messages (with ``{field}`` placeholders in the last one, the
+item), its scale, and how the verdict is read::
+
+    name: helpful
+    description: is the reply helpful? Yes / No
+    fields: [prompt, response]
+    messages:
+      - role: system
+        content: |
+          Decide whether the reply helps the user. End with "Verdict: Yes" or "Verdict: No".
+      - role: user
+        content: |
+          <question>{prompt}</question>
+          <reply>{response}</reply>
+    scale:
+      labels: {"Yes": 1.0, "No": 0.0}     # or a list of {name, score, aliases}
+      # range: {low: 1, high: 5, integer: true}
+    parser:
+      type: form                          # the verdict form (default), or labels
+      open: "Verdict: "                   # regex: pattern with one group; json: key
+
+Keys: ``name`` (default: the file's stem), ``description``, ``kind`` (single / pairwise),
+``fields``, ``optional_fields``, ``sections``, ``messages``, ``scale``, ``parser``,
+``output``, ``output_explained``, ``max_tokens``, ``max_tokens_explained``. Every problem
+is a :class:`~jurist.errors.ConfigError` naming the file, the line and the key.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from jurist.errors import ConfigError
+from jurist.templates._forms import VerdictForm
+from jurist.templates._scale import Label, LabelScale, NumericScale
+from jurist.templates._template import Template
+from jurist.types import Message
+
+__all__ = ["load_template", "template_from_dict"]
+
+_FIELD = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_TOP = (
+    "name", "description", "kind", "fields", "optional_fields", "sections", "messages",
+    "scale", "parser", "output", "output_explained", "max_tokens", "max_tokens_explained",
+)  # fmt: skip
+_PARSER = {
+    "form": ("type", "open", "close", "bare"),
+    "labels": ("type", "open", "close", "bare"),
+    "regex": ("type", "pattern"),
+    "json": ("type", "key"),
+}
+_RANGE = ("low", "high", "integer", "origin")
+_SCALES = ("labels", "range")
+
+
+class _Where:
+    """Names the file and, where known, the line of a key in error messages."""
+
+    def __init__(self, path: str, lines: dict[str, int]) -> None:
+        self.path = path
+        self.lines = lines
+
+    def error(self, key: str, message: str) -> ConfigError:
+        top = key.split(".", 1)[0].split("[", 1)[0]
+        line = self.lines.get(top)
+        at = f"{self.path}:{line}" if line else self.path
+        return ConfigError(f"{at}: {key}: {message}")
+
+
+def load_template(path: str | Path) -> Template:
+    """Read a custom template from a YAML file; errors name the file, line and key.
+
+    >>> import tempfile, textwrap, pathlib
+    >>> text = textwrap.dedent('''
+    ...     name: helpful
+    ...     messages:
+    ...       - {role: system, content: 'Is the reply helpful? End with "Verdict: Yes" or "No".'}
+    ...       - {role: user, content: "<reply>{response}</reply>"}
+    ...     fields: [response]
+    ...     scale: {labels: {"Yes": 1.0, "No": 0.0}}
+    ...     parser: {type: labels, open: "Verdict: "}
+    ... ''')
+    >>> f = pathlib.Path(tempfile.mkdtemp()) / "helpful.yaml"
+    >>> _ = f.write_text(text)
+    >>> load_template(f).parse("It answers the question.\\nVerdict: Yes").score
+    1.0
+    """
+    import yaml
+
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as e:
+        raise ConfigError(f"{p}: cannot read the template file: {e.strerror or e}") from None
+    try:
+        node = yaml.compose(text)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        at = f"{p}:{mark.line + 1}" if mark is not None else str(p)
+        raise ConfigError(f"{at}: not valid YAML: {getattr(e, 'problem', e)}") from None
+    lines: dict[str, int] = {}
+    if isinstance(node, yaml.MappingNode):
+        for k, _v in node.value:
+            lines[str(k.value)] = k.start_mark.line + 1
+    if not isinstance(data, dict):
+        raise ConfigError(f"{p}: a template file must be a mapping of keys to values")
+    return template_from_dict(data, source=str(p), default_name=p.stem, lines=lines)
+
+
+def template_from_dict(
+    data: dict[str, Any],
+    *,
+    source: str = "<template>",
+    default_name: str = "custom",
+    lines: dict[str, int] | None = None,
+) -> Template:
+    """Build a template from the mapping a YAML file holds (see :func:`load_template`)."""
+    where = _Where(source, lines or {})
+    unknown = sorted(str(k) for k in data if k not in _TOP)
+    if unknown:
+        raise where.error(unknown[0], f"unknown key (known keys: {', '.join(_TOP)})")
+    fields = _names(data.get("fields", ("prompt", "response")), "fields", where)
+    optional = _names(data.get("optional_fields", ()), "optional_fields", where)
+    sections = _sections(data.get("sections", {}), optional, where)
+    system, preamble, item = _messages(data.get("messages"), where)
+    _check_placeholders(item, sections, fields, optional, where)
+    scale = _scale(data.get("scale"), where)
+    form, json_key = _parser(data.get("parser", {}), scale, where)
+    kind = data.get("kind", "single")
+    if kind not in ("single", "pairwise"):
+        raise where.error("kind", f"must be 'single' or 'pairwise', got {kind!r}")
+    try:
+        return Template(
+            name=str(data.get("name") or default_name),
+            description=str(data.get("description", "")),
+            kind=kind,
+            instructions=system,
+            item=item,
+            fields=fields,
+            optional_fields=optional,
+            sections=sections,
+            preamble=preamble,
+            scale=scale,
+            form=form,
+            verdict_key=(form.key if form is not None else None) or "Score",
+            json_key=json_key or "verdict",
+            json_only=json_key is not None,
+            output=str(data.get("output", "")),
+            output_explained=str(data.get("output_explained", "")),
+            max_tokens=data.get("max_tokens", 512),
+            max_tokens_explained=data.get("max_tokens_explained", data.get("max_tokens", 512)),
+            meta={"source": source},
+        )
+    except ValidationError as e:
+        err = e.errors()[0]
+        key = ".".join(str(x) for x in err["loc"]) or "template"
+        raise where.error(key, str(err["msg"])) from None
+
+
+def _names(value: Any, key: str, where: _Where) -> tuple[str, ...]:
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list | tuple) or not all(
+        isinstance(v, str) and _FIELD.fullmatch("{" + v + "}") for v in value
+    ):
+        raise where.error(key, f"must be a list of field names, got {value!r}")
+    return tuple(value)
+
+
+def _sections(value: Any, optional: tuple[str, ...], where: _Where) -> dict[str, str]:
+    if not isinstance(value, dict):
+        raise where.error("sections", "must map optional field names to text")
+    for name, text in value.items():
+        if name not in optional:
+            raise where.error(f"sections.{name}", "is not one of optional_fields")
+        if not isinstance(text, str) or "{" + name + "}" not in text:
+            raise where.error(f"sections.{name}", f"must be text containing {{{name}}}")
+    return {str(k): str(v) for k, v in value.items()}
+
+
+def _messages(value: Any, where: _Where) -> tuple[str, tuple[Message, ...], str]:
+    if not isinstance(value, list) or not value:
+        raise where.error("messages", "must be a non-empty list of {role, content}")
+    msgs: list[Message] = []
+    for i, m in enumerate(value):
+        key = f"messages[{i}]"
+        if not isinstance(m, dict) or set(m) != {"role", "content"}:
+            raise where.error(key, "must have exactly the keys 'role' and 'content'")
+        if m["role"] not in ("system", "user", "assistant"):
+            raise where.error(f"{key}.role", f"must be system, user or assistant: {m['role']!r}")
+        if not isinstance(m["content"], str):
+            raise where.error(f"{key}.content", "must be text")
+        msgs.append(Message(role=m["role"], content=m["content"]))
+    if msgs[-1].role != "user":
+        raise where.error(f"messages[{len(msgs) - 1}]", "the last message (the item) must be user")
+    system = msgs[0].content if msgs[0].role == "system" else ""
+    start = 1 if msgs[0].role == "system" else 0
+    for i, m in enumerate(msgs[:-1]):
+        if _FIELD.search(m.content):
+            raise where.error(
+                f"messages[{i}].content",
+                "field placeholders belong in the last message only (static text comes first)",
+            )
+        if i > 0 and m.role == "system":
+            raise where.error(f"messages[{i}].role", "only the first message may be system")
+    return system, tuple(msgs[start:-1]), msgs[-1].content
+
+
+def _check_placeholders(
+    item: str,
+    sections: dict[str, str],
+    fields: tuple[str, ...],
+    optional: tuple[str, ...],
+    where: _Where,
+) -> None:
+    used = set(_FIELD.findall(item))
+    declared = set(fields) | set(optional)
+    undeclared = sorted(used - declared)
+    if undeclared:
+        raise where.error(
+            "messages",
+            f"placeholder {{{undeclared[0]}}} is not declared in fields or optional_fields",
+        )
+    unused = [f for f in (*fields, *optional) if f not in used]
+    if unused:
+        raise where.error("fields", f"field {unused[0]!r} has no {{{unused[0]}}} in the item")
+
+
+def _scale(value: Any, where: _Where) -> LabelScale | NumericScale:
+    if not isinstance(value, dict) or len(value) != 1 or next(iter(value)) not in _SCALES:
+        raise where.error("scale", "must have exactly one of 'labels' or 'range'")
+    try:
+        if "range" in value:
+            spec = value["range"]
+            if not isinstance(spec, dict):
+                raise where.error("scale.range", "must be a mapping {low, high, integer, origin}")
+            bad = sorted(str(k) for k in spec if k not in _RANGE)
+            if bad:
+                raise where.error(f"scale.range.{bad[0]}", f"unknown key (known: {_RANGE})")
+            return NumericScale(**spec)
+        return LabelScale(labels=_labels(value["labels"], where))
+    except ValidationError as e:
+        err = e.errors()[0]
+        loc = ".".join(str(x) for x in err["loc"])
+        raise where.error("scale" + (f".{loc}" if loc else ""), str(err["msg"])) from None
+
+
+def _labels(spec: Any, where: _Where) -> tuple[Label, ...]:
+    if isinstance(spec, dict):
+        out = []
+        for name, score in spec.items():
+            if isinstance(score, bool) or not isinstance(score, int | float):
+                raise where.error(f"scale.labels.{name}", f"score must be a number: {score!r}")
+            out.append(_label(f"scale.labels.{name}", where, name=str(name), score=score))
+        return tuple(out)
+    if isinstance(spec, list):
+        labels = []
+        for i, entry in enumerate(spec):
+            if (
+                not isinstance(entry, dict)
+                or not {"name", "score"} <= set(entry)
+                or not set(entry) <= {"name", "score", "aliases"}
+            ):
+                raise where.error(f"scale.labels[{i}]", "must be {name, score, aliases}")
+            labels.append(_label(f"scale.labels[{i}]", where, **entry))
+        return tuple(labels)
+    raise where.error("scale.labels", "must be a mapping name -> score or a list of labels")
+
+
+def _label(key: str, where: _Where, **spec: Any) -> Label:
+    try:
+        return Label(**spec)
+    except ValidationError as e:
+        err = e.errors()[0]
+        loc = ".".join(str(x) for x in err["loc"])
+        raise where.error(f"{key}.{loc}" if loc else key, str(err["msg"])) from None
+
+
+def _parser(
+    value: Any, scale: LabelScale | NumericScale, where: _Where
+) -> tuple[VerdictForm | None, str | None]:
+    if not isinstance(value, dict):
+        raise where.error("parser", "must be a mapping with a 'type'")
+    kind = value.get("type", "form")
+    if kind not in _PARSER:
+        raise where.error("parser.type", f"must be one of {', '.join(_PARSER)}: {kind!r}")
+    bad = sorted(str(k) for k in value if k not in _PARSER[kind])
+    if bad:
+        raise where.error(f"parser.{bad[0]}", f"is not a key of a {kind} parser")
+    if kind == "json":
+        key = value.get("key", "verdict")
+        if not isinstance(key, str) or not key:
+            raise where.error("parser.key", "must be a non-empty text")
+        return None, key
+    if kind == "regex":
+        pattern = value.get("pattern")
+        if not isinstance(pattern, str):
+            raise where.error("parser.pattern", "a regex parser needs a pattern (one group)")
+        try:
+            return VerdictForm(regex=pattern, bare=False), None
+        except ValidationError as e:
+            raise where.error("parser.pattern", str(e.errors()[0]["msg"])) from None
+    if kind == "labels" and not isinstance(scale, LabelScale):
+        raise where.error("parser.type", "a labels parser needs a scale with labels")
+    try:
+        return VerdictForm(
+            open=value.get("open", "Score: "),
+            close=value.get("close", ""),
+            bare=value.get("bare", True),
+        ), None
+    except ValidationError as e:
+        err = e.errors()[0]
+        raise where.error(f"parser.{err['loc'][0]}", str(err["msg"])) from None
