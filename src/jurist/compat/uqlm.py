@@ -1,4 +1,4 @@
-"""A drop-in for uqlm's ``LLMJudge``, a thin layer over :class:`jurist.LLMJudge`.
+"""Drop-ins for uqlm's ``LLMJudge`` and ``LLMPanel``, thin layers over jurist's judges.
 
 uqlm users keep their code: the constructor, ``judge_responses`` and ``generate_responses``
 take uqlm's documented arguments and return uqlm's shapes. Differences from uqlm, on
@@ -11,6 +11,9 @@ scores that could not be read are NaN, as in uqlm's DataFrame.
 >>> judge = LLMJudge(llm="mock:judge")
 >>> judge.scoring_template
 'true_false_uncertain'
+
+:class:`LLMPanel` (in :mod:`jurist.compat._uqlm_panel`) runs several judges over
+:class:`jurist.Panel`.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from jurist.models import Model, get_model
 from jurist.templates import get_template, labels_scale
 from jurist.types import Message, Request
 
-__all__ = ["LLMJudge"]
+__all__ = ["LLMJudge", "LLMPanel", "UQResult"]
 
 _TEMPLATES = ("true_false_uncertain", "true_false", "continuous", "likert")
 
@@ -157,3 +160,6 @@ def _check_keywords(keywords: dict[float, list[str]] | None) -> None:
             raise ConfigError(
                 f"values in keywords_to_scores_dict must be lists of strings, got {val!r}"
             )
+
+
+from jurist.compat._uqlm_panel import LLMPanel, UQResult  # noqa: E402 - needs LLMJudge above

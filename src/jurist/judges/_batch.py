@@ -1,0 +1,175 @@
+"""Batch plumbing shared by the judge kinds built on other judges (panels, pairwise).
+
+- :func:`map_items` applies a ``fields`` mapping and checks every item before any call;
+- :func:`run_items` judges items with bounded concurrency, in input order, with progress;
+- :class:`OutcomeResults` is the base of their results containers: scores, failures,
+  usage, mean, pandas.
+
+>>> map_items([{"q": "2+2?", "a": "4"}], {"prompt": "q", "response": "a"},
+...           ("prompt", "response"), "my judge")
+[{'q': '2+2?', 'a': '4', 'prompt': '2+2?', 'response': '4'}]
+>>> map_items([{"q": "2+2?"}], None, ("prompt",), "my judge")
+Traceback (most recent call last):
+...
+jurist.errors.DataError: item 0: missing field(s) ['prompt'] needed by my judge; the item has ['q']
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from typing import Any, Generic, TypeVar, overload
+
+from pydantic import BaseModel
+
+from jurist._progress import BatchProgress
+from jurist.errors import DataError
+from jurist.types import Usage
+
+__all__ = ["OutcomeResults", "map_items", "run_items"]
+
+T = TypeVar("T", bound=BaseModel)
+
+
+def map_items(
+    rows: Sequence[Mapping[str, Any]],
+    fields: Mapping[str, str] | None,
+    required: Sequence[str],
+    who: str,
+) -> list[dict[str, Any]]:
+    """Each row with ``fields`` (judge field -> item key) applied, checked for ``required``."""
+    out: list[dict[str, Any]] = []
+    for index, row in enumerate(rows):
+        values = dict(row)
+        for field, key in (fields or {}).items():
+            values[field] = row.get(key)
+        missing = [f for f in required if values.get(f) is None]
+        if missing:
+            names = [fields.get(f, f) if fields else f for f in missing]
+            raise DataError(
+                f"item {index}: missing field(s) {names} needed by {who}; the item has "
+                f"{sorted(row)}"
+            )
+        out.append(values)
+    return out
+
+
+async def run_items(
+    judge_one: Callable[[int], Awaitable[T]],
+    n: int,
+    *,
+    concurrency: int,
+    progress: bool = False,
+    ok: Callable[[T], bool] | None = None,
+) -> list[T]:
+    """``judge_one(i)`` for ``i`` in ``range(n)``, at most ``concurrency`` at once, in order."""
+    results: list[T | None] = [None] * n
+    next_index = iter(range(n))
+    workers = min(max(1, concurrency), max(1, n))
+    with BatchProgress(n, enabled=progress) as bar:
+
+        async def worker() -> None:
+            for i in next_index:
+                outcome = await judge_one(i)
+                results[i] = outcome
+                usage = getattr(outcome, "usage", None)
+                tokens = usage.total_tokens if isinstance(usage, Usage) else 0
+                good = ok(outcome) if ok else getattr(outcome, "score", None) is not None
+                bar.advance(ok=good, tokens=tokens)
+
+        await asyncio.gather(*(worker() for _ in range(workers)))
+    return [r for r in results if r is not None]
+
+
+class OutcomeResults(Sequence[T], Generic[T]):
+    """An immutable sequence of outcomes (one per input item) with their input items.
+
+    Each outcome has ``score``, ``error`` and ``usage``. Subclasses add their own views
+    and :meth:`to_records`.
+    """
+
+    def __init__(self, outcomes: Sequence[T], items: Sequence[dict[str, Any]] | None = None):
+        self._outcomes: tuple[T, ...] = tuple(outcomes)
+        self._items = tuple(items) if items is not None else None
+
+    @overload
+    def __getitem__(self, i: int) -> T: ...
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[T]: ...
+    def __getitem__(self, i: int | slice) -> T | Sequence[T]:
+        if isinstance(i, slice):
+            items = self._items[i] if self._items is not None else None
+            return self._sliced(self._outcomes[i], items)
+        return self._outcomes[i]
+
+    def _sliced(
+        self, outcomes: Sequence[T], items: Sequence[dict[str, Any]] | None
+    ) -> OutcomeResults[T]:
+        """A container of the same kind over a slice (subclasses pass their extras)."""
+        return type(self)(outcomes, items)
+
+    def __len__(self) -> int:
+        return len(self._outcomes)
+
+    def __iter__(self) -> Iterator[T]:
+        return iter(self._outcomes)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(n={len(self)}, failed={self.n_failed}, mean={self.mean()})"
+
+    @property
+    def items(self) -> tuple[dict[str, Any], ...] | None:
+        """The input items, as given (before any field mapping)."""
+        return self._items
+
+    @property
+    def scores(self) -> list[float | None]:
+        return [_score(o) for o in self._outcomes]
+
+    @property
+    def errors(self) -> list[str | None]:
+        return [getattr(o, "error", None) for o in self._outcomes]
+
+    @property
+    def n_failed(self) -> int:
+        return sum(1 for o in self._outcomes if _score(o) is None)
+
+    @property
+    def failures(self) -> list[tuple[int, T]]:
+        """``(index, outcome)`` for each item that got no score."""
+        return [(i, o) for i, o in enumerate(self._outcomes) if _score(o) is None]
+
+    @property
+    def usage(self) -> Usage:
+        total = Usage()
+        for o in self._outcomes:
+            total = total + getattr(o, "usage", Usage())
+        return total
+
+    def mean(self) -> float | None:
+        """Mean over scored items (failures are skipped, not counted as 0)."""
+        scored = [s for s in self.scores if s is not None]
+        return sum(scored) / len(scored) if scored else None
+
+    def _input_row(self, i: int) -> dict[str, Any]:
+        return dict(self._items[i]) if self._items is not None else {}
+
+    def to_records(self) -> list[dict[str, Any]]:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def to_pandas(self) -> Any:
+        """A pandas DataFrame of :meth:`to_records` (needs pandas)."""
+        try:
+            import pandas as pd
+        except ImportError as e:  # pragma: no cover - depends on the environment
+            from jurist.errors import MissingDependencyError
+
+            raise MissingDependencyError(
+                "pandas", "dev", f"{type(self).__name__}.to_pandas()"
+            ) from e
+        return pd.DataFrame(self.to_records())
+
+
+def _score(outcome: Any) -> float | None:
+    score = getattr(outcome, "score", None)
+    return None if score is None else float(score)

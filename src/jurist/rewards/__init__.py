@@ -1,0 +1,58 @@
+"""Rewards for RL loops: a registry of reward functions and the judge-based seed reward.
+
+>>> from jurist.rewards import RewardBackend, get_reward_from_name, list_rewards
+>>> from jurist.models import MockModel
+>>> "llm_as_judge_reward" in list_rewards()
+True
+>>> fn = get_reward_from_name("llm_as_judge_reward")
+>>> backend = RewardBackend(MockModel("judge", outputs=["Score: 0.95"]))
+>>> fn(prediction="Paris is the capital of France", golden_answer="Paris",
+...    llm_backend=backend)["reward"]
+0.95
+"""
+
+from jurist.rewards._adapters import compute_score, trl_reward_func, verl_compute_score
+from jurist.rewards._backend import (
+    DEFAULT_JUDGE_MODEL,
+    DEFAULT_LLM_CONFIG,
+    RewardBackend,
+    build_backend,
+)
+from jurist.rewards._judge_reward import (
+    judgment_to_reward,
+    llm_as_judge_reward,
+    llm_as_judge_reward_async,
+    llm_as_judge_rewards,
+    llm_as_judge_rewards_async,
+    read_raw_score,
+)
+from jurist.rewards._registry import (
+    RewardFunction,
+    UnknownRewardError,
+    get_reward_from_name,
+    list_rewards,
+    register_reward,
+    reward,
+)
+
+__all__ = [
+    "DEFAULT_JUDGE_MODEL",
+    "DEFAULT_LLM_CONFIG",
+    "RewardBackend",
+    "RewardFunction",
+    "UnknownRewardError",
+    "build_backend",
+    "compute_score",
+    "get_reward_from_name",
+    "judgment_to_reward",
+    "list_rewards",
+    "llm_as_judge_reward",
+    "llm_as_judge_reward_async",
+    "llm_as_judge_rewards",
+    "llm_as_judge_rewards_async",
+    "read_raw_score",
+    "register_reward",
+    "reward",
+    "trl_reward_func",
+    "verl_compute_score",
+]
