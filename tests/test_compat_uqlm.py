@@ -13,18 +13,22 @@ from jurist.models import MockModel
 
 
 def test_signature_matches_uqlm() -> None:
+    """uqlm 0.6's positional signature, plus earlier releases' options as keywords."""
     params = inspect.signature(LLMJudge).parameters
-    assert list(params) == [
+    positional = [n for n, p in params.items() if p.kind is p.POSITIONAL_OR_KEYWORD]
+    assert positional == [
         "llm",
         "max_calls_per_min",
         "scoring_template",
-        "system_prompt",
-        "template_ques_ans",
+        "additional_context",
         "keywords_to_scores_dict",
     ]
+    keyword_only = [n for n, p in params.items() if p.kind is p.KEYWORD_ONLY]
+    assert keyword_only == ["system_prompt", "template_ques_ans"]
     assert params["scoring_template"].default == "true_false_uncertain"
     jr = inspect.signature(LLMJudge.judge_responses).parameters
-    assert jr["retries"].default == 5
+    assert list(jr) == ["self", "prompts", "responses", "retries", "progress_bar", "explanations"]
+    assert jr["retries"].default == 5 and jr["explanations"].default is False
     gr = inspect.signature(LLMJudge.generate_responses).parameters
     assert (
         gr["system_prompt"].default == "You are a helpful assistant." and gr["count"].default == 1
@@ -96,3 +100,21 @@ def test_system_prompt_override() -> None:
     judge = LLMJudge(model, system_prompt="Grade strictly.")
     judge.judge_responses_sync(["q"], ["a"])
     assert model.requests[0].messages[0].content == "Grade strictly."
+
+
+async def test_additional_context_and_explanations_per_call() -> None:
+    model = MockModel("j", outputs=["Score: Correct\nExplanation: it is 4", "Incorrect"])
+    judge = LLMJudge(model, additional_context="Answers are arithmetic.")
+    out = await judge.judge_responses(["2+2?"], ["4"], explanations=True)
+    assert out["scores"] == [1.0] and out["explanations"] == ["it is 4"]
+    system = model.requests[0].messages[0].content
+    assert system.endswith("Additional context:\nAnswers are arithmetic.")
+    assert "Explanation" in system
+    plain = await judge.judge_responses(["2+2?"], ["5"])
+    assert plain["scores"] == [0.0] and "explanations" not in plain
+    assert "Explanation" not in model.requests[1].messages[0].content
+
+
+def test_uqlm_judges_answer_in_text_even_on_schema_backends() -> None:
+    judge = LLMJudge(MockModel("j", outputs=["Correct"], json_schema=True))
+    assert judge.judge.json is False and judge.judge.describe()["json_schema"] is None

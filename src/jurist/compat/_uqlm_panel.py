@@ -271,8 +271,9 @@ def _is_model(obj: Any) -> bool:
 
 
 def _configured(base: NativeJudge, explanations: bool, context: str | None) -> NativeJudge:
-    """``base`` asking for explanations (or not) and with ``context`` in its system message."""
-    if base.explanations == explanations and not context:
+    """``base`` asking for explanations (or not), with ``context`` in its system message,
+    and answering in text as uqlm's judges do."""
+    if base.explanations == explanations and not context and not base.json:
         return base
     tpl = base.template
     default = base.system_prompt in (None, tpl.system_text(explanations=base.explanations))
@@ -280,16 +281,12 @@ def _configured(base: NativeJudge, explanations: bool, context: str | None) -> N
     if context:
         system = f"{system}\n\nAdditional context:\n{context}"
     max_tokens = max(base.max_tokens, tpl.max_tokens_explained) if explanations else base.max_tokens
-    return NativeJudge(
-        base.model,
-        tpl,
+    return base.with_options(
         explanations=explanations,
         system_prompt=system,
-        temperature=base.temperature,
         max_tokens=max_tokens,
-        concurrency=base.concurrency,
         name=base.name,
-        scoring=getattr(base, "scoring", "parse"),
+        output="text",
     )
 
 

@@ -35,12 +35,14 @@ _TEMPLATES = ("true_false_uncertain", "true_false", "continuous", "likert")
 
 
 class LLMJudge:
-    """uqlm's ``LLMJudge(llm, max_calls_per_min, scoring_template, system_prompt,
-    template_ques_ans, keywords_to_scores_dict)``.
+    """uqlm's ``LLMJudge(llm, max_calls_per_min, scoring_template, additional_context,
+    keywords_to_scores_dict)`` (uqlm 0.6).
 
     ``llm`` is a LangChain chat model (as in uqlm), a jurist model or a ``provider:name``.
-    ``template_ques_ans.format(question, answer)`` must place both; ``keywords_to_scores_dict``
-    maps float scores to lists of keywords.
+    ``additional_context`` is added to the judge's system message; ``keywords_to_scores_dict``
+    maps float scores to lists of keywords. Earlier uqlm releases' ``system_prompt`` and
+    ``template_ques_ans`` (``template_ques_ans.format(question, answer)`` must place both)
+    are accepted as keywords. The judge answers in text, as uqlm's does.
     """
 
     def __init__(
@@ -48,9 +50,11 @@ class LLMJudge:
         llm: Any,
         max_calls_per_min: int | None = None,
         scoring_template: str = "true_false_uncertain",
+        additional_context: str | None = None,
+        keywords_to_scores_dict: dict[float, list[str]] | None = None,
+        *,
         system_prompt: str | None = None,
         template_ques_ans: str | None = None,
-        keywords_to_scores_dict: dict[float, list[str]] | None = None,
     ) -> None:
         if scoring_template not in _TEMPLATES:
             raise ConfigError(
@@ -63,6 +67,7 @@ class LLMJudge:
         self.scoring_template = scoring_template
         self.template_ques_ans = template_ques_ans
         self.keywords_to_scores_dict = keywords_to_scores_dict
+        self.additional_context = additional_context
         model: Model = llm if isinstance(llm, Model) else get_model(llm)
         template = get_template(scoring_template)
         if template_ques_ans is not None:
@@ -81,14 +86,21 @@ class LLMJudge:
             template = template.model_copy(update={"item": item})
         if keywords_to_scores_dict is not None:
             template = template.model_copy(update={"scale": labels_scale(keywords_to_scores_dict)})
-        self.system_prompt = system_prompt or template.system_text()
+        self.system_prompt = _with_context(
+            system_prompt or template.system_text(), additional_context
+        )
         self.judge = _LLMJudge(
             model,
             template,
             max_calls_per_min=max_calls_per_min,
             system_prompt=self.system_prompt,
             temperature=None if _is_langchain(llm) else 0.0,
+            output="text",
         )
+        explained = _with_context(
+            system_prompt or template.system_text(explanations=True), additional_context
+        )
+        self._explaining = self.judge.with_options(explanations=True, system_prompt=explained)
         self.is_judge = True
 
     async def judge_responses(
@@ -97,17 +109,31 @@ class LLMJudge:
         responses: list[str],
         retries: int = 5,
         progress_bar: Any = None,
+        explanations: bool = False,
     ) -> dict[str, Any]:
-        """``{"judge_prompts", "judge_responses", "scores"}``; unreadable scores are NaN."""
-        out = await self.judge.judge_responses(prompts, responses, retries, bool(progress_bar))
+        """``{"judge_prompts", "judge_responses", "scores"}`` (+ ``"explanations"`` when
+        asked); unreadable scores are NaN, and so are their explanations."""
+        judge = self._explaining if explanations else self.judge
+        out = await judge.judge_responses(prompts, responses, retries, bool(progress_bar))
         out["scores"] = [math.nan if s is None else s for s in out["scores"]]
+        if explanations:
+            out["explanations"] = [
+                math.nan if s != s or e is None else e
+                for s, e in zip(out["scores"], out["explanations"], strict=True)
+            ]
         return out
 
     def judge_responses_sync(
-        self, prompts: list[str], responses: list[str], retries: int = 5
+        self,
+        prompts: list[str],
+        responses: list[str],
+        retries: int = 5,
+        explanations: bool = False,
     ) -> dict[str, Any]:
         """Sync twin of :meth:`judge_responses`."""
-        return run_sync(self.judge_responses(prompts, responses, retries))
+        return run_sync(
+            self.judge_responses(prompts, responses, retries, explanations=explanations)
+        )
 
     async def generate_responses(
         self,
@@ -148,6 +174,10 @@ def _is_langchain(obj: Any) -> bool:
     from jurist.models._langchain import is_langchain_model
 
     return is_langchain_model(obj)
+
+
+def _with_context(system: str, context: str | None) -> str:
+    return f"{system}\n\nAdditional context:\n{context}" if context else system
 
 
 def _check_keywords(keywords: dict[float, list[str]] | None) -> None:

@@ -82,6 +82,23 @@ class LLMJudge:
         output: OutputFormat = "auto",
     ) -> None:
         base = model if isinstance(model, Model) else get_model(model)
+        self._options: dict[str, Any] = {
+            "model": base,
+            "template": template,
+            "max_calls_per_min": max_calls_per_min,
+            "explanations": explanations,
+            "instructions": instructions,
+            "labels": labels,
+            "system_prompt": system_prompt,
+            "temperature": temperature,
+            "max_tokens": max_tokens,
+            "concurrency": concurrency,
+            "name": name,
+            "scoring": scoring,
+            "top_logprobs": top_logprobs,
+            "extra_body": extra_body,
+            "output": output,
+        }
         if max_calls_per_min is not None:
             from jurist.models import LimitedModel
 
@@ -145,6 +162,24 @@ class LLMJudge:
 
     def __repr__(self) -> str:
         return f"LLMJudge({self.model.spec!r}, template={self.template.name!r})"
+
+    def with_options(self, **changes: Any) -> LLMJudge:
+        """A new judge with the same configuration except ``changes`` (constructor keywords).
+
+        The model object is shared, not rebuilt.
+
+        >>> judge = LLMJudge("mock:j", template="likert", scoring="auto")
+        >>> other = judge.with_options(explanations=True)
+        >>> other.explanations, other.scoring, other.model is judge.model
+        (True, 'auto', True)
+        """
+        unknown = sorted(set(changes) - set(self._options))
+        if unknown:
+            raise ConfigError(
+                f"LLMJudge.with_options: unknown option(s) {unknown}; "
+                f"the options are {sorted(self._options)}"
+            )
+        return LLMJudge(**{**self._options, **changes})
 
     @property
     def required_fields(self) -> tuple[str, ...]:
