@@ -5,9 +5,18 @@ Endpoints (all on 127.0.0.1):
 - ``POST /v1/chat/completions``: records the arrival time, sleeps ``latency`` seconds,
   then answers ``verdict`` with a usage block. No streaming, no logprobs.
 - ``GET /v1/models``: the one model, ``stub``.
-- ``GET /stats``: ``{"count": n, "arrivals": [...]}``; arrival times are ``time.time()``
-  seconds, taken when the request's handler starts.
-- ``POST /stats/reset``: forgets the arrivals recorded so far.
+- ``GET /stats``: ``{"count": n, "arrivals": [...], "prompt_chars": ..., "prompt_tokens": ...,
+  "completion_tokens": ..., "body_bytes": ...}``; arrival times are ``time.time()`` seconds,
+  taken when the request's handler starts. ``prompt_chars`` sums the characters of every
+  message's content; ``prompt_tokens`` sums, per request, ``ceil(chars / 4)`` (one estimate
+  for every client, so tools compare fairly); ``body_bytes`` sums the request bodies.
+- ``POST /stats/reset``: forgets the arrivals and counters recorded so far.
+
+With ``answer="schema"`` (``--answer schema``) a request that carries a JSON schema in
+``response_format`` is answered with a JSON instance of that schema instead of ``verdict``
+(the first enum value, the first non-null variant, ``1`` for integers, ``"ok"`` for
+strings; an array of objects with a ``criterion_id`` gets one entry per ``id="cN"`` found in
+the prompt). Rubric graders that ask for structured output then always get a valid answer.
 
 The server runs in its own process, so its CPU never counts as the client's:
 :class:`StubServer` starts ``python _stub_server.py --port 0 ...`` as a subprocess, waits
@@ -27,6 +36,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import re
 import socket
 import subprocess
 import sys
@@ -80,10 +90,104 @@ def _response(status: int, payload: Any, keep_alive: bool) -> bytes:
 
 
 class _State:
-    def __init__(self, latency: float, verdict: str) -> None:
+    def __init__(self, latency: float, verdict: str, answer: str = "verdict") -> None:
         self.latency = latency
         self.verdict = verdict
+        self.answer = answer
         self.arrivals: list[float] = []
+        self.reset_counters()
+
+    def reset_counters(self) -> None:
+        self.prompt_chars = 0
+        self.prompt_tokens = 0
+        self.completion_tokens = 0
+        self.body_bytes = 0
+
+    def stats(self) -> dict[str, Any]:
+        return {
+            "count": len(self.arrivals),
+            "arrivals": self.arrivals,
+            "prompt_chars": self.prompt_chars,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "body_bytes": self.body_bytes,
+        }
+
+
+_CRITERION_ID = re.compile(r'id="(c\d+)"')
+
+
+def _resolve(node: Any, root: dict[str, Any]) -> Any:
+    while isinstance(node, dict) and "$ref" in node:
+        target: Any = root
+        for part in str(node["$ref"]).lstrip("#/").split("/"):
+            target = target[part]
+        node = target
+    return node
+
+
+def schema_instance(schema: Any, root: dict[str, Any] | None = None, prompt: str = "") -> Any:
+    """A small JSON value that satisfies ``schema`` (the subset structured outputs use)."""
+    root = root if root is not None else schema
+    node = _resolve(schema, root)
+    if not isinstance(node, dict):
+        return "ok"
+    if "const" in node:
+        return node["const"]
+    if node.get("enum"):
+        return node["enum"][0]
+    for key in ("anyOf", "oneOf", "allOf"):
+        if node.get(key):
+            variants = [_resolve(v, root) for v in node[key]]
+            usable = [v for v in variants if not (isinstance(v, dict) and v.get("type") == "null")]
+            return schema_instance(usable[0] if usable else variants[0], root, prompt)
+    kind = node.get("type")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), "null")
+    if kind == "object" or "properties" in node:
+        props = node.get("properties", {})
+        return {k: schema_instance(v, root, prompt) for k, v in props.items()}
+    if kind == "array":
+        items = _resolve(node.get("items", {}), root)
+        if isinstance(items, dict) and "criterion_id" in items.get("properties", {}):
+            out = []
+            for cid in dict.fromkeys(_CRITERION_ID.findall(prompt)):
+                entry = schema_instance(items, root, prompt)
+                entry["criterion_id"] = cid
+                out.append(entry)
+            return out
+        return [schema_instance(items, root, prompt)]
+    if kind == "integer":
+        return int(node.get("minimum", 1))
+    if kind == "number":
+        return float(node.get("minimum", 0.5))
+    if kind == "boolean":
+        return True
+    if kind == "null":
+        return None
+    return "ok"
+
+
+def _text(message: dict[str, Any]) -> str:
+    """A message's text: its content string, or the text parts of a content list."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+    return ""
+
+
+def _schema_of(payload: dict[str, Any]) -> Any:
+    fmt = payload.get("response_format")
+    if not isinstance(fmt, dict):
+        return None
+    if fmt.get("type") == "json_schema":
+        spec = fmt.get("json_schema") or {}
+        return spec.get("schema")
+    if fmt.get("type") == "json_object":
+        return fmt.get("schema")
+    return None
 
 
 class _HTTPProtocol(asyncio.Protocol):
@@ -178,7 +282,18 @@ class _HTTPProtocol(asyncio.Protocol):
                 self._send(_response(400, msg, keep_alive))
                 return
             model = str(payload.get("model", "stub"))
-            data = _response(200, _completion_body(state.verdict, model, len(body)), keep_alive)
+            contents = [_text(m) for m in payload.get("messages", []) if isinstance(m, dict)]
+            chars = sum(len(c) for c in contents)
+            answer = state.verdict
+            schema = _schema_of(payload) if state.answer == "schema" else None
+            if schema is not None:
+                answer = json.dumps(schema_instance(schema, prompt="\n".join(contents)))
+            completion = _completion_body(answer, model, len(body))
+            state.prompt_chars += chars
+            state.prompt_tokens += -(-chars // 4)
+            state.completion_tokens += completion["usage"]["completion_tokens"]
+            state.body_bytes += len(body)
+            data = _response(200, completion, keep_alive)
             self.pending += 1
             self.loop.call_later(state.latency, self._send_later, data, keep_alive)
             return
@@ -186,10 +301,10 @@ class _HTTPProtocol(asyncio.Protocol):
             models = {"object": "list", "data": [{"id": "stub", "object": "model"}]}
             self._send(_response(200, models, keep_alive))
         elif path == "/stats" and method == "GET":
-            stats = {"count": len(state.arrivals), "arrivals": state.arrivals}
-            self._send(_response(200, stats, keep_alive))
+            self._send(_response(200, state.stats(), keep_alive))
         elif path == "/stats/reset" and method == "POST":
             state.arrivals = []
+            state.reset_counters()
             self._send(_response(200, {"count": 0}, keep_alive))
         else:
             self._send(_response(404, {"error": {"message": f"no route {path}"}}, keep_alive))
@@ -216,9 +331,10 @@ async def serve(
     latency: float = 0.2,
     verdict: str = "Correct",
     ready: Any = None,
+    answer: str = "verdict",
 ) -> None:
     """Serve until cancelled; print ``READY <port>`` to ``ready`` (stdout by default)."""
-    state = _State(latency, verdict)
+    state = _State(latency, verdict, answer)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", port))
@@ -241,9 +357,11 @@ class StubServer:
         port: int = 0,
         python: str | None = None,
         startup_timeout: float = 30.0,
+        answer: str = "verdict",
     ) -> None:
         self.latency = latency
         self.verdict = verdict
+        self.answer = answer
         self._port = port
         self._python = python or sys.executable
         self._startup_timeout = startup_timeout
@@ -269,6 +387,8 @@ class StubServer:
             repr(self.latency),
             "--verdict",
             self.verdict,
+            "--answer",
+            self.answer,
         ]
         self._proc = subprocess.Popen(
             cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
@@ -314,6 +434,11 @@ class StubServer:
     def count(self) -> int:
         return int(self._get("/stats")["count"])
 
+    def stats(self) -> dict[str, Any]:
+        """Everything ``GET /stats`` reports: request count, arrivals, prompt counters."""
+        stats: dict[str, Any] = self._get("/stats")
+        return stats
+
     def reset(self) -> None:
         self._get("/stats/reset", method="POST")
 
@@ -334,9 +459,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=0, help="0: any free port")
     parser.add_argument("--latency", type=float, default=0.2, help="seconds per answer")
     parser.add_argument("--verdict", default="Correct", help="the text every answer carries")
+    parser.add_argument(
+        "--answer",
+        choices=("verdict", "schema"),
+        default="verdict",
+        help="schema: answer requests that carry a JSON schema with an instance of it",
+    )
     args = parser.parse_args(argv)
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(serve(args.port, args.latency, args.verdict))
+        asyncio.run(serve(args.port, args.latency, args.verdict, answer=args.answer))
 
 
 if __name__ == "__main__":

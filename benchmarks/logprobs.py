@@ -135,10 +135,14 @@ def main(argv: list[str] | None = None) -> int:
         rows: dict[str, dict[str, Any]] = {}
         default_cap = jurist.get_template("likert").max_tokens
         for label, cap in (("generate, 2 tokens", 2), (f"generate, {default_cap} tokens", None)):
-            judge = jurist.LLMJudge(model, template="likert", max_tokens=cap, concurrency=args.batch)
+            judge = jurist.LLMJudge(
+                model, template="likert", max_tokens=cap, concurrency=args.batch
+            )
             secs, res = timed(lambda j=judge: j.judge_sync(data))
             rows[label] = {"seconds": secs, "jps": n / secs, "scored": n - res.n_failed}
-        judge = jurist.LLMJudge(model, template="likert", scoring="logprobs", concurrency=args.batch)
+        judge = jurist.LLMJudge(
+            model, template="likert", scoring="logprobs", concurrency=args.batch
+        )
         secs, res = timed(lambda: judge.judge_sync(data))
         assert all(j.scoring == "logprobs" and j.distribution for j in res), "not weighed"
         rows["logprobs (one pass)"] = {"seconds": secs, "jps": n / secs, "scored": n - res.n_failed}
@@ -146,12 +150,12 @@ def main(argv: list[str] | None = None) -> int:
         rows["bound (bare forward)"] = {"seconds": bound, "jps": n / bound, "scored": None}
 
     lp = rows["logprobs (one pass)"]["jps"]
-    ratios = {
-        f"logprobs / {k}": lp / v["jps"] for k, v in rows.items() if k.startswith("generate")
-    }
+    ratios = {f"logprobs / {k}": lp / v["jps"] for k, v in rows.items() if k.startswith("generate")}
     ratios["logprobs / bound"] = lp / rows["bound (bare forward)"]["jps"]
-    print(f"hf backend, random Llama {params / 1e6:.1f}M params, N={n}, batch {args.batch}, "
-          f"torch {torch.__version__}, {torch.get_num_threads()} threads")
+    print(
+        f"hf backend, random Llama {params / 1e6:.1f}M params, N={n}, batch {args.batch}, "
+        f"torch {torch.__version__}, {torch.get_num_threads()} threads"
+    )
     print(f"{'mode':<24}{'seconds':>10}{'judgments/s':>14}")
     for k, v in rows.items():
         print(f"{k:<24}{v['seconds']:>10.2f}{v['jps']:>14.1f}")

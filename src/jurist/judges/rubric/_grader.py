@@ -1,0 +1,356 @@
+""":class:`CriterionGrader`: grade submissions against a rubric with one judge or an ensemble.
+
+>>> import jurist
+>>> rubric = jurist.Rubric.from_dict([
+...     {"name": "answer", "requirement": "Gives the answer 4"},
+...     {"name": "tone", "requirement": "How is the tone?", "scale_type": "nominal",
+...      "options": [{"label": "Rude", "value": 0}, {"label": "Polite", "value": 1}]},
+... ])
+>>> answer = '{"c1": {"verdict": "MET"}, "c2": {"option": 1}}'
+>>> model = jurist.get_model("mock:judge", outputs=[answer], cycle=True)
+>>> grader = jurist.CriterionGrader(judges=[model], shuffle_options=False)
+>>> report = grader.grade_sync(rubric, "2 + 2 = 4, my friend.", query="What is 2 + 2?")
+>>> report.score, report.verdicts
+(0.5, ['MET', 'Rude'])
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal
+
+from jurist._progress import BatchProgress
+from jurist._sync import run_sync
+from jurist.errors import ConfigError, DataError
+from jurist.judges._items import as_item_dicts
+from jurist.judges.rubric._aggregate import BINARY_AGGREGATIONS
+from jurist.judges.rubric._assemble import Strategies, assemble
+from jurist.judges.rubric._calls import CallSettings, ItemInput, JudgeCalls
+from jurist.judges.rubric._criteria import (
+    NOMINAL_AGGREGATIONS,
+    ORDINAL_AGGREGATIONS,
+    Criterion,
+)
+from jurist.judges.rubric._judge_spec import JudgeSpec, resolve_judges
+from jurist.judges.rubric._report import GradeReport
+from jurist.judges.rubric._rubric import Rubric
+from jurist.judges.rubric._scoring import CANNOT_ASSESS_STRATEGIES, CannotAssess
+from jurist.judges.rubric._shuffle import item_key
+from jurist.types import Usage
+
+if TYPE_CHECKING:
+    from jurist.judges.rubric._item_judge import RubricJudge
+
+__all__ = ["CriterionGrader", "JudgeSpec"]
+
+Calls = Literal["per_item", "per_criterion"]
+Submission = str | Mapping[str, Any]
+
+
+def _check_choice(name: str, value: str, allowed: Sequence[str]) -> None:
+    if value not in allowed:
+        raise ConfigError(f"{name}={value!r} is not one of {', '.join(allowed)}")
+
+
+class CriterionGrader:
+    """Grades a submission on every criterion of a rubric with one or more judges.
+
+    Args:
+        judges: models, ``"provider:name"`` specs, ``(model, weight)`` pairs or
+            :class:`JudgeSpec`; ids default to the model's spec (``#2``, ``#3`` added to
+            repeats).
+        aggregation: binary criteria: ``majority``, ``weighted``, ``unanimous``, ``any``.
+        ordinal_aggregation: ``mean``, ``median``, ``weighted_mean``, ``mode``, ``min``, ``max``.
+        nominal_aggregation: ``mode``, ``weighted_mode``, ``unanimous``.
+        shuffle_options: show each judge the options in an order drawn from (seed, item,
+            criterion, judge); answers are mapped back and the order is recorded.
+        seed: pins the shuffles; ``None`` draws one (see :attr:`seed`).
+        auto_na_option: add a "Cannot assess" option to multi-choice criteria that have no
+            NA option; ``False`` is forced choice (a failed call then abstains with no
+            option selected).
+        calls: ``"per_item"`` (the whole rubric in one call per judge) or ``"per_criterion"``.
+        cannot_assess: ``skip``, ``zero``, ``partial`` (``partial_credit`` x weight), ``fail``.
+        explanations: ask each judge for a short explanation per criterion.
+        instructions: replace the task description and answering rules at the top of the
+            system message (the answer format and the rubric are always added).
+        temperature, max_tokens: sampling (``max_tokens`` defaults to a size that fits
+            the answer); a :class:`JudgeSpec` may set its own temperature and seed.
+        concurrency: the most model calls in flight in :meth:`grade_many`.
+    """
+
+    def __init__(
+        self,
+        judges: Sequence[Any] | Any,
+        *,
+        aggregation: str = "majority",
+        ordinal_aggregation: str = "mean",
+        nominal_aggregation: str = "mode",
+        shuffle_options: bool = True,
+        seed: int | None = None,
+        auto_na_option: bool = True,
+        calls: Calls = "per_item",
+        cannot_assess: CannotAssess = "skip",
+        partial_credit: float = 0.5,
+        explanations: bool = True,
+        instructions: str | None = None,
+        temperature: float | None = 0.0,
+        max_tokens: int | None = None,
+        concurrency: int = 32,
+        name: str | None = None,
+    ) -> None:
+        _check_choice("aggregation", aggregation, BINARY_AGGREGATIONS)
+        _check_choice("ordinal_aggregation", ordinal_aggregation, ORDINAL_AGGREGATIONS)
+        _check_choice("nominal_aggregation", nominal_aggregation, NOMINAL_AGGREGATIONS)
+        _check_choice("calls", calls, ("per_item", "per_criterion"))
+        _check_choice("cannot_assess", cannot_assess, CANNOT_ASSESS_STRATEGIES)
+        if not 0.0 <= partial_credit <= 1.0:
+            raise ConfigError(f"partial_credit must be in [0, 1], got {partial_credit}")
+        if concurrency < 1:
+            raise ConfigError(f"concurrency must be at least 1, got {concurrency}")
+        self._specs = resolve_judges(judges)
+        self.strategies = Strategies(
+            aggregation, ordinal_aggregation, nominal_aggregation, cannot_assess, partial_credit
+        )
+        self.shuffle_options = shuffle_options
+        self._seed = seed if seed is not None else random.SystemRandom().randrange(2**31)
+        self.auto_na_option = auto_na_option
+        self.calls: Calls = calls
+        self.explanations = explanations
+        self.instructions = instructions
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+        self.concurrency = concurrency
+        self.name = name or "rubric@" + ",".join(self.judge_ids)
+
+    def __repr__(self) -> str:
+        return f"CriterionGrader(judges={self.judge_ids!r}, calls={self.calls!r})"
+
+    @property
+    def seed(self) -> int:
+        """The seed of the option shuffles (drawn at construction when none was given)."""
+        return self._seed
+
+    @property
+    def judge_ids(self) -> list[str]:
+        return [judge_id for _, _, judge_id in self._specs]
+
+    def effective_criteria(self, rubric: Rubric) -> list[Criterion]:
+        """The criteria as judged: with the "Cannot assess" option when ``auto_na_option``."""
+        if not self.auto_na_option:
+            return list(rubric.criteria)
+        return [c.with_na_option() for c in rubric.criteria]
+
+    def describe(self, rubric: Rubric | None = None) -> dict[str, Any]:
+        """The grader's whole configuration as JSON-able data (for run manifests)."""
+        s = self.strategies
+        out: dict[str, Any] = {
+            "kind": "rubric_grader",
+            "name": self.name,
+            "judges": [
+                {
+                    "id": judge_id,
+                    "model": model.identity(),
+                    "weight": spec.weight,
+                    "temperature": self.temperature
+                    if spec.temperature is None
+                    else spec.temperature,
+                    "seed": spec.seed,
+                }
+                for model, spec, judge_id in self._specs
+            ],
+            "aggregation": s.binary,
+            "ordinal_aggregation": s.ordinal,
+            "nominal_aggregation": s.nominal,
+            "cannot_assess": s.cannot_assess,
+            "partial_credit": s.partial_credit,
+            "shuffle_options": self.shuffle_options,
+            "seed": self.seed,
+            "auto_na_option": self.auto_na_option,
+            "calls": self.calls,
+            "explanations": self.explanations,
+            "instructions": self.instructions,
+            "max_tokens": self.max_tokens,
+        }
+        if rubric is not None:
+            out["rubric"] = rubric.to_dict()
+        return out
+
+    # -- one submission -------------------------------------------------------------------
+
+    def _callers(self, rubric: Rubric, semaphore: asyncio.Semaphore | None) -> list[JudgeCalls]:
+        settings = CallSettings(
+            calls=self.calls,
+            explanations=self.explanations,
+            shuffle_seed=self.seed if self.shuffle_options else None,
+            max_tokens=self.max_tokens,
+            guidelines=rubric.guidelines,
+            instructions=self.instructions,
+        )
+        return [
+            JudgeCalls(
+                model,
+                judge_id,
+                spec.weight,
+                temperature=self.temperature if spec.temperature is None else spec.temperature,
+                seed=spec.seed,
+                settings=settings,
+                semaphore=semaphore,
+            )
+            for model, spec, judge_id in self._specs
+        ]
+
+    async def _grade_one(
+        self,
+        rubric: Rubric,
+        criteria: list[Criterion],
+        callers: list[JudgeCalls],
+        item: ItemInput,
+        retries: int,
+    ) -> GradeReport:
+        started = time.perf_counter()
+        runs = await asyncio.gather(*(c.run(criteria, item, retries) for c in callers))
+        usage = Usage()
+        for run in runs:
+            usage = usage + run.usage
+        return assemble(
+            criteria,
+            {caller.judge_id: run.votes for caller, run in zip(callers, runs, strict=True)},
+            self.strategies,
+            names=rubric.criterion_names(),
+            usage=usage,
+            latency=time.perf_counter() - started,
+            calls=self.calls,
+            seed=self.seed if self.shuffle_options else None,
+        )
+
+    async def grade(
+        self,
+        rubric: Rubric,
+        submission: str,
+        *,
+        query: str | None = None,
+        reference: str | None = None,
+        retries: int = 0,
+    ) -> GradeReport:
+        """Grade one submission; never raises for a failed call (see the report's errors).
+
+        ``retries`` re-asks a judge whose answer is not a JSON object at most that many
+        more times; API errors are left to the retry wrapper.
+        """
+        item = ItemInput(submission, query, reference, item_key(query, submission))
+        criteria = self.effective_criteria(rubric)
+        return await self._grade_one(rubric, criteria, self._callers(rubric, None), item, retries)
+
+    def grade_sync(
+        self,
+        rubric: Rubric,
+        submission: str,
+        *,
+        query: str | None = None,
+        reference: str | None = None,
+        retries: int = 0,
+    ) -> GradeReport:
+        """Sync twin of :meth:`grade`; works inside a running event loop too."""
+        return run_sync(
+            self.grade(rubric, submission, query=query, reference=reference, retries=retries)
+        )
+
+    # -- batches --------------------------------------------------------------------------
+
+    async def grade_many(
+        self,
+        rubric: Rubric,
+        submissions: Iterable[Submission],
+        *,
+        queries: Sequence[str | None] | None = None,
+        retries: int = 0,
+        concurrency: int | None = None,
+        progress: bool = False,
+    ) -> list[GradeReport]:
+        """Grade many submissions concurrently, in input order.
+
+        ``submissions``: strings, or mappings (or a DataFrame's rows) with ``submission``
+        (or ``response``) and optional ``query`` (or ``prompt``) and ``reference``. At most
+        ``concurrency`` model calls are in flight (default: the grader's).
+        """
+        if type(submissions).__module__.startswith("pandas"):
+            submissions = as_item_dicts(submissions)
+        items = [self._item(s, i, queries) for i, s in enumerate(submissions)]
+        limit = concurrency or self.concurrency
+        semaphore = asyncio.Semaphore(limit)
+        callers = self._callers(rubric, semaphore)
+        criteria = self.effective_criteria(rubric)
+        reports: list[GradeReport | None] = [None] * len(items)
+        pending = iter(range(len(items)))
+        with BatchProgress(len(items), enabled=progress) as bar:
+
+            async def worker() -> None:
+                for i in pending:
+                    report = await self._grade_one(rubric, criteria, callers, items[i], retries)
+                    reports[i] = report
+                    bar.advance(ok=report.ok, tokens=report.usage.total_tokens)
+
+            await asyncio.gather(*(worker() for _ in range(min(limit, max(1, len(items))))))
+        return [r for r in reports if r is not None]
+
+    def grade_many_sync(
+        self,
+        rubric: Rubric,
+        submissions: Iterable[Submission],
+        *,
+        queries: Sequence[str | None] | None = None,
+        retries: int = 0,
+        concurrency: int | None = None,
+        progress: bool = False,
+    ) -> list[GradeReport]:
+        """Sync twin of :meth:`grade_many`."""
+        return run_sync(
+            self.grade_many(
+                rubric,
+                submissions,
+                queries=queries,
+                retries=retries,
+                concurrency=concurrency,
+                progress=progress,
+            )
+        )
+
+    @staticmethod
+    def _item(s: Submission, i: int, queries: Sequence[str | None] | None) -> ItemInput:
+        query = queries[i] if queries is not None else None
+        reference = None
+        if isinstance(s, Mapping):
+            text = s.get("submission", s.get("response"))
+            query = s.get("query", s.get("prompt", query))
+            reference = s.get("reference")
+        else:
+            text = s
+        if not isinstance(text, str):
+            raise DataError(
+                f"item {i}: the submission must be text (a string, or a mapping with "
+                f"'submission' or 'response'), got {type(text).__name__}"
+            )
+        query = None if query is None else str(query)
+        return ItemInput(text, query, reference, item_key(query, text))
+
+    def for_rubric(
+        self,
+        rubric: Rubric,
+        *,
+        submission_field: str = "response",
+        query_field: str | None = "prompt",
+        reference_field: str | None = None,
+    ) -> RubricJudge:
+        """This grader bound to a rubric, as an item judge for :func:`jurist.evaluate`."""
+        from jurist.judges.rubric._item_judge import RubricJudge
+
+        return RubricJudge(
+            self,
+            rubric,
+            submission_field=submission_field,
+            query_field=query_field,
+            reference_field=reference_field,
+        )

@@ -1,0 +1,103 @@
+""":class:`RubricJudge`: a grader bound to a rubric, as an item judge for the batch engine.
+
+It meets :class:`jurist.judges.ItemJudge`: ``name``, ``required_fields``, ``describe()`` and
+``judge(item)``, which returns the item's :class:`GradeReport` (``score``, ``error``,
+``usage`` and the whole per-criterion breakdown) and never raises for a failed call.
+
+>>> import jurist
+>>> from jurist.judges import ItemJudge
+>>> rubric = jurist.Rubric.from_dict([{"name": "ok", "requirement": "Answers the question"}])
+>>> grader = jurist.CriterionGrader(
+...     judges=[jurist.get_model("mock:j", outputs=['{"c1": {"verdict": "MET"}}'], cycle=True)])
+>>> judge = grader.for_rubric(rubric, submission_field="answer", query_field="question")
+>>> isinstance(judge, ItemJudge), judge.required_fields
+(True, ('answer',))
+>>> judge.judge_sync({"question": "2+2?", "answer": "4"}).score
+1.0
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from jurist._sync import run_sync
+from jurist.judges.rubric._report import GradeReport
+from jurist.judges.rubric._rubric import Rubric
+
+if TYPE_CHECKING:
+    from jurist.judges.rubric._grader import CriterionGrader
+
+__all__ = ["RubricJudge"]
+
+
+class RubricJudge:
+    """A :class:`CriterionGrader` and a :class:`Rubric`, judging one item (a mapping) at a time.
+
+    ``submission_field`` is required in every item; ``query_field`` and
+    ``reference_field`` are used when the item has them.
+    """
+
+    def __init__(
+        self,
+        grader: CriterionGrader,
+        rubric: Rubric,
+        *,
+        submission_field: str = "response",
+        query_field: str | None = "prompt",
+        reference_field: str | None = None,
+    ) -> None:
+        self.grader = grader
+        self.rubric = rubric
+        self.submission_field = submission_field
+        self.query_field = query_field
+        self.reference_field = reference_field
+
+    def __repr__(self) -> str:
+        return f"RubricJudge({self.name!r}, criteria={len(self.rubric)})"
+
+    @property
+    def name(self) -> str:
+        return self.grader.name
+
+    @property
+    def required_fields(self) -> tuple[str, ...]:
+        return (self.submission_field,)
+
+    def describe(self) -> dict[str, Any]:
+        """The grader's configuration, the rubric and the field mapping (JSON-able)."""
+        out = self.grader.describe(self.rubric)
+        out["fields"] = {
+            "submission": self.submission_field,
+            "query": self.query_field,
+            "reference": self.reference_field,
+        }
+        return out
+
+    def _text(self, item: Mapping[str, Any], field: str | None) -> str | None:
+        if field is None:
+            return None
+        value = item.get(field)
+        return None if value is None else str(value)
+
+    async def judge(self, item: Mapping[str, Any], *, retries: int = 0) -> GradeReport:
+        """Grade one item; a missing submission is a report with a ``data:`` error."""
+        submission = item.get(self.submission_field)
+        if not isinstance(submission, str):
+            got = "nothing" if submission is None else f"a {type(submission).__name__}"
+            return GradeReport(
+                score=None,
+                error=f"data: field {self.submission_field!r} must hold the submission text, "
+                f"got {got}",
+            )
+        return await self.grader.grade(
+            self.rubric,
+            submission,
+            query=self._text(item, self.query_field),
+            reference=self._text(item, self.reference_field),
+            retries=retries,
+        )
+
+    def judge_sync(self, item: Mapping[str, Any], *, retries: int = 0) -> GradeReport:
+        """Sync twin of :meth:`judge`."""
+        return run_sync(self.judge(item, retries=retries))
