@@ -33,7 +33,9 @@ def test_main_job_on_mock(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     assert summary["items"] == 8 and summary["calls"] == 8
 
 
-def test_rerun_hits_the_cache(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_rerun_resumes_and_no_resume_hits_the_cache(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     args = [
         "judge",
         str(EXAMPLES),
@@ -44,11 +46,26 @@ def test_rerun_hits_the_cache(tmp_path: Path, capsys: pytest.CaptureFixture[str]
         "--no-progress",
     ]
     assert run(args, capsys)[0] == EXIT_OK
+    # the same command again resumes the finished run: nothing is sent
     assert run(args, capsys)[0] == EXIT_OK
     summary = json.loads((tmp_path / "summary.json").read_text())
-    assert summary["cache_hits"] == 8 and summary["calls"] == 0
-    assert run([*args, "--no-cache"], capsys)[0] == EXIT_OK
+    assert summary["calls"] == 8 and summary["sessions"] == 2 and summary["items"] == 8
+    # starting over answers from the cache
+    assert run([*args, "--no-resume"], capsys)[0] == EXIT_OK
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["cache_hits"] == 8 and summary["calls"] == 0 and summary["cost"] == 0.0
+    assert run([*args, "--no-resume", "--no-cache"], capsys)[0] == EXIT_OK
     assert json.loads((tmp_path / "summary.json").read_text())["calls"] == 8
+
+
+def test_changed_template_on_resume_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["judge", str(EXAMPLES), "--model", "mock:judge", "--out", str(tmp_path)]
+    assert run([*args, "--no-progress"], capsys)[0] == EXIT_OK
+    code, _, err = run([*args, "--no-progress", "--temperature", "0.5"], capsys)
+    assert code == EXIT_USAGE
+    assert "cannot resume" in err and "judge.temperature: 0.0 -> 0.5" in err
 
 
 def test_csv_with_field_mapping(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -15,8 +15,9 @@ from jurist.cli._app import EXIT_FAILED_ITEMS, EXIT_OK, app, err_console
 from jurist.cli._model_options import build_model, resolve_model_spec
 from jurist.cli._summary import print_summary
 from jurist.errors import ConfigError
-from jurist.evaluate import read_records, require_fields
-from jurist.judges import JudgeResults, LLMJudge
+from jurist.evaluate import Run, aevaluate, open_source
+from jurist.judges import ItemJudge, LLMJudge
+from jurist.models import Model
 from jurist.templates import get_template
 
 
@@ -92,18 +93,22 @@ def judge(
         Path | None, typer.Option(help="Cache file; default $JURIST_CACHE_DIR/cache.sqlite.")
     ] = None,
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
+    resume: Annotated[
+        bool,
+        typer.Option(help="Continue the run in the output folder (--no-resume starts over)."),
+    ] = True,
 ) -> int:
     """Judge every item of DATA with one template and write the results as JSONL."""
     tpl = get_template(template)
-    rows = read_records(data)
-    if not rows:
-        raise ConfigError(f"{data}: no items to judge")
     mapping = {
         "prompt": prompt_field,
         "response": response_field,
         **_parse_field_flags(field or []),
     }
-    require_fields(rows, {f: mapping.get(f, f) for f in tpl.fields})
+    fields = dict(mapping)  # optional template fields (a reference) map too
+    source = open_source(data)
+    if source.scan(fields, tpl.fields).items == 0:
+        raise ConfigError(f"{data}: no items to judge")
 
     spec = resolve_model_spec(model, base_url)
     judge_model = build_model(
@@ -125,66 +130,64 @@ def judge(
         concurrency=concurrency,
     )
     out_path = _output_path(out, data, template)
-    started = time.perf_counter()
-    results = asyncio.run(_run(the_judge, rows, mapping, retries, progress))
-    elapsed = time.perf_counter() - started
-    _write_results(out_path, results)
-    summary = _summary(results, spec, template, data, out_path, elapsed)
-    (out_path.parent / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
-    print_summary(Console(), summary, results)
-    return EXIT_FAILED_ITEMS if results.n_failed else EXIT_OK
+    run_dir = run_folder(out_path)
+    run = asyncio.run(
+        run_through_engine(
+            the_judge,
+            data,
+            run_dir,
+            fields=fields,
+            retries=retries,
+            progress=progress,
+            resume=resume,
+            prepare=the_judge.model,
+        )
+    )
+    return finish_run(run, out_path, extra={"model": spec, "template": template})
 
 
-async def _run(
-    judge: LLMJudge,
-    rows: list[dict[str, Any]],
-    mapping: dict[str, str],
+def run_folder(out_path: Path) -> Path:
+    """The run store's folder: the output folder, or ``<name>.run`` beside a .jsonl file."""
+    if out_path.name == "results.jsonl":
+        return out_path.parent
+    return out_path.with_name(out_path.stem + ".run")
+
+
+async def run_through_engine(
+    judge: ItemJudge,
+    data: Path,
+    run_dir: Path,
+    *,
+    fields: dict[str, str] | None,
     retries: int,
     progress: bool,
-) -> JudgeResults:
+    resume: bool,
+    prepare: Model | Sequence[Model],
+) -> Run:
+    """Prepare the model(s), run the engine, and close them whatever happens."""
+    models = [prepare] if isinstance(prepare, Model) else list(prepare)
     try:
-        with err_console.status(f"preparing {judge.model.spec} ...", spinner="dots"):
-            await judge.model.prepare()
-        return await judge.judge_items(rows, retries=retries, fields=mapping, progress=progress)
+        for m in models:
+            with err_console.status(f"preparing {m.spec} ...", spinner="dots"):
+                await m.prepare()
+        return await aevaluate(
+            data,
+            judge,
+            run_dir=run_dir,
+            resume=resume,
+            fields=fields,
+            retries=retries,
+            progress=progress,
+        )
     finally:
-        await judge.model.aclose()
+        for m in models:
+            await m.aclose()
 
 
-def _write_results(path: Path, results: JudgeResults) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    with tmp.open("w", encoding="utf-8") as f:
-        for row in results.to_records():
-            f.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
-    tmp.replace(path)
-
-
-def _summary(
-    results: JudgeResults, spec: str, template: str, data: Path, out: Path, elapsed: float
-) -> dict[str, Any]:
-    usage = results.usage
-    verdicts: dict[str, int] = {}
-    for j in results:
-        key = "(failed)" if j.score is None else str(j.verdict)
-        verdicts[key] = verdicts.get(key, 0) + 1
-    errors: dict[str, int] = {}
-    for _, j in results.failures:
-        category = (j.error or "error").split(":", 1)[0]
-        errors[category] = errors.get(category, 0) + 1
-    return {
-        "data": str(data),
-        "model": spec,
-        "template": template,
-        "items": len(results),
-        "scored": len(results) - results.n_failed,
-        "failed": results.n_failed,
-        "mean_score": results.mean(),
-        "verdicts": verdicts,
-        "errors": errors,
-        "calls": usage.calls,
-        "cache_hits": usage.cache_hits,
-        "prompt_tokens": usage.prompt_tokens,
-        "completion_tokens": usage.completion_tokens,
-        "seconds": round(elapsed, 3),
-        "results": str(out),
-    }
+def finish_run(run: Run, out_path: Path, *, extra: dict[str, Any]) -> int:
+    """Write results.jsonl and summary.json, print the summary; the exit code."""
+    run.to_jsonl(out_path)
+    summary = {**run.summary().model_dump(), **extra, "results": str(out_path)}
+    (out_path.parent / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    print_summary(Console(), summary, run.failures(limit=5))
+    return EXIT_FAILED_ITEMS if summary["failed"] else EXIT_OK

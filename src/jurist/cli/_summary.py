@@ -1,4 +1,4 @@
-"""The summary table printed at the end of a run."""
+"""The summary table printed at the end of a run (``jurist judge``, ``compare``, ``grade``)."""
 
 from __future__ import annotations
 
@@ -7,17 +7,21 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from jurist.judges import JudgeResults
+__all__ = ["print_summary"]
 
 
-def print_summary(console: Console, summary: dict[str, Any], results: JudgeResults) -> None:
-    table = Table(title=f"jurist judge: {summary['data']}", show_header=False)
+def print_summary(
+    console: Console, summary: dict[str, Any], failures: list[tuple[int, str]]
+) -> None:
+    """Print a run's summary (``RunSummary`` fields plus ``model``/``template``/``results``)."""
+    table = Table(title=f"jurist: {summary['data']}", show_header=False)
     table.add_column("what", style="bold")
     table.add_column("value")
     mean = summary["mean_score"]
+    cost = summary.get("cost")
     rows = [
-        ("model", summary["model"]),
-        ("template", summary["template"]),
+        *((k, str(summary[k])) for k in ("model", "template", "rubric") if summary.get(k)),
+        ("judge", str(summary.get("judge", ""))),
         ("items", str(summary["items"])),
         ("scored", str(summary["scored"])),
         ("failed", str(summary["failed"])),
@@ -28,14 +32,17 @@ def print_summary(console: Console, summary: dict[str, Any], results: JudgeResul
             "tokens (prompt / completion)",
             f"{summary['prompt_tokens']} / {summary['completion_tokens']}",
         ),
+        ("cost", "unknown (no price for this model)" if cost is None else f"${cost:.4f}"),
         ("time", f"{summary['seconds']:.2f} s"),
-        ("results", summary["results"]),
+        ("run", str(summary.get("run_dir", ""))),
+        ("results", str(summary["results"])),
     ]
     for k, v in rows:
         table.add_row(k, v)
     console.print(table)
-    if results.n_failed:
-        shown = results.failures[:5]
-        console.print(f"[yellow]{results.n_failed} item(s) got no score[/]; first {len(shown)}:")
-        for i, j in shown:
-            console.print(f"  item {i + 1}: {j.error}", highlight=False, markup=False)
+    if summary["failed"]:
+        console.print(
+            f"[yellow]{summary['failed']} item(s) got no score[/]; first {len(failures)}:"
+        )
+        for i, error in failures:
+            console.print(f"  item {i + 1}: {error}", highlight=False, markup=False)

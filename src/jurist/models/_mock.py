@@ -37,6 +37,8 @@ class MockModel(Model):
     delays each answer. ``candidate_probs`` makes :meth:`candidate_scores` available.
     ``top_logprobs`` declares that the model returns that many alternatives per token (the
     scripted :class:`~jurist.types.Completion` objects carry them), for logprob scoring.
+    ``record=False`` keeps no log of requests in :attr:`requests` (for long benchmarks);
+    :attr:`calls` counts them either way.
     """
 
     provider = "mock"
@@ -51,8 +53,10 @@ class MockModel(Model):
         candidate_probs: dict[str, float] | None = None,
         json_schema: bool = False,
         top_logprobs: int = 0,
+        record: bool = True,
     ) -> None:
         self.name = name
+        self.record = record
         self._top_logprobs = top_logprobs
         self.latency = latency
         self.calls = 0
@@ -81,7 +85,8 @@ class MockModel(Model):
 
     async def complete(self, request: Request) -> Completion:
         self.calls += 1
-        self.requests.append(request)
+        if self.record:
+            self.requests.append(request)
         if self.latency:
             await asyncio.sleep(self.latency)
         out = await self._next(request)
@@ -120,7 +125,8 @@ class MockModel(Model):
         import math
 
         self.calls += 1
-        self.requests.append(request)
+        if self.record:
+            self.requests.append(request)
         raw = {c: self._candidate_probs.get(c, 0.0) for c in candidates}
         total = sum(raw.values())
         if total <= 0:

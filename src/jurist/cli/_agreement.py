@@ -1,0 +1,117 @@
+"""``jurist agreement RUN --labels FIELD``: how well a run's judge agrees with labels.
+
+For a rubric run (its results carry criteria) FIELD holds each item's ground truth, one
+label per criterion; the command prints per-criterion, between-judge and per-judge
+figures. Otherwise FIELD holds one label per item and the judge's verdict (nominal,
+ordinal) or score (interval) is compared with it.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from jurist.cli._app import EXIT_OK, app
+from jurist.errors import ConfigError, DataError
+from jurist.evaluate import Run
+from jurist.metrics import Agreement, RubricMetrics, agreement, criteria_info, rubric_metrics
+
+
+def choose_kind(verdicts: list[Any], labels: list[Any]) -> str:
+    """``ordinal`` for whole-number labels and verdicts (10 values at most), ``interval``
+    for other numbers, ``nominal`` for anything else."""
+    nums = all(isinstance(v, int | float) and not isinstance(v, bool) for v in labels)
+    if not nums:
+        return "nominal"
+    whole = all(float(v).is_integer() for v in labels) and len(set(labels)) <= 10
+    verdicts_whole = all(
+        isinstance(v, int | float) and float(v).is_integer() for v in verdicts if v is not None
+    )
+    return "ordinal" if whole and verdicts_whole else "interval"
+
+
+def _print_agreement(console: Console, res: Agreement, what: str) -> None:
+    table = Table(title=f"agreement ({res.kind}): {what}")
+    for col in ("metric", "value", "95% CI"):
+        table.add_column(col)
+    for name, est in res.metrics.items():
+        ci = "-" if est.low is None or est.high is None else f"[{est.low:.4f}, {est.high:.4f}]"
+        table.add_row(name, f"{est.value:.4f}", ci)
+    console.print(table)
+    console.print(f"{res.n} pairs; {res.dropped} left out (no score or no label)")
+
+
+def _fmt(v: float | None) -> str:
+    return "-" if v is None else f"{v:.4f}"
+
+
+def _print_rubric(console: Console, m: RubricMetrics) -> None:
+    table = Table(title="per criterion (final verdict vs ground truth)")
+    cols = ["criterion", "kind", "n", "accuracy", "kappa", "lin. kappa", "quad. kappa"]
+    cols += ["RMSE", "MAE", "judges alpha", "judges Fleiss"]
+    for col in cols:
+        table.add_column(col)
+    for c in m.criteria:
+        table.add_row(
+            c.name,
+            c.kind,
+            str(c.n),
+            *map(_fmt, (c.accuracy, c.kappa, c.linear_kappa, c.quadratic_kappa, c.rmse, c.mae)),
+            _fmt(c.judges_alpha),
+            _fmt(c.judges_fleiss_kappa),
+        )
+    console.print(table)
+    judges = Table(title="per judge (votes vs ground truth)")
+    judges.add_column("judge")
+    judges.add_column("accuracy")
+    for name, acc in sorted(m.judges.items()):
+        judges.add_row(name, _fmt(acc))
+    console.print(judges)
+    console.print(f"overall accuracy: {_fmt(m.overall_accuracy)}")
+
+
+@app.command("agreement")
+def agreement_command(
+    run_dir: Annotated[str, typer.Argument(help="A run folder (jurist judge --out ...).")],
+    labels: Annotated[str, typer.Option(help="The item field holding the human labels.")],
+    kind: Annotated[
+        str, typer.Option(help="auto, nominal, ordinal or interval (see docs/metrics.md).")
+    ] = "auto",
+    ci: Annotated[bool, typer.Option(help="Bootstrap 95% confidence intervals.")] = True,
+) -> int:
+    """Agreement between a run's judge and the labels in FIELD."""
+    if kind not in ("auto", "nominal", "ordinal", "interval"):
+        raise ConfigError(f"--kind must be auto, nominal, ordinal or interval, not {kind!r}")
+    run = Run(run_dir)
+    console = Console(width=max(140, Console().width))
+    truth: list[Any] = []
+    outcomes: list[dict[str, Any]] = []
+    scores: list[Any] = []
+    for row in run.rows():
+        if labels not in row["item"]:
+            raise DataError(
+                f"{run_dir}: item {row['idx']} has no field {labels!r}; "
+                f"its fields are {sorted(row['item'])}"
+            )
+        truth.append(row["item"][labels])
+        outcomes.append(row["outcome"])
+        scores.append(row["score"])
+    if any("criteria" in o for o in outcomes):
+        from jurist import Rubric
+
+        spec = run.manifest.judge.get("rubric")
+        if spec is None:
+            raise ConfigError(f"{run_dir}: the run's manifest holds no rubric")
+        info = criteria_info(Rubric.from_dict(spec))
+        _print_rubric(console, rubric_metrics(info, truth, outcomes))
+        return EXIT_OK
+    verdicts = [o.get("verdict") for o in outcomes]
+    chosen = choose_kind(verdicts, [t for t in truth if t is not None]) if kind == "auto" else kind
+    values = scores if chosen == "interval" else verdicts
+    what = f"judge {'score' if chosen == 'interval' else 'verdict'} vs {labels}"
+    res = agreement(values, truth, kind=chosen, ci=ci)  # type: ignore[arg-type]
+    _print_agreement(console, res, what)
+    return EXIT_OK

@@ -1,0 +1,154 @@
+"""``jurist compare A B``: which system answers better, pair by pair, through the engine.
+
+Row *i* of A is compared with row *i* of B (same prompt; with ``--id-field`` their ids
+must match too). The pairs are written to ``pairs.jsonl`` in the run folder and judged
+there by a :class:`~jurist.judges.PairwiseJudge`, so a killed comparison resumes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Annotated, Any
+
+import orjson
+import typer
+
+from jurist.cli._app import app
+from jurist.cli._judge import finish_run, run_through_engine
+from jurist.cli._model_options import build_model, resolve_model_spec
+from jurist.errors import ConfigError, DataError
+from jurist.evaluate import open_source
+
+
+def write_pairs(
+    a: Path, b: Path, out: Path, *, prompt_field: str, response_field: str, id_field: str | None
+) -> int:
+    """Join A and B row by row into ``out`` (JSONL); the number of pairs."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    n = 0
+    tmp = out.with_name(out.name + ".tmp")
+    with tmp.open("wb") as f:
+        rows_b = iter(open_source(b))
+        for _, where_a, row_a in open_source(a):
+            right = next(rows_b, None)
+            if right is None:
+                raise DataError(f"{a} has more rows than {b} ({n}); compare needs equal rows")
+            _, where_b, row_b = right
+            for where, row, field in (
+                (where_a, row_a, prompt_field),
+                (where_a, row_a, response_field),
+                (where_b, row_b, response_field),
+            ):
+                if row.get(field) is None:
+                    raise DataError(
+                        f"{where}: missing field {field!r}; the fields are {sorted(row)}"
+                    )
+            if row_b.get(prompt_field) not in (None, row_a[prompt_field]):
+                raise DataError(f"{where_a} and {where_b}: the prompts differ")
+            if id_field is not None and row_a.get(id_field) != row_b.get(id_field):
+                raise DataError(
+                    f"{where_a} and {where_b}: {id_field} {row_a.get(id_field)!r} != "
+                    f"{row_b.get(id_field)!r}"
+                )
+            pair: dict[str, Any] = {
+                "prompt": row_a[prompt_field],
+                "response_a": row_a[response_field],
+                "response_b": row_b[response_field],
+            }
+            if id_field is not None:
+                pair[id_field] = row_a.get(id_field)
+            f.write(orjson.dumps(pair, default=str) + b"\n")
+            n += 1
+        if next(rows_b, None) is not None:
+            raise DataError(f"{b} has more rows than {a} ({n}); compare needs equal rows")
+    tmp.replace(out)
+    return n
+
+
+@app.command("compare")
+def compare(
+    a: Annotated[Path, typer.Argument(help="System A's outputs (.jsonl, .json, .csv, .parquet).")],
+    b: Annotated[Path, typer.Argument(help="System B's outputs, same prompts in the same order.")],
+    template: Annotated[str, typer.Option(help="A pairwise template.")] = "mt_bench_pair",
+    model: Annotated[str | None, typer.Option(help="provider:name of the judge.")] = None,
+    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible server URL.")] = None,
+    api_key: Annotated[
+        str | None, typer.Option(help="API key; default $OPENAI_API_KEY.", envvar="JURIST_API_KEY")
+    ] = None,
+    prompt_field: Annotated[str, typer.Option(help="Column holding the prompt.")] = "prompt",
+    response_field: Annotated[str, typer.Option(help="Column holding the answer.")] = "response",
+    id_field: Annotated[
+        str | None, typer.Option(help="Column that must match between A and B.")
+    ] = None,
+    swap: Annotated[bool, typer.Option(help="Judge both orders (position-bias control).")] = True,
+    consistency: Annotated[
+        str, typer.Option(help="A pair whose orders disagree becomes: tie or inconsistent.")
+    ] = "tie",
+    concurrency: Annotated[int, typer.Option(min=1, help="Pairs in flight at once.")] = 16,
+    retries: Annotated[int, typer.Option(min=0, help="Re-asks for an unreadable verdict.")] = 2,
+    max_retries: Annotated[int, typer.Option(min=0, help="Retries of transient API errors.")] = 3,
+    timeout: Annotated[float, typer.Option(min=0.1, help="Seconds per API call.")] = 60.0,
+    out: Annotated[Path | None, typer.Option(help="Run folder; default runs/<a>-vs-<b>/.")] = None,
+    cache: Annotated[bool, typer.Option(help="Cache deterministic calls in SQLite.")] = True,
+    progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
+    resume: Annotated[bool, typer.Option(help="Continue the run in the folder.")] = True,
+) -> int:
+    """Compare two systems' answers with a pairwise judge; writes results.jsonl and a summary."""
+    from jurist.judges import PairwiseJudge
+
+    if consistency not in ("tie", "inconsistent"):
+        raise ConfigError(f"--consistency must be tie or inconsistent, not {consistency!r}")
+    run_dir = out or Path("runs") / f"{a.stem}-vs-{b.stem}"
+    pairs = run_dir / "pairs.jsonl"
+    if (
+        write_pairs(
+            a, b, pairs, prompt_field=prompt_field, response_field=response_field, id_field=id_field
+        )
+        == 0
+    ):
+        raise ConfigError(f"{a}: no items to compare")
+    spec = resolve_model_spec(model, base_url)
+    judge_model = build_model(
+        spec,
+        base_url=base_url,
+        api_key=api_key,
+        timeout=timeout,
+        max_retries=max_retries,
+        rpm=None,
+        tpm=None,
+        cache=cache,
+        cache_path=None,
+    )
+    judge = PairwiseJudge(
+        judge_model,
+        template,
+        swap=swap,
+        consistency=consistency,  # type: ignore[arg-type]
+        concurrency=concurrency,
+    )
+    run = asyncio.run(
+        run_through_engine(
+            judge,
+            pairs,
+            run_dir,
+            fields=None,
+            retries=retries,
+            progress=progress,
+            resume=resume,
+            prepare=judge_model,
+        )
+    )
+    winners = {"A": 0, "B": 0, "tie": 0, "inconsistent": 0}
+    for row in run.rows():
+        w = row["outcome"].get("winner")
+        if w in winners:
+            winners[w] += 1
+    counted = winners["A"] + winners["B"] + winners["tie"]
+    extra = {
+        "model": spec,
+        "template": template,
+        "wins": winners,
+        "win_rate_a": (winners["A"] + winners["tie"] / 2) / counted if counted else None,
+    }
+    return finish_run(run, run_dir / "results.jsonl", extra=extra)

@@ -1,0 +1,122 @@
+"""What calls cost: a price table per model that the user can override, and billing rules.
+
+Prices are US dollars per million tokens: ``prompt`` for uncached input, ``cached`` for
+input the provider served from its prompt cache (``Usage.cached_tokens``, part of
+``prompt_tokens``), ``completion`` for output. Local backends (``mock``, ``hf``, ``vllm``)
+cost nothing. A model with no price is *unknown*: its cost is ``None``, never a made-up 0.
+
+Answers from jurist's own cache are not billed twice: a judgment whose calls were all
+cache hits (``calls == 0``) costs nothing. When one judgment mixes hits and real calls
+(a re-ask after a cached unreadable verdict) its tokens are billed in proportion to the
+real calls, and the result is marked as an estimate.
+
+>>> table = PriceTable.default().with_prices({"openai:mine": {"prompt": 1.0, "completion": 2.0}})
+>>> price = table.price_for("openai:mine")
+>>> price.completion
+2.0
+>>> bill(Usage(prompt_tokens=1_000_000, completion_tokens=500_000, calls=1), price)
+(2.0, False)
+>>> bill(Usage(prompt_tokens=10, completion_tokens=5, calls=0, cache_hits=1), price)
+(0.0, False)
+>>> table.price_for("openai:unheard-of") is None
+True
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from jurist.errors import ConfigError
+from jurist.types import Usage
+
+__all__ = ["Price", "PriceTable", "bill"]
+
+
+class Price(BaseModel):
+    """Dollars per million tokens; ``cached`` defaults to the prompt price."""
+
+    model_config = ConfigDict(frozen=True)
+
+    prompt: float = Field(ge=0)
+    completion: float = Field(ge=0)
+    cached: float | None = Field(default=None, ge=0)
+
+    @property
+    def cached_rate(self) -> float:
+        return self.prompt if self.cached is None else self.cached
+
+
+# Published list prices (USD per 1M tokens) of widely used judge models; override freely.
+_DEFAULTS: dict[str, dict[str, float]] = {
+    "openai:gpt-4o": {"prompt": 2.5, "cached": 1.25, "completion": 10.0},
+    "openai:gpt-4o-mini": {"prompt": 0.15, "cached": 0.075, "completion": 0.6},
+    "openai:gpt-4.1": {"prompt": 2.0, "cached": 0.5, "completion": 8.0},
+    "openai:gpt-4.1-mini": {"prompt": 0.4, "cached": 0.1, "completion": 1.6},
+    "openai:gpt-4.1-nano": {"prompt": 0.1, "cached": 0.025, "completion": 0.4},
+    "openai:gpt-4-turbo": {"prompt": 10.0, "completion": 30.0},
+    "openai:gpt-3.5-turbo": {"prompt": 0.5, "completion": 1.5},
+    "mock:*": {"prompt": 0.0, "completion": 0.0},
+    "hf:*": {"prompt": 0.0, "completion": 0.0},
+    "vllm:*": {"prompt": 0.0, "completion": 0.0},
+}
+
+
+class PriceTable(BaseModel):
+    """Prices by model spec; keys may be exact (``openai:gpt-4o``) or globs (``hf:*``).
+
+    An exact key wins over a glob; among globs the longest pattern wins.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    prices: dict[str, Price] = Field(default_factory=dict)
+
+    @classmethod
+    def default(cls) -> PriceTable:
+        return cls(prices={k: Price(**v) for k, v in _DEFAULTS.items()})
+
+    def with_prices(self, overrides: Mapping[str, Price | Mapping[str, float]]) -> PriceTable:
+        """A copy with ``overrides`` added or replacing entries."""
+        merged = dict(self.prices)
+        for spec, price in overrides.items():
+            try:
+                merged[spec] = price if isinstance(price, Price) else Price(**price)
+            except (TypeError, ValueError) as e:
+                raise ConfigError(f"price for {spec!r}: {e}") from None
+        return PriceTable(prices=merged)
+
+    def price_for(self, spec: str) -> Price | None:
+        """The price of model ``spec`` (``provider:name``), or ``None`` when unknown."""
+        if spec in self.prices:
+            return self.prices[spec]
+        matches = [p for p in self.prices if fnmatch.fnmatchcase(spec, p)]
+        if not matches:
+            return None
+        return self.prices[max(matches, key=len)]
+
+
+def bill(usage: Usage, price: Price) -> tuple[float, bool]:
+    """The cost of ``usage`` at ``price``, and whether it is an estimate (hits mixed in)."""
+    if usage.calls == 0 and usage.cache_hits > 0:
+        return 0.0, False
+    cached = min(usage.cached_tokens, usage.prompt_tokens)
+    full = (
+        (usage.prompt_tokens - cached) * price.prompt
+        + cached * price.cached_rate
+        + usage.completion_tokens * price.completion
+    ) / 1_000_000
+    if usage.cache_hits and usage.calls:
+        return full * usage.calls / (usage.calls + usage.cache_hits), True
+    return full, False
+
+
+def resolve_prices(prices: PriceTable | Mapping[str, Any] | None) -> PriceTable:
+    """The default table, overridden by ``prices`` (a table or a spec -> price map)."""
+    if isinstance(prices, PriceTable):
+        return prices
+    table = PriceTable.default()
+    return table.with_prices(prices) if prices else table

@@ -1,0 +1,96 @@
+"""The run manifest: what a run is (judge configuration, dataset, options), kept beside it.
+
+``manifest.json`` in the run folder records the judge's whole configuration (its
+``describe()``), the dataset's hash and size, the options that change results (field
+mapping, re-asks), the price table and the jurist version. A resumed run must have the
+same judge, dataset and options, or it stops and says what differs.
+
+>>> a = Manifest(judge={"kind": "llm_judge", "temperature": 0.0}, dataset=DatasetInfo(
+...     source="d.jsonl", items=3, hash="abc"), options={"retries": 0})
+>>> b = a.model_copy(update={"judge": {"kind": "llm_judge", "temperature": 0.7}})
+>>> a.differences(b)
+['judge.temperature: 0.0 -> 0.7']
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field, ValidationError
+
+from jurist._version import __version__
+from jurist.errors import ConfigError
+
+__all__ = ["MANIFEST_NAME", "DatasetInfo", "Manifest"]
+
+MANIFEST_NAME = "manifest.json"
+
+
+class DatasetInfo(BaseModel):
+    """The dataset a run judges: where from, how many items, the hash of their content.
+
+    ``hash`` is ``None`` for a one-shot iterator (its items are checked one by one instead).
+    """
+
+    source: str
+    items: int | None
+    hash: str | None
+
+
+class Manifest(BaseModel):
+    """Everything a run's results depend on."""
+
+    jurist_version: str = __version__
+    created: float = Field(default_factory=time.time)
+    judge: dict[str, Any]
+    dataset: DatasetInfo
+    options: dict[str, Any] = Field(default_factory=dict)
+    prices: dict[str, Any] = Field(default_factory=dict)
+
+    def differences(self, other: Manifest) -> list[str]:
+        """What differs between this run's judge, dataset and options and ``other``'s."""
+        diffs: list[str] = []
+        _diff("judge", self.judge, other.judge, diffs)
+        if self.dataset.hash and other.dataset.hash and self.dataset.hash != other.dataset.hash:
+            diffs.append(
+                f"dataset: {self.dataset.source} ({self.dataset.items} items, hash "
+                f"{self.dataset.hash[:12]}) -> {other.dataset.source} ({other.dataset.items} "
+                f"items, hash {other.dataset.hash[:12]})"
+            )
+        _diff("options", self.options, other.options, diffs)
+        return diffs
+
+    def write(self, run_dir: Path) -> None:
+        path = run_dir / MANIFEST_NAME
+        tmp = path.with_suffix(".json.tmp")
+        tmp.write_text(self.model_dump_json(indent=2) + "\n", encoding="utf-8")
+        os.replace(tmp, path)
+
+    @classmethod
+    def read(cls, run_dir: Path) -> Manifest | None:
+        """The manifest in ``run_dir``, or ``None`` when there is none."""
+        path = run_dir / MANIFEST_NAME
+        if not path.exists():
+            return None
+        try:
+            return cls.model_validate(json.loads(path.read_text(encoding="utf-8")))
+        except (ValueError, ValidationError) as e:
+            raise ConfigError(f"{path}: not a jurist run manifest ({e})") from None
+
+
+def _diff(prefix: str, old: Any, new: Any, out: list[str]) -> None:
+    if isinstance(old, dict) and isinstance(new, dict):
+        for key in sorted(set(old) | set(new), key=str):
+            _diff(f"{prefix}.{key}", old.get(key, "<absent>"), new.get(key, "<absent>"), out)
+        return
+    if old != new:
+        out.append(f"{prefix}: {_short(old)} -> {_short(new)}")
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, default=str, ensure_ascii=False)
+    return text if len(text) <= 80 else text[:77] + "..."

@@ -1,0 +1,251 @@
+"""Datasets read lazily, one row at a time: files, DataFrames, ``datasets.Dataset``, iterables.
+
+:func:`open_source` wraps what the user passes in an :class:`ItemSource` that yields
+``(index, where, row)``: the row's position, where it came from (``data.jsonl:3`` or
+``item 2``) and the row as a plain dict. Files are streamed (JSONL and CSV line by line,
+Parquet by record batch), so a run over a large file holds only the rows in flight.
+
+A *re-iterable* source (a file, a sequence, a DataFrame, a Dataset) can be read twice: the
+engine reads it once to count the rows, check their fields and hash them (the dataset hash
+a resumed run must match), then again to judge. A one-shot iterator is read once; its rows
+are checked and hashed as they go.
+
+>>> src = open_source([{"prompt": "q", "response": "a"}])
+>>> [(i, where, row["prompt"]) for i, where, row in src]
+[(0, 'item 0', 'q')]
+>>> scan = src.scan({"prompt": "prompt"})
+>>> scan.items, len(scan.dataset_hash)
+(1, 32)
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from jurist.errors import DataError, MissingDependencyError
+
+__all__ = ["ItemSource", "Scan", "item_hash", "map_fields", "open_source"]
+
+_BATCH = 1024
+
+
+def item_hash(row: Mapping[str, Any]) -> str:
+    """A short stable hash of one row's content (keys sorted; any value JSON can show).
+
+    >>> item_hash({"a": 1, "b": "x"}) == item_hash({"b": "x", "a": 1})
+    True
+    """
+    blob = orjson.dumps(
+        row,
+        option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY,
+        default=str,
+    )
+    return hashlib.blake2b(blob, digest_size=16).hexdigest()
+
+
+def map_fields(
+    row: Mapping[str, Any], fields: Mapping[str, str] | None, required: Sequence[str], where: str
+) -> dict[str, Any]:
+    """The values a judge sees: the row, with each role filled from its column.
+
+    ``fields`` maps a judge field (``prompt``) to the column holding it (``question``).
+    A missing or null required field stops with the row's place.
+
+    >>> map_fields({"question": "q"}, {"prompt": "question"}, ["prompt"], "d.jsonl:1")
+    {'question': 'q', 'prompt': 'q'}
+    >>> map_fields({"q": 1}, None, ["prompt"], "d.jsonl:4")
+    Traceback (most recent call last):
+    ...
+    jurist.errors.DataError: d.jsonl:4: missing field 'prompt'; the fields are ['q']
+    """
+    values = dict(row)
+    if fields:
+        for role, column in fields.items():
+            values[role] = row.get(column)
+    for role in required:
+        if values.get(role) is None:
+            column = fields.get(role, role) if fields else role
+            what = f"field {column!r}" + (f" (the {role})" if column != role else "")
+            raise DataError(f"{where}: missing {what}; the fields are {sorted(row)}")
+    return values
+
+
+@dataclass(frozen=True)
+class Scan:
+    """What a first pass over a re-iterable source found."""
+
+    items: int
+    dataset_hash: str
+
+
+class ItemSource:
+    """Rows of a dataset, read lazily; ``reiterable`` says it can be read more than once."""
+
+    def __init__(
+        self, rows: Iterable[tuple[str, dict[str, Any]]] | None, *, description: str
+    ) -> None:
+        self._rows = rows
+        self.description = description
+        self.reiterable = rows is None
+        self._used = False
+
+    def _iter_rows(self) -> Iterator[tuple[str, dict[str, Any]]]:
+        assert self._rows is not None
+        if self._used:
+            raise DataError(f"{self.description}: a one-shot iterator cannot be read twice")
+        self._used = True
+        return iter(self._rows)
+
+    def __iter__(self) -> Iterator[tuple[int, str, dict[str, Any]]]:
+        for index, (where, row) in enumerate(self._iter_rows()):
+            yield index, where, row
+
+    def scan(self, fields: Mapping[str, str] | None = None, required: Sequence[str] = ()) -> Scan:
+        """Count, check and hash every row (re-iterable sources only)."""
+        digest = hashlib.blake2b(digest_size=16)
+        n = 0
+        for _, where, row in self:
+            if required:
+                map_fields(row, fields, required, where)
+            digest.update(item_hash(row).encode())
+            n += 1
+        return Scan(items=n, dataset_hash=digest.hexdigest())
+
+
+class _FileSource(ItemSource):
+    def __init__(self, path: Path) -> None:
+        super().__init__(None, description=str(path))
+        self.path = path
+
+    def _iter_rows(self) -> Iterator[tuple[str, dict[str, Any]]]:
+        suffix = self.path.suffix.lower()
+        if suffix in (".jsonl", ".ndjson"):
+            return _jsonl_rows(self.path)
+        if suffix == ".csv":
+            return _csv_rows(self.path)
+        if suffix == ".parquet":
+            return _parquet_rows(self.path)
+        return _json_rows(self.path)
+
+
+class _SequenceSource(ItemSource):
+    def __init__(self, data: Sequence[Any], description: str) -> None:
+        super().__init__(None, description=description)
+        self.data = data
+
+    def _iter_rows(self) -> Iterator[tuple[str, dict[str, Any]]]:
+        for i, row in enumerate(self.data):
+            if not isinstance(row, Mapping):
+                raise DataError(
+                    f"item {i} is a {type(row).__name__}, not a mapping of field names to values"
+                )
+            yield f"item {i}", dict(row)
+
+
+class _DataFrameSource(ItemSource):
+    def __init__(self, frame: Any) -> None:
+        super().__init__(None, description=f"DataFrame({len(frame)} rows)")
+        self.frame = frame
+
+    def _iter_rows(self) -> Iterator[tuple[str, dict[str, Any]]]:
+        n = len(self.frame)
+        for start in range(0, n, _BATCH):
+            chunk = self.frame.iloc[start : start + _BATCH].to_dict(orient="records")
+            for offset, row in enumerate(chunk):
+                yield f"item {start + offset}", {str(k): v for k, v in row.items()}
+
+
+def open_source(data: Any) -> ItemSource:
+    """Wrap ``data`` (a path, a DataFrame, a Dataset, a sequence or iterable of dicts)."""
+    if isinstance(data, str | Path):
+        path = Path(data)
+        if not path.exists():
+            raise DataError(f"{path}: no such file")
+        if path.suffix.lower() not in (".jsonl", ".ndjson", ".json", ".csv", ".parquet"):
+            raise DataError(
+                f"{path}: unknown data format {path.suffix!r}; use .jsonl, .json, .csv or .parquet"
+            )
+        return _FileSource(path)
+    module = type(data).__module__
+    if module.startswith("pandas") and hasattr(data, "iloc"):
+        return _DataFrameSource(data)
+    if module.startswith("datasets") and hasattr(data, "features"):
+        return _SequenceSource(data, f"Dataset({len(data)} rows)")
+    if isinstance(data, Mapping | bytes):
+        raise DataError(
+            f"expected a batch of items (a list of dicts, a DataFrame, a Dataset or a file), "
+            f"got a {type(data).__name__}"
+        )
+    if isinstance(data, Sequence):
+        return _SequenceSource(data, f"{type(data).__name__}({len(data)} items)")
+    if isinstance(data, Iterable):
+
+        def checked() -> Iterator[tuple[str, dict[str, Any]]]:
+            for i, row in enumerate(data):
+                if not isinstance(row, Mapping):
+                    raise DataError(f"item {i} is a {type(row).__name__}, not a mapping")
+                yield f"item {i}", dict(row)
+
+        return ItemSource(checked(), description=f"{type(data).__name__} (read once)")
+    raise DataError(f"cannot read items from a {type(data).__name__}")
+
+
+def _jsonl_rows(p: Path) -> Iterator[tuple[str, dict[str, Any]]]:
+    with p.open("rb") as f:
+        for lineno, line in enumerate(f, start=1):
+            if not line.strip():
+                continue
+            try:
+                row = orjson.loads(line)
+            except orjson.JSONDecodeError as e:
+                raise DataError(f"{p}:{lineno}: not valid JSON ({e})") from None
+            if not isinstance(row, dict):
+                raise DataError(f"{p}:{lineno}: expected a JSON object, got {type(row).__name__}")
+            yield f"{p}:{lineno}", row
+
+
+def _json_rows(p: Path) -> Iterator[tuple[str, dict[str, Any]]]:
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as e:
+        raise DataError(f"{p}:{e.lineno}: not valid JSON ({e.msg})") from None
+    if not isinstance(data, list):
+        raise DataError(f"{p}: expected a JSON array of objects")
+    for i, row in enumerate(data):
+        if not isinstance(row, dict):
+            raise DataError(f"{p}: item {i} is a {type(row).__name__}, not an object")
+        yield f"{p}: item {i}", row
+
+
+def _csv_rows(p: Path) -> Iterator[tuple[str, dict[str, Any]]]:
+    with p.open(encoding="utf-8", newline="") as f:
+        reader = csv.DictReader(f)
+        if reader.fieldnames is None:
+            raise DataError(f"{p}: empty CSV file (no header line)")
+        for row in reader:
+            if None in row:
+                raise DataError(
+                    f"{p}:{reader.line_num}: more values than the {len(reader.fieldnames)} "
+                    "columns of the header"
+                )
+            yield f"{p}:{reader.line_num}", dict(row)
+
+
+def _parquet_rows(p: Path) -> Iterator[tuple[str, dict[str, Any]]]:
+    try:
+        import pyarrow.parquet as pq
+    except ImportError as e:
+        raise MissingDependencyError("pyarrow", "dev", "Reading Parquet") from e
+    n = 0
+    for batch in pq.ParquetFile(p).iter_batches(batch_size=_BATCH):
+        for row in batch.to_pylist():
+            n += 1
+            yield f"{p}: row {n}", row

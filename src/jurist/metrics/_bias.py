@@ -1,0 +1,104 @@
+"""Judge bias diagnostics: position consistency and length bias.
+
+*Position consistency*: a pairwise judge asked twice, with the two responses in both
+orders, should name the same response. ``first`` holds the winners with A shown first,
+``swapped`` the winners with B shown first, both named by *position* (``"first"`` /
+``"second"``) or by the original side (``"A"`` / ``"B"``, pass ``by="side"``).
+
+*Length bias*: does the judge reward longer answers? For single scores, the Spearman
+correlation between response length and score; for pairs, how often the longer response
+wins among decided pairs, with a two-sided binomial test against 0.5 (scipy).
+
+>>> position_consistency(["A", "B", "tie", "A"], ["A", "A", "tie", "B"], by="side")
+0.5
+>>> lb = length_bias_pairwise(["A", "A", "B", "tie"], [10, 20, 5, 7], [5, 30, 9, 7])
+>>> lb.n, lb.longer_wins
+(3, 0.6666666666666666)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from jurist.errors import DataError
+from jurist.metrics._agreement import Estimate, bootstrap_ci
+from jurist.metrics._measures import is_missing, need, spearman
+
+__all__ = [
+    "LengthBias",
+    "length_bias",
+    "length_bias_pairwise",
+    "position_consistency",
+]
+
+_FLIP = {"first": "second", "second": "first", "A": "B", "B": "A", "tie": "tie"}
+
+
+def position_consistency(
+    first: Sequence[str | None],
+    swapped: Sequence[str | None],
+    *,
+    by: Literal["side", "position"] = "side",
+) -> float:
+    """The share of pairs whose two orders agree (missing verdicts left out)."""
+    if len(first) != len(swapped):
+        raise DataError(f"the two orders differ in length: {len(first)} != {len(swapped)}")
+    agree = n = 0
+    for a, b in zip(first, swapped, strict=True):
+        if is_missing(a) or is_missing(b):
+            continue
+        n += 1
+        expected = a if by == "side" else _FLIP.get(str(a), a)
+        agree += int(b == expected)
+    return agree / n if n else float("nan")
+
+
+class LengthBias(BaseModel):
+    """How much length sways a judge.
+
+    Single scores: ``correlation`` (Spearman, length vs score, with a bootstrap interval).
+    Pairs: ``longer_wins`` (share of decided pairs of unequal length won by the longer
+    response) and ``p_value`` of the binomial test against 0.5.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    n: int
+    correlation: Estimate | None = None
+    longer_wins: float | None = None
+    p_value: float | None = None
+
+
+def _length(value: Any) -> int:
+    return value if isinstance(value, int) else len(str(value))
+
+
+def length_bias(
+    scores: Sequence[float | None], responses: Sequence[Any], *, seed: int = 0
+) -> LengthBias:
+    """Spearman correlation between response length (characters, or given ints) and score."""
+    lengths = [_length(r) for r in responses]
+    pairs = [(s, n) for s, n in zip(scores, lengths, strict=True) if not is_missing(s)]
+    est = bootstrap_ci(spearman, [n for _, n in pairs], [s for s, _ in pairs], seed=seed)
+    return LengthBias(n=len(pairs), correlation=est)
+
+
+def length_bias_pairwise(
+    winners: Sequence[str | None], response_a: Sequence[Any], response_b: Sequence[Any]
+) -> LengthBias:
+    """How often the longer response wins (``winners``: ``"A"``, ``"B"``, ``"tie"``)."""
+    stats = need("scipy.stats", "the length-bias test")
+    longer = n = 0
+    for w, a, b in zip(winners, response_a, response_b, strict=True):
+        la, lb = _length(a), _length(b)
+        if w not in ("A", "B") or la == lb:
+            continue
+        n += 1
+        longer += int((w == "A") == (la > lb))
+    if not n:
+        return LengthBias(n=0)
+    p = float(stats.binomtest(longer, n, 0.5).pvalue)
+    return LengthBias(n=n, longer_wins=longer / n, p_value=p)
