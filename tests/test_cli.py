@@ -160,6 +160,23 @@ def test_missing_default_model_says_how_to_fix(
 
 
 @pytest.mark.slow
+def test_logprob_scoring_on_tiny_hf_model(
+    tiny_model_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--scoring logprobs on hf: one forward pass per item, every item weighed and scored."""
+    args = ["judge", str(EXAMPLES), "--model", f"hf:{tiny_model_dir}", "--template", "likert"]
+    args += ["--scoring", "logprobs", "--out", str(tmp_path), "--no-progress"]
+    code, _, _ = run(args, capsys)
+    assert code == EXIT_OK
+    rows = [json.loads(x) for x in (tmp_path / "results.jsonl").read_text().splitlines()]
+    assert len(rows) == 8
+    for r in rows:
+        assert r["judge_scoring"] == "logprobs" and 0.0 <= r["judge_score"] <= 1.0
+        assert sum(r["judge_distribution"].values()) == pytest.approx(1.0)
+    code, _, err = run([*args[:-3], "--scoring", "sometimes", "--no-progress"], capsys)
+    assert code == EXIT_USAGE and "--scoring" in err
+
+
 def test_main_job_on_tiny_hf_model(
     tiny_model_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -35,7 +35,8 @@ def _parse_field_flags(flags: list[str]) -> dict[str, str]:
 
 def _output_path(out: Path | None, data: Path, template: str) -> Path:
     if out is None:
-        return Path("runs") / f"{data.stem}-{template}" / "results.jsonl"
+        name = Path(template).stem if template.endswith((".yaml", ".yml")) else template
+        return Path("runs") / f"{data.stem}-{name}" / "results.jsonl"
     if out.suffix.lower() == ".jsonl":
         return out
     return out / "results.jsonl"
@@ -97,6 +98,26 @@ def judge(
         bool,
         typer.Option(help="Continue the run in the output folder (--no-resume starts over)."),
     ] = True,
+    scoring: Annotated[
+        str,
+        typer.Option(
+            help="parse: read the verdict; logprobs: expected score over the verdicts' "
+            "probabilities; auto: logprobs where the backend gives them."
+        ),
+    ] = "parse",
+    output: Annotated[
+        str,
+        typer.Option(
+            help="Judge answer format: auto (JSON where the backend takes a schema), text, json."
+        ),
+    ] = "auto",
+    json_mode: Annotated[
+        str,
+        typer.Option(
+            help="How an openai: server takes a JSON schema: json_schema (OpenAI, vLLM), "
+            "json_object (llama-cpp-python), none (no JSON output)."
+        ),
+    ] = "json_schema",
 ) -> int:
     """Judge every item of DATA with one template and write the results as JSONL."""
     tpl = get_template(template)
@@ -121,13 +142,20 @@ def judge(
         tpm=tpm,
         cache=cache,
         cache_path=cache_path,
+        json_mode=json_mode,
     )
+    if scoring not in ("parse", "logprobs", "auto"):
+        raise ConfigError(f"--scoring must be parse, logprobs or auto, not {scoring!r}")
+    if output not in ("auto", "text", "json"):
+        raise ConfigError(f"--output must be auto, text or json, not {output!r}")
     the_judge = LLMJudge(
         judge_model,
         tpl,
         explanations=explanations,
         temperature=temperature,
         concurrency=concurrency,
+        scoring=scoring,  # type: ignore[arg-type]
+        output=output,  # type: ignore[arg-type]
     )
     out_path = _output_path(out, data, template)
     run_dir = run_folder(out_path)

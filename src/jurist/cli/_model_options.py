@@ -40,6 +40,7 @@ def build_model(
     tpm: int | None,
     cache: bool,
     cache_path: Path | None,
+    json_mode: str | None = "json_schema",
 ) -> Model:
     """The backend wrapped as cache(retry(limits(backend))).
 
@@ -51,6 +52,7 @@ def build_model(
     provider = spec.partition(":")[0]
     if provider == "openai":
         options["timeout"] = timeout
+        options["json_mode"] = None if json_mode in (None, "none") else json_mode
         if base_url:
             options["base_url"] = base_url
         if api_key:
