@@ -28,7 +28,17 @@ err_console = Console(stderr=True)
 
 
 def _register() -> None:
-    from jurist.cli import _judge, _templates  # noqa: F401  (commands register on import)
+    # commands register on import
+    from jurist.cli import (  # noqa: F401
+        _agreement,
+        _catalog,
+        _compare,
+        _eval_model,
+        _grade,
+        _judge,
+        _report,
+        _templates,
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:

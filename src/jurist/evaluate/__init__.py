@@ -1,5 +1,53 @@
-"""The batch engine: datasets in, runs out."""
+"""The batch engine: datasets in, runs out.
 
+:func:`evaluate` (sync) and :func:`aevaluate` (async) run any judge over a dataset into a
+run folder that survives a crash and resumes; :class:`Run` reads it back (records,
+JSONL / Parquet / pandas, summary, HTML report). See ``docs/evaluate.md``.
+"""
+
+from jurist.evaluate._cost import Price, PriceTable
+from jurist.evaluate._engine import ErrorOutcome, aevaluate, evaluate, judge_models
+from jurist.evaluate._manifest import DatasetInfo, Manifest
+from jurist.evaluate._metric import (
+    GlobalScores,
+    InstanceResult,
+    JudgeCall,
+    JudgeMetric,
+    MetricResults,
+)
+from jurist.evaluate._pipeline import (
+    EvaluationResults,
+    Generation,
+    aevaluate_model,
+    evaluate_model,
+)
 from jurist.evaluate._readers import Records, read_records, require_fields
+from jurist.evaluate._run import Run, RunSummary
+from jurist.evaluate._source import ItemSource, open_source
 
-__all__ = ["Records", "read_records", "require_fields"]
+__all__ = [
+    "DatasetInfo",
+    "ErrorOutcome",
+    "EvaluationResults",
+    "Generation",
+    "GlobalScores",
+    "InstanceResult",
+    "ItemSource",
+    "JudgeCall",
+    "JudgeMetric",
+    "Manifest",
+    "MetricResults",
+    "Price",
+    "PriceTable",
+    "Records",
+    "Run",
+    "RunSummary",
+    "aevaluate",
+    "aevaluate_model",
+    "evaluate",
+    "evaluate_model",
+    "judge_models",
+    "open_source",
+    "read_records",
+    "require_fields",
+]

@@ -6,7 +6,42 @@
 """
 
 from jurist.judges._llm_judge import LLMJudge
+from jurist.judges._pairwise import (
+    PairJudgment,
+    PairwiseJudge,
+    PairwiseResults,
+    PairwiseSummary,
+)
+from jurist.judges._panel import Panel, PanelJudgment, PanelResults
 from jurist.judges._protocol import ItemJudge, ItemOutcome
 from jurist.judges._results import JudgeResults
+from jurist.judges.rubric import (
+    CriterionGrader,
+    CriterionVerdict,
+    GradeReport,
+    JudgeSpec,
+    Rubric,
+    RubricDataset,
+    RubricJudge,
+)
 
-__all__ = ["ItemJudge", "ItemOutcome", "JudgeResults", "LLMJudge"]
+__all__ = [
+    "CriterionGrader",
+    "CriterionVerdict",
+    "GradeReport",
+    "ItemJudge",
+    "ItemOutcome",
+    "JudgeResults",
+    "JudgeSpec",
+    "LLMJudge",
+    "PairJudgment",
+    "PairwiseJudge",
+    "PairwiseResults",
+    "PairwiseSummary",
+    "Panel",
+    "PanelJudgment",
+    "PanelResults",
+    "Rubric",
+    "RubricDataset",
+    "RubricJudge",
+]

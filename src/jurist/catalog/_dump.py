@@ -1,0 +1,210 @@
+"""Turning a judge, template or rubric object back into a catalog entry (for ``add``).
+
+The entry holds what rebuilds the object: the model's ``provider:name`` and the backend
+options that change its outputs (an OpenAI-compatible server's ``base_url``, and its
+``json_mode`` and ``timeout`` when not the defaults; an ``hf`` model's ``revision`` and
+``dtype``), never a secret (API keys stay in the environment),
+the template by name when it is the registered one and inline otherwise, and every judge
+parameter.
+
+>>> import jurist
+>>> judge = jurist.LLMJudge("mock:j", template="likert", temperature=0.3)
+>>> d = entry_of(judge)
+>>> d["kind"], d["model"], d["template"], d["temperature"]
+('judge', 'mock:j', 'likert', 0.3)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from jurist.errors import ConfigError
+from jurist.models import Model
+
+__all__ = ["entry_of", "kind_of"]
+
+# identity() keys that are also backend options, per provider: identity key -> option name
+_MODEL_OPTIONS: dict[str, dict[str, str]] = {
+    "openai": {"base_url": "base_url"},
+    "hf": {"revision": "revision", "dtype": "dtype"},
+}
+# public backend attributes that are also options, with their defaults (stored when changed)
+_PUBLIC_DEFAULTS: dict[str, dict[str, Any]] = {
+    "openai": {"json_mode": "json_schema", "timeout": 60.0},
+}
+
+
+def kind_of(obj: Any) -> str:
+    """The entry kind ``obj`` is stored as."""
+    from jurist.judges import LLMJudge, PairwiseJudge, Panel, RubricJudge
+    from jurist.judges.rubric import Rubric
+    from jurist.templates import Template
+
+    for cls, kind in (
+        (LLMJudge, "judge"),
+        (PairwiseJudge, "pairwise_judge"),
+        (Panel, "panel"),
+        (RubricJudge, "rubric_judge"),
+        (Template, "template"),
+        (Rubric, "rubric"),
+    ):
+        if isinstance(obj, cls):
+            return kind
+    raise ConfigError(
+        f"cannot store a {type(obj).__name__} in the catalog: it takes an LLMJudge, "
+        "PairwiseJudge, Panel, RubricJudge, Template or Rubric"
+    )
+
+
+def entry_of(obj: Any, description: str | None = None) -> dict[str, Any]:
+    """The catalog entry (a JSON/YAML-able mapping) that rebuilds ``obj``."""
+    kind = kind_of(obj)
+    out: dict[str, Any] = {"kind": kind}
+    if description is not None:
+        out["description"] = description
+    if kind == "judge":
+        out.update(_llm_judge(obj))
+    elif kind == "pairwise_judge":
+        inner = _llm_judge(obj.llm_judge)
+        out.update({k: inner[k] for k in ("model", "model_options", "template") if k in inner})
+        out.update(
+            swap=obj.swap,
+            consistency=obj.consistency,
+            explanations=obj.llm_judge.explanations,
+            temperature=obj.llm_judge.temperature,
+            max_tokens=obj.llm_judge.max_tokens,
+            concurrency=obj.concurrency,
+            name=obj.name,
+        )
+        if "max_calls_per_min" in inner:
+            out["max_calls_per_min"] = inner["max_calls_per_min"]
+    elif kind == "panel":
+        judges = []
+        for judge in obj.judges:
+            sub = entry_of(judge)
+            if sub["kind"] == "judge":
+                del sub["kind"]
+            judges.append(sub)
+        out.update(judges=judges, aggregation=obj.aggregation, name=obj.name)
+        if obj.weights is not None:
+            out["weights"] = [float(w) for w in obj.weights]
+        out["concurrency"] = obj.concurrency
+    elif kind == "rubric_judge":
+        out.update(_rubric_judge(obj))
+    elif kind == "template":
+        out["template"] = obj.model_dump(mode="json")
+    else:
+        out["rubric"] = obj.to_dict()
+    return out
+
+
+def _model_spec(model: Model) -> tuple[str, dict[str, Any], int | None]:
+    from jurist.models import LimitedModel, WrapperModel
+
+    rate: int | None = None
+    inner = model
+    while isinstance(inner, WrapperModel):
+        if isinstance(inner, LimitedModel) and inner.max_calls_per_min is not None:
+            rate = int(inner.max_calls_per_min)
+        inner = inner.wrapped
+    identity = inner.identity()
+    provider = str(identity.get("provider", inner.provider))
+    if provider == "langchain":
+        raise ConfigError(
+            "cannot store a judge whose model is a LangChain object; use a provider:name model"
+        )
+    options = {
+        option: identity[key]
+        for key, option in _MODEL_OPTIONS.get(provider, {}).items()
+        if identity.get(key) is not None
+    }
+    for attr, default in _PUBLIC_DEFAULTS.get(provider, {}).items():
+        value = getattr(inner, attr, default)
+        if value != default:
+            options[attr] = value
+    return inner.spec, options, rate
+
+
+def _llm_judge(judge: Any) -> dict[str, Any]:
+    from jurist.templates import list_templates
+
+    spec, options, rate = _model_spec(judge.model)
+    out: dict[str, Any] = {"model": spec}
+    if options:
+        out["model_options"] = options
+    registered = list_templates().get(judge.template.name)
+    if registered is not None and registered == judge.template:
+        out["template"] = judge.template.name
+    else:
+        out["template"] = judge.template.model_dump(mode="json")
+    has_schema = judge.model.capabilities.json_schema
+    output = "auto" if judge.json == has_schema or judge.template.json_only else "text"
+    if judge.json and not has_schema and not judge.template.json_only:
+        output = "json"
+    out.update(
+        explanations=judge.explanations,
+        temperature=judge.temperature,
+        max_tokens=judge.max_tokens,
+        scoring=judge.scoring,
+        output=output,
+        concurrency=judge.concurrency,
+        name=judge.name,
+    )
+    if judge.system_prompt is not None:
+        out["system_prompt"] = judge.system_prompt
+    if judge.extra_body:
+        out["extra_body"] = dict(judge.extra_body)
+    if rate is not None:
+        out["max_calls_per_min"] = rate
+    return out
+
+
+def _rubric_judge(judge: Any) -> dict[str, Any]:
+    info = judge.grader.describe(judge.rubric)
+    models: list[str] = []
+    options: dict[str, Any] = {}
+    for i, spec in enumerate(info["judges"]):
+        model = spec["model"]
+        provider, name = model.get("provider"), model.get("name")
+        models.append(f"{provider}:{name}")
+        these = {
+            opt: model[key]
+            for key, opt in _MODEL_OPTIONS.get(str(provider), {}).items()
+            if model.get(key) is not None
+        }
+        if i == 0:
+            options = these
+        elif these != options:
+            raise ConfigError(
+                "cannot store a rubric judge whose models need different backend options"
+            )
+        if spec.get("weight", 1.0) != 1.0:
+            raise ConfigError("cannot store a rubric judge with weighted judges yet")
+    out: dict[str, Any] = {"rubric": info["rubric"], "models": models}
+    if options:
+        out["model_options"] = options
+    for key in (
+        "aggregation",
+        "ordinal_aggregation",
+        "nominal_aggregation",
+        "shuffle_options",
+        "seed",
+        "auto_na_option",
+        "calls",
+        "cannot_assess",
+        "partial_credit",
+        "explanations",
+        "instructions",
+        "max_tokens",
+    ):
+        if key in info:
+            out[key] = info[key]
+    out.update(
+        name=judge.grader.name,
+        submission_field=judge.submission_field,
+        query_field=judge.query_field,
+        reference_field=judge.reference_field,
+    )
+    if info["judges"]:
+        out["temperature"] = info["judges"][0].get("temperature")
+    return out

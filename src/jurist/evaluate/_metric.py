@@ -1,0 +1,346 @@
+""":class:`JudgeMetric`: a judge used as a metric, unitxt style.
+
+A metric takes the predictions of a model under test (and optionally references and the
+rest of each instance, ``task_data``), builds one judge item per instance, and returns
+per-instance results (score, verdict, the judge's input and raw output, error) and
+global results (mean score with a seeded bootstrap confidence interval, how many were
+scored and how many failed). A failed instance is reported with its error and left out
+of the mean: never scored 0.0. A pairwise judge compares each prediction (shown as
+response A) with the reference (response B, the baseline) and also reports A's win rate.
+
+Naming: ``acompute`` is the coroutine and ``compute`` its sync twin (the pair the batch
+engine uses too: ``aevaluate`` / ``evaluate``); ``compute`` works inside a running loop.
+
+>>> import jurist
+>>> judge = jurist.LLMJudge(jurist.get_model("mock:j", outputs=["5", "2", "oops", "4"]),
+...                         template="likert")
+>>> metric = jurist.JudgeMetric(judge, context_fields={"prompt": "question"})
+>>> res = metric.compute(["Austin", "Dallas", "blue", "Paris"],
+...                      task_data=[{"question": q} for q in "abcd"])
+>>> res.scores
+[1.0, 0.25, None, 0.75]
+>>> g = res.global_scores
+>>> g.mean, g.n_scored, g.n_failed, g.failures
+(0.6666666666666666, 3, 1, {'parse': 1})
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from jurist._sync import run_sync
+from jurist.errors import ConfigError, DataError, JuristError, UserError
+from jurist.evaluate._metric_results import (
+    GlobalScores,
+    InstanceResult,
+    JudgeCall,
+    MetricResults,
+    instance_result,
+)
+from jurist.judges._batch import run_items
+from jurist.judges._protocol import ItemJudge
+from jurist.types import Judgment, Usage
+
+__all__ = ["GlobalScores", "InstanceResult", "JudgeCall", "JudgeMetric", "MetricResults"]
+
+
+class JudgeMetric:
+    """A judge as a metric over predictions.
+
+    Args:
+        judge: any judge (:class:`~jurist.LLMJudge`, :class:`~jurist.PairwiseJudge`,
+            :class:`~jurist.Panel`, a rubric judge) or a catalog name
+            (``"judges.likert.hf_qwen2_5_0_5b_instruct[temperature=0.2]"``).
+        prediction_field: the ``task_data`` column that holds the prediction when
+            ``predictions`` is not given (and where :func:`evaluate_model` puts it).
+        reference_field: the ``task_data`` column that holds the reference when
+            ``references`` is not given.
+        context_fields: the other judge fields, from ``task_data``: a list of names
+            (the same in the data and the judge) or a mapping judge field -> column
+            (``{"prompt": "question"}``); default: every other field the judge reads,
+            under its own name.
+        judge_field: the judge field the prediction fills (default ``response``;
+            ``response_a`` for a pairwise judge; a rubric judge's submission field).
+        retries, concurrency: re-asks for unreadable verdicts; calls in flight.
+        confidence, n_resamples, seed: the bootstrap interval of the mean.
+    """
+
+    def __init__(
+        self,
+        judge: ItemJudge | str,
+        prediction_field: str = "prediction",
+        reference_field: str | None = None,
+        context_fields: Sequence[str] | Mapping[str, str] | None = None,
+        *,
+        judge_field: str | None = None,
+        retries: int = 0,
+        concurrency: int = 16,
+        confidence: float = 0.95,
+        n_resamples: int = 1000,
+        seed: int = 0,
+        name: str | None = None,
+        catalog_root: str | Path | None = None,
+    ) -> None:
+        if isinstance(judge, str):
+            from jurist import catalog
+
+            judge = catalog.get(judge, root=catalog_root)
+        if not isinstance(judge, ItemJudge):
+            raise ConfigError(f"JudgeMetric needs a judge or a catalog name, not {judge!r}")
+        if concurrency < 1:
+            raise ConfigError(f"concurrency must be at least 1, got {concurrency}")
+        if not 0 < confidence < 1:
+            raise ConfigError(f"confidence must be between 0 and 1, got {confidence}")
+        self.judge: ItemJudge = judge
+        self.pairwise = _is_pairwise(judge)
+        self.prediction_field = prediction_field
+        self.reference_field = reference_field
+        self.judge_field = judge_field or _default_target(judge, self.pairwise)
+        self.reference_target = _reference_target(judge, self.pairwise)
+        if context_fields is None:
+            skip = {self.judge_field, self.reference_target}
+            names = [f for f in _judge_fields(judge) if f not in skip]
+            self.context: dict[str, str] = {f: f for f in names}
+            self._context_given = False
+        else:
+            items = (
+                context_fields.items()
+                if isinstance(context_fields, Mapping)
+                else ((f, f) for f in context_fields)
+            )
+            self.context = dict(items)
+            self._context_given = True
+        self.retries = retries
+        self.concurrency = concurrency
+        self.confidence = confidence
+        self.n_resamples = n_resamples
+        self.seed = seed
+        self.name = name or f"judge_metric:{judge.name}"
+
+    def __repr__(self) -> str:
+        return f"JudgeMetric({self.judge.name!r}, prediction -> {self.judge_field!r})"
+
+    # -- building the judge items ---------------------------------------------------------
+
+    def items(
+        self,
+        predictions: Sequence[Any] | None,
+        references: Sequence[Any] | None = None,
+        task_data: Sequence[Mapping[str, Any]] | None = None,
+    ) -> list[dict[str, Any]]:
+        """The judge item of every instance, all checked before any call.
+
+        A field the judge needs that an instance lacks is a :class:`DataError` naming the
+        instance, the field, where it was looked for, and the fields the instance has.
+        """
+        n = _count(predictions, references, task_data)
+        rows = [dict(r) for r in task_data] if task_data is not None else [{} for _ in range(n)]
+        out: list[dict[str, Any]] = []
+        required = set(self.judge.required_fields)
+        for i, row in enumerate(rows):
+            item: dict[str, Any] = {}
+            for field, column in self.context.items():
+                if column in row:
+                    item[field] = row[column]
+                elif field in required or self._context_given:
+                    raise _missing(i, field, f"task_data column {column!r}", row)
+            if predictions is not None:
+                item[self.judge_field] = predictions[i]
+            elif self.prediction_field in row:
+                item[self.judge_field] = row[self.prediction_field]
+            else:
+                raise _missing(
+                    i, self.judge_field, f"prediction (column {self.prediction_field!r})", row
+                )
+            ref = references[i] if references is not None else None
+            if ref is None and self.reference_field is not None:
+                if self.reference_field not in row:
+                    raise _missing(
+                        i, self.reference_target, f"column {self.reference_field!r}", row
+                    )
+                ref = row[self.reference_field]
+            if ref is not None:
+                item[self.reference_target] = ref
+            absent = [f for f in self.judge.required_fields if item.get(f) is None]
+            if absent:
+                field = absent[0]
+                source = (
+                    "references / reference_field"
+                    if field == self.reference_target
+                    else f"task_data column {self.context.get(field, field)!r}"
+                )
+                raise _missing(i, field, source, row)
+            out.append(item)
+        return out
+
+    # -- computing --------------------------------------------------------------------------
+
+    async def acompute(
+        self,
+        predictions: Sequence[Any] | None = None,
+        references: Sequence[Any] | None = None,
+        task_data: Sequence[Mapping[str, Any]] | None = None,
+        *,
+        progress: bool = False,
+    ) -> MetricResults:
+        """Judge every instance and aggregate (see the class doc)."""
+        items = self.items(predictions, references, task_data)
+
+        async def one(i: int) -> Any:
+            try:
+                return await self.judge.judge(items[i], retries=self.retries)
+            except UserError:
+                raise
+            except JuristError as e:
+                return Judgment(score=None, error=f"{e.category}: {e}")
+
+        outcomes = await run_items(one, len(items), concurrency=self.concurrency, progress=progress)
+        instances = tuple(
+            instance_result(i, outcome, items[i], self.judge_field, self.reference_target)
+            for i, outcome in enumerate(outcomes)
+        )
+        return MetricResults(instances=instances, global_scores=self.aggregate(instances))
+
+    def compute(
+        self,
+        predictions: Sequence[Any] | None = None,
+        references: Sequence[Any] | None = None,
+        task_data: Sequence[Mapping[str, Any]] | None = None,
+        *,
+        progress: bool = False,
+    ) -> MetricResults:
+        """Sync twin of :meth:`acompute`; works inside a running event loop too."""
+        return run_sync(self.acompute(predictions, references, task_data, progress=progress))
+
+    def aggregate(self, instances: Sequence[InstanceResult]) -> GlobalScores:
+        """The global scores of per-instance results (failed ones counted, not averaged)."""
+        scored = [r.score for r in instances if r.score is not None]
+        failures: dict[str, int] = {}
+        for r in instances:
+            if r.score is None:
+                category = (r.error or "error: unknown").partition(":")[0].strip()
+                failures[category] = failures.get(category, 0) + 1
+        mean, low, high = self._mean_ci(scored)
+        usage = Usage()
+        for r in instances:
+            usage = usage + r.usage
+        extra: dict[str, Any] = {}
+        if self.pairwise:
+            extra = self._pairwise(instances)
+        return GlobalScores(
+            metric=self.name,
+            n=len(instances),
+            n_scored=len(scored),
+            n_failed=len(instances) - len(scored),
+            mean=mean,
+            ci_low=low,
+            ci_high=high,
+            confidence=self.confidence,
+            n_resamples=self.n_resamples,
+            seed=self.seed,
+            failures=failures,
+            usage=usage,
+            **extra,
+        )
+
+    def _mean_ci(self, values: Sequence[float]) -> tuple[float | None, float | None, float | None]:
+        if not values:
+            return None, None, None
+        mean = statistics.fmean(values)
+        if len(values) < 3:
+            return mean, None, None
+        if min(values) == max(values):
+            return mean, mean, mean  # every resample has this mean
+        from jurist.metrics import bootstrap_ci
+
+        est = bootstrap_ci(
+            lambda a, _b: statistics.fmean(a),
+            list(values),
+            list(values),
+            n_resamples=self.n_resamples,
+            confidence=self.confidence,
+            seed=self.seed,
+        )
+        return mean, est.low, est.high
+
+    def _pairwise(self, instances: Sequence[InstanceResult]) -> dict[str, Any]:
+        winners = [r.verdict for r in instances if r.score is not None]
+        points = {"A": 1.0, "tie": 0.5, "B": 0.0}
+        rate, low, high = self._mean_ci([points[w] for w in winners if w in points])
+        both = [r.outcome.get("consistent") for r in instances if r.score is not None]
+        judged = [c for c in both if isinstance(c, bool)]
+        return {
+            "win_rate": rate,
+            "win_rate_ci_low": low,
+            "win_rate_ci_high": high,
+            "n_a": winners.count("A"),
+            "n_b": winners.count("B"),
+            "n_tie": winners.count("tie"),
+            "n_inconsistent": winners.count("inconsistent"),
+            "consistency_rate": sum(judged) / len(judged) if judged else None,
+        }
+
+
+def _is_pairwise(judge: Any) -> bool:
+    fields = set(judge.required_fields)
+    return {"response_a", "response_b"} <= fields
+
+
+def _default_target(judge: Any, pairwise: bool) -> str:
+    if pairwise:
+        return "response_a"
+    submission = getattr(judge, "submission_field", None)
+    return submission if isinstance(submission, str) else "response"
+
+
+def _reference_target(judge: Any, pairwise: bool) -> str:
+    if pairwise:
+        return "response_b"
+    ref = getattr(judge, "reference_field", None)
+    return ref if isinstance(ref, str) else "reference"
+
+
+def _judge_fields(judge: Any) -> list[str]:
+    """Required fields, then the optional fields of the judge's template(s)."""
+    seen: dict[str, None] = dict.fromkeys(judge.required_fields)
+    templates = [getattr(judge, "template", None)]
+    templates += [getattr(j, "template", None) for j in getattr(judge, "judges", ()) or ()]
+    for tpl in templates:
+        for f in getattr(tpl, "optional_fields", ()) or ():
+            seen.setdefault(f, None)
+    query = getattr(judge, "query_field", None)
+    if isinstance(query, str):
+        seen.setdefault(query, None)
+    return list(seen)
+
+
+def _count(
+    predictions: Sequence[Any] | None,
+    references: Sequence[Any] | None,
+    task_data: Sequence[Mapping[str, Any]] | None,
+) -> int:
+    lengths = {
+        name: len(seq)
+        for name, seq in (
+            ("predictions", predictions),
+            ("references", references),
+            ("task_data", task_data),
+        )
+        if seq is not None
+    }
+    if "predictions" not in lengths and "task_data" not in lengths:
+        raise DataError("JudgeMetric needs predictions, or task_data holding them")
+    if len(set(lengths.values())) > 1:
+        shown = ", ".join(f"{k}={v}" for k, v in lengths.items())
+        raise DataError(f"predictions, references and task_data differ in length: {shown}")
+    return next(iter(lengths.values()))
+
+
+def _missing(index: int, field: str, source: str, row: Mapping[str, Any]) -> DataError:
+    return DataError(
+        f"instance {index}: the judge needs field {field!r} (from {source}), which is missing; "
+        f"the instance has fields {sorted(row)}"
+    )
