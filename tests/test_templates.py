@@ -311,3 +311,14 @@ def test_sections_must_name_a_field_and_place_it() -> None:
         Template.model_validate({**base.model_dump(), "sections": {"notes": "{notes}"}})
     with pytest.raises(ValueError, match=r"section 'reference' must contain \{reference\}"):
         Template.model_validate({**base.model_dump(), "sections": {"reference": "<r></r>"}})
+
+
+@pytest.mark.parametrize("name", jurist.list_templates())
+def test_every_builtin_places_all_its_placeholders(name: str) -> None:
+    """No built-in template leaves a ``{field}`` placeholder in the text it sends."""
+    tpl = jurist.get_template(name)
+    values = {f: f"<<{f}>>" for f in (*tpl.fields, *tpl.optional_fields)}
+    text = tpl.render_item(values)
+    assert not re.findall(r"\{[A-Za-z_][A-Za-z0-9_]*\}", text), text
+    without_optional = tpl.render_item({f: f"<<{f}>>" for f in tpl.fields})
+    assert not re.findall(r"\{[A-Za-z_][A-Za-z0-9_]*\}", without_optional), without_optional

@@ -77,7 +77,7 @@ def _single(
         name=name,
         description=description,
         instructions=instructions,
-        item=item,
+        item=item if "reference" in fields else item.replace("{reference}", ""),
         fields=fields,
         sections={"reference": _REFERENCE} if "reference" in fields else {},
         scale=_RATING,
