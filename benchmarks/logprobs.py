@@ -99,6 +99,8 @@ def bound_seconds(model_dir: Path, judge: Any, data: list[dict[str, str]], batch
         )
         for item in data
     ]
+    with torch.inference_mode():  # warm up, as the judges are
+        lm(**tok(texts[:batch], return_tensors="pt", padding=True), use_cache=False)
     start = time.perf_counter()
     with torch.inference_mode():
         for i in range(0, len(texts), batch):
@@ -113,9 +115,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--hidden", type=int, default=256)
     parser.add_argument("--layers", type=int, default=4)
     parser.add_argument("--batch", type=int, default=32)
+    parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args(argv)
     n = 32 if args.quick else args.n
+    if args.quick:
+        args.reps = 1
 
     import torch
 
@@ -132,22 +137,34 @@ def main(argv: list[str] | None = None) -> int:
         )
         model = jurist.get_model(f"hf:{model_dir}", max_batch_size=args.batch)
         jurist.LLMJudge(model, template="likert").judge_sync(data[:4])  # load, warm up
-        rows: dict[str, dict[str, Any]] = {}
         default_cap = jurist.get_template("likert").max_tokens
-        for label, cap in (("generate, 2 tokens", 2), (f"generate, {default_cap} tokens", None)):
-            judge = jurist.LLMJudge(
-                model, template="likert", max_tokens=cap, concurrency=args.batch
-            )
-            secs, res = timed(lambda j=judge: j.judge_sync(data))
-            rows[label] = {"seconds": secs, "jps": n / secs, "scored": n - res.n_failed}
-        judge = jurist.LLMJudge(
-            model, template="likert", scoring="logprobs", concurrency=args.batch
-        )
-        secs, res = timed(lambda: judge.judge_sync(data))
-        assert all(j.scoring == "logprobs" and j.distribution for j in res), "not weighed"
-        rows["logprobs (one pass)"] = {"seconds": secs, "jps": n / secs, "scored": n - res.n_failed}
-        bound = bound_seconds(model_dir, judge, data, args.batch)
-        rows["bound (bare forward)"] = {"seconds": bound, "jps": n / bound, "scored": None}
+        judges = {
+            "generate, 2 tokens": jurist.LLMJudge(
+                model, template="likert", max_tokens=2, concurrency=args.batch
+            ),
+            f"generate, {default_cap} tokens": jurist.LLMJudge(
+                model, template="likert", concurrency=args.batch
+            ),
+            "logprobs (one pass)": jurist.LLMJudge(
+                model, template="likert", scoring="logprobs", concurrency=args.batch
+            ),
+        }
+        # the modes take turns, each run --reps times; the best time of each is kept (the
+        # machine may be shared: the minimum is the least disturbed run)
+        best: dict[str, float] = {}
+        scored: dict[str, int] = {}
+        for _ in range(args.reps):
+            for label, judge in judges.items():
+                secs, res = timed(lambda j=judge: j.judge_sync(data))
+                best[label] = min(best.get(label, float("inf")), secs)
+                scored[label] = n - res.n_failed
+                if label.startswith("logprobs"):
+                    assert all(j.scoring == "logprobs" and j.distribution for j in res)
+            bound = bound_seconds(model_dir, judges["logprobs (one pass)"], data, args.batch)
+            best["bound (bare forward)"] = min(best.get("bound (bare forward)", 1e9), bound)
+        rows: dict[str, dict[str, Any]] = {
+            k: {"seconds": v, "jps": n / v, "scored": scored.get(k)} for k, v in best.items()
+        }
 
     lp = rows["logprobs (one pass)"]["jps"]
     ratios = {f"logprobs / {k}": lp / v["jps"] for k, v in rows.items() if k.startswith("generate")}
