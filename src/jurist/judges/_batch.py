@@ -1,8 +1,10 @@
-"""Batch plumbing shared by the judge kinds built on other judges (panels, pairwise).
+"""Batch plumbing shared by every judge kind (LLMJudge, Panel, PairwiseJudge).
 
 - :func:`map_items` applies a ``fields`` mapping and checks every item before any call;
 - :func:`run_items` judges items with bounded concurrency, in input order, with progress;
-- :class:`OutcomeResults` is the base of their results containers: scores, failures,
+- :class:`BatchJudge` is the batch API over a kind's ``judge(item)``: ``judge_items`` and
+  the sync twins;
+- :class:`OutcomeResults` is the base of the results containers: scores, failures,
   usage, mean, pandas.
 
 >>> map_items([{"q": "2+2?", "a": "4"}], {"prompt": "q", "response": "a"},
@@ -16,19 +18,23 @@ jurist.errors.DataError: item 0: missing field(s) ['prompt'] needed by my judge;
 
 from __future__ import annotations
 
+import abc
 import asyncio
-from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Generic, TypeVar, overload
 
 from pydantic import BaseModel
 
 from jurist._progress import BatchProgress
+from jurist._sync import run_sync
 from jurist.errors import DataError
+from jurist.judges._items import as_item_dicts
 from jurist.types import Usage
 
-__all__ = ["OutcomeResults", "map_items", "run_items"]
+__all__ = ["BatchJudge", "OutcomeResults", "map_items", "run_items"]
 
 T = TypeVar("T", bound=BaseModel)
+R = TypeVar("R")
 
 
 def map_items(
@@ -79,6 +85,79 @@ async def run_items(
 
         await asyncio.gather(*(worker() for _ in range(workers)))
     return [r for r in results if r is not None]
+
+
+class BatchJudge(abc.ABC, Generic[T, R]):
+    """The batch API of a judge kind, built on its ``judge(item)``.
+
+    A subclass sets ``name`` and ``concurrency``, and implements ``required_fields``,
+    :meth:`judge` and :meth:`_results` (the outcomes of a batch -> its results container).
+    """
+
+    name: str
+    concurrency: int
+
+    @property
+    @abc.abstractmethod
+    def required_fields(self) -> tuple[str, ...]: ...
+
+    @abc.abstractmethod
+    async def judge(self, item: Mapping[str, Any], *, retries: int = 0) -> T: ...
+
+    @abc.abstractmethod
+    def _results(self, outcomes: list[T], rows: list[dict[str, Any]]) -> R: ...
+
+    def _who(self) -> str:
+        """How a missing-field error names this judge."""
+        return f"{type(self).__name__} {self.name!r}"
+
+    async def judge_items(
+        self,
+        items: Iterable[Mapping[str, Any]] | Any,
+        *,
+        retries: int = 0,
+        fields: Mapping[str, str] | None = None,
+        concurrency: int | None = None,
+        progress: bool = False,
+    ) -> R:
+        """Judge a batch: a list of dicts, a pandas DataFrame or a datasets.Dataset.
+
+        ``fields`` maps the judge's field names to the item's keys
+        (``{"prompt": "question", "response": "answer"}``). Every item's fields are checked
+        before the first call; one failing item never loses the others.
+        """
+        rows = as_item_dicts(items)
+        mapped = map_items(rows, fields, self.required_fields, self._who())
+
+        async def one(i: int) -> T:
+            return await self.judge(mapped[i], retries=retries)
+
+        outcomes = await run_items(
+            one, len(mapped), concurrency=concurrency or self.concurrency, progress=progress
+        )
+        return self._results(outcomes, rows)
+
+    def judge_sync(
+        self,
+        items: Iterable[Mapping[str, Any]] | Any,
+        *,
+        retries: int = 0,
+        fields: Mapping[str, str] | None = None,
+        concurrency: int | None = None,
+        progress: bool = False,
+    ) -> R:
+        """Sync twin of :meth:`judge_items`; works inside a running event loop too."""
+        return run_sync(
+            self.judge_items(
+                items, retries=retries, fields=fields, concurrency=concurrency, progress=progress
+            )
+        )
+
+    judge_items_sync = judge_sync
+
+    def judge_one_sync(self, item: Mapping[str, Any], *, retries: int = 0) -> T:
+        """Sync twin of :meth:`judge`."""
+        return run_sync(self.judge(item, retries=retries))
 
 
 class OutcomeResults(Sequence[T], Generic[T]):

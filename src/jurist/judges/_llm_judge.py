@@ -12,15 +12,13 @@
 
 from __future__ import annotations
 
-import asyncio
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from jurist._progress import BatchProgress
 from jurist._sync import run_sync
 from jurist.errors import ConfigError, DataError, JuristError
-from jurist.judges._items import as_item_dicts
+from jurist.judges._batch import BatchJudge, run_items
 from jurist.judges._results import JudgeResults
 from jurist.judges._scoring import ScoringChoice, bare_verdict, choose_route
 from jurist.judges._weigher import Weigher
@@ -33,7 +31,7 @@ __all__ = ["LLMJudge", "OutputFormat"]
 OutputFormat = Literal["auto", "text", "json"]
 
 
-class LLMJudge:
+class LLMJudge(BatchJudge[Judgment, JudgeResults]):
     """A judge: a model plus a template; configuration only, nothing stored per call.
 
     Args:
@@ -291,67 +289,13 @@ class LLMJudge:
             latency=latency,
         )
 
-    # -- batches ----------------------------------------------------------------------------
+    # -- batches (judge_items and the sync twins come from BatchJudge) ----------------------
 
-    async def judge_items(
-        self,
-        items: Iterable[Mapping[str, Any]] | Any,
-        *,
-        retries: int = 0,
-        fields: Mapping[str, str] | None = None,
-        concurrency: int | None = None,
-        progress: bool = False,
-    ) -> JudgeResults:
-        """Judge a batch: a list of dicts, a pandas DataFrame or a datasets.Dataset.
+    def _who(self) -> str:
+        return f"template {self.template.name!r}"
 
-        ``fields`` maps the template's field names to the item's keys
-        (``{"prompt": "question", "response": "answer"}``). Every item's fields are checked
-        before the first call; one failing item never loses the others.
-        """
-        rows = as_item_dicts(items)
-        mapped = [self._map_fields(row, i, fields) for i, row in enumerate(rows)]
-        all_messages = [self.messages(values) for values in mapped]
-        judgments = await self._run(all_messages, retries, concurrency, progress)
-        return JudgeResults(judgments, rows)
-
-    def _map_fields(
-        self, row: Mapping[str, Any], index: int, fields: Mapping[str, str] | None
-    ) -> dict[str, Any]:
-        if not fields:
-            values = dict(row)
-        else:
-            values = dict(row)
-            for field, key in fields.items():
-                values[field] = row.get(key)
-        missing = [f for f in self.template.fields if values.get(f) is None]
-        if missing:
-            names = [fields.get(f, f) if fields else f for f in missing]
-            raise DataError(
-                f"item {index}: missing field(s) {names} needed by template "
-                f"{self.template.name!r}; the item has {sorted(row)}"
-            )
-        return values
-
-    async def _run(
-        self,
-        all_messages: Sequence[tuple[Message, ...]],
-        retries: int,
-        concurrency: int | None,
-        progress: bool,
-    ) -> list[Judgment]:
-        results: list[Judgment | None] = [None] * len(all_messages)
-        next_index = iter(range(len(all_messages)))
-        workers = min(concurrency or self.concurrency, max(1, len(all_messages)))
-        with BatchProgress(len(all_messages), enabled=progress) as bar:
-
-            async def worker() -> None:
-                for i in next_index:
-                    j = await self._judge_messages(all_messages[i], retries)
-                    results[i] = j
-                    bar.advance(ok=j.score is not None, tokens=j.usage.total_tokens)
-
-            await asyncio.gather(*(worker() for _ in range(workers)))
-        return [j for j in results if j is not None]
+    def _results(self, outcomes: list[Judgment], rows: list[dict[str, Any]]) -> JudgeResults:
+        return JudgeResults(outcomes, rows)
 
     async def judge_responses(
         self,
@@ -372,7 +316,16 @@ class LLMJudge:
             )
         items = [{"prompt": p, "response": r} for p, r in zip(prompts, responses, strict=True)]
         all_messages = [self.messages(item) for item in items]
-        judgments = await self._run(all_messages, retries, concurrency, bool(progress_bar))
+
+        async def one(i: int) -> Judgment:
+            return await self._judge_messages(all_messages[i], retries)
+
+        judgments = await run_items(
+            one,
+            len(all_messages),
+            concurrency=concurrency or self.concurrency,
+            progress=bool(progress_bar),
+        )
         out: dict[str, list[Any]] = {
             "judge_prompts": [j.judge_prompt for j in judgments],
             "judge_responses": [j.response for j in judgments],
@@ -383,26 +336,6 @@ class LLMJudge:
         return out
 
     # -- sync twins -------------------------------------------------------------------------
-
-    def judge_sync(
-        self,
-        items: Iterable[Mapping[str, Any]] | Any,
-        *,
-        retries: int = 0,
-        fields: Mapping[str, str] | None = None,
-        concurrency: int | None = None,
-        progress: bool = False,
-    ) -> JudgeResults:
-        """Sync twin of :meth:`judge_items`; works inside a running event loop too."""
-        return run_sync(
-            self.judge_items(
-                items, retries=retries, fields=fields, concurrency=concurrency, progress=progress
-            )
-        )
-
-    def judge_one_sync(self, item: Mapping[str, Any], *, retries: int = 0) -> Judgment:
-        """Sync twin of :meth:`judge`."""
-        return run_sync(self.judge(item, retries=retries))
 
     def judge_responses_sync(
         self,

@@ -39,13 +39,11 @@ dropped silently: ``consistent`` is ``None`` only for one-order judging or a fai
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any, Literal
 
-from jurist._sync import run_sync
 from jurist.errors import ConfigError
-from jurist.judges._batch import map_items, run_items
-from jurist.judges._items import as_item_dicts
+from jurist.judges._batch import BatchJudge, map_items
 from jurist.judges._llm_judge import LLMJudge
 from jurist.judges._pairwise_results import (
     PairJudgment,
@@ -71,7 +69,7 @@ __all__ = [
 Consistency = Literal["tie", "inconsistent"]
 
 
-class PairwiseJudge:
+class PairwiseJudge(BatchJudge[PairJudgment, PairwiseResults]):
     """Compare two responses to one prompt, in both orders by default.
 
     Args:
@@ -202,65 +200,13 @@ class PairwiseJudge:
             return make(0.5, "tie", False)
         return make(mean, "inconsistent", False)
 
-    # -- batches ----------------------------------------------------------------------------
+    # -- batches (judge_items and the sync twins come from BatchJudge) ----------------------
 
-    async def judge_items(
-        self,
-        items: Iterable[Mapping[str, Any]] | Any,
-        *,
-        retries: int = 0,
-        fields: Mapping[str, str] | None = None,
-        concurrency: int | None = None,
-        progress: bool = False,
-    ) -> PairwiseResults:
-        """Judge a batch of pairs; ``fields`` maps ``prompt``/``response_a``/``response_b``
-        to the item's keys. Every item is checked before the first call."""
-        rows = as_item_dicts(items)
-        mapped = map_items(rows, fields, self.required_fields, f"pairwise judge {self.name!r}")
+    def _who(self) -> str:
+        return f"pairwise judge {self.name!r}"
 
-        async def one(i: int) -> PairJudgment:
-            return await self.judge(mapped[i], retries=retries)
-
-        out = await run_items(
-            one, len(mapped), concurrency=concurrency or self.concurrency, progress=progress
-        )
-        return PairwiseResults(out, rows)
-
-    # -- sync twins -------------------------------------------------------------------------
-
-    def judge_sync(
-        self,
-        items: Iterable[Mapping[str, Any]] | Any,
-        *,
-        retries: int = 0,
-        fields: Mapping[str, str] | None = None,
-        concurrency: int | None = None,
-        progress: bool = False,
-    ) -> PairwiseResults:
-        """Sync twin of :meth:`judge_items`; works inside a running event loop too."""
-        return run_sync(
-            self.judge_items(
-                items, retries=retries, fields=fields, concurrency=concurrency, progress=progress
-            )
-        )
-
-    def judge_items_sync(
-        self,
-        items: Iterable[Mapping[str, Any]] | Any,
-        *,
-        retries: int = 0,
-        fields: Mapping[str, str] | None = None,
-        concurrency: int | None = None,
-        progress: bool = False,
-    ) -> PairwiseResults:
-        """Another name for :meth:`judge_sync`, the ``<name>_sync`` of :meth:`judge_items`."""
-        return self.judge_sync(
-            items, retries=retries, fields=fields, concurrency=concurrency, progress=progress
-        )
-
-    def judge_one_sync(self, item: Mapping[str, Any], *, retries: int = 0) -> PairJudgment:
-        """Sync twin of :meth:`judge`."""
-        return run_sync(self.judge(item, retries=retries))
+    def _results(self, outcomes: list[PairJudgment], rows: list[dict[str, Any]]) -> PairwiseResults:
+        return PairwiseResults(outcomes, rows)
 
 
 def _check_pairwise(tpl: Template) -> None:

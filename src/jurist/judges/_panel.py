@@ -21,16 +21,14 @@ from __future__ import annotations
 
 import asyncio
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from jurist._sync import run_sync
 from jurist.errors import ConfigError, JuristError, UserError
 from jurist.judges._aggregate import aggregate, check_weights, is_scored
-from jurist.judges._batch import OutcomeResults, map_items, run_items
-from jurist.judges._items import as_item_dicts
+from jurist.judges._batch import BatchJudge, OutcomeResults, map_items
 from jurist.judges._protocol import ItemJudge
 from jurist.types import Usage
 
@@ -82,7 +80,7 @@ class PanelJudgment(BaseModel):
         return [getattr(j, "error", None) for j in self.judgments]
 
 
-class Panel:
+class Panel(BatchJudge[PanelJudgment, "PanelResults"]):
     """Several judges on each item, combined by ``aggregation``.
 
     Args:
@@ -150,7 +148,7 @@ class Panel:
 
     async def judge(self, item: Mapping[str, Any], *, retries: int = 0) -> PanelJudgment:
         """Every judge on ``item`` concurrently, combined; never raises for a failed judge."""
-        map_items([item], None, self.required_fields, f"panel {self.name!r}")
+        map_items([item], None, self.required_fields, self._who())
         outcomes = await asyncio.gather(*(self._one(j, item, retries) for j in self.judges))
         return self._combine(outcomes)
 
@@ -195,71 +193,13 @@ class Panel:
         n = len(outcomes)
         return f"panel: no judge scored this item ({n} of {n} failed{detail})"
 
-    # -- batches ----------------------------------------------------------------------------
+    # -- batches (judge_items and the sync twins come from BatchJudge) ----------------------
 
-    async def judge_items(
-        self,
-        items: Iterable[Mapping[str, Any]] | Any,
-        *,
-        retries: int = 0,
-        fields: Mapping[str, str] | None = None,
-        concurrency: int | None = None,
-        progress: bool = False,
-    ) -> PanelResults:
-        """Judge a batch (list of dicts, DataFrame, Dataset); every item is checked first.
+    def _who(self) -> str:
+        return f"panel {self.name!r}"
 
-        ``fields`` maps the judges' field names to the item's keys, as in
-        :meth:`LLMJudge.judge_items <jurist.judges.LLMJudge.judge_items>`.
-        """
-        rows = as_item_dicts(items)
-        mapped = map_items(rows, fields, self.required_fields, f"panel {self.name!r}")
-
-        async def one(i: int) -> PanelJudgment:
-            outcomes = await asyncio.gather(
-                *(self._one(j, mapped[i], retries) for j in self.judges)
-            )
-            return self._combine(outcomes)
-
-        out = await run_items(
-            one, len(mapped), concurrency=concurrency or self.concurrency, progress=progress
-        )
-        return PanelResults(out, rows, judge_names=self.judge_names)
-
-    # -- sync twins -------------------------------------------------------------------------
-
-    def judge_sync(
-        self,
-        items: Iterable[Mapping[str, Any]] | Any,
-        *,
-        retries: int = 0,
-        fields: Mapping[str, str] | None = None,
-        concurrency: int | None = None,
-        progress: bool = False,
-    ) -> PanelResults:
-        """Sync twin of :meth:`judge_items`; works inside a running event loop too."""
-        return run_sync(
-            self.judge_items(
-                items, retries=retries, fields=fields, concurrency=concurrency, progress=progress
-            )
-        )
-
-    def judge_items_sync(
-        self,
-        items: Iterable[Mapping[str, Any]] | Any,
-        *,
-        retries: int = 0,
-        fields: Mapping[str, str] | None = None,
-        concurrency: int | None = None,
-        progress: bool = False,
-    ) -> PanelResults:
-        """Another name for :meth:`judge_sync`, the ``<name>_sync`` of :meth:`judge_items`."""
-        return self.judge_sync(
-            items, retries=retries, fields=fields, concurrency=concurrency, progress=progress
-        )
-
-    def judge_one_sync(self, item: Mapping[str, Any], *, retries: int = 0) -> PanelJudgment:
-        """Sync twin of :meth:`judge`."""
-        return run_sync(self.judge(item, retries=retries))
+    def _results(self, outcomes: list[PanelJudgment], rows: list[dict[str, Any]]) -> PanelResults:
+        return PanelResults(outcomes, rows, judge_names=self.judge_names)
 
 
 class PanelResults(OutcomeResults[PanelJudgment]):
