@@ -266,7 +266,8 @@ def test_score_is_in_unit_interval_or_none(
 ) -> None:
     scored = [ScoredCriterion(w, v, na=v is None) for w, v in rows]
     score = weighted_score(scored, cannot_assess=strategy)  # type: ignore[arg-type]
-    if strategy == "skip" and all(v is None for _, v in rows):
-        assert score is None
+    counted = [w for w, v in rows if v is not None or strategy != "skip"]
+    if not counted or all(w == 0 for w in counted):
+        assert score is None  # nothing counts, or nothing that counts carries weight
     else:
         assert score is not None and 0.0 <= score <= 1.0

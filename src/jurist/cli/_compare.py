@@ -115,10 +115,7 @@ def compare(
         api_key=api_key,
         timeout=timeout,
         max_retries=max_retries,
-        rpm=None,
-        tpm=None,
         cache=cache,
-        cache_path=None,
     )
     judge = PairwiseJudge(
         judge_model,

@@ -103,10 +103,7 @@ def eval_model(
         api_key=api_key,
         timeout=120.0,
         max_retries=3,
-        rpm=None,
-        tpm=None,
         cache=False,
-        cache_path=None,
     )
     result = asyncio.run(
         _run(

@@ -61,10 +61,7 @@ def grade(
             api_key=api_key,
             timeout=timeout,
             max_retries=max_retries,
-            rpm=None,
-            tpm=None,
             cache=cache,
-            cache_path=None,
         )
         for m in (model or [None])  # type: ignore[list-item]
     ]

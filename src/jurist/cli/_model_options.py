@@ -36,10 +36,10 @@ def build_model(
     api_key: str | None,
     timeout: float,
     max_retries: int,
-    rpm: int | None,
-    tpm: int | None,
-    cache: bool,
-    cache_path: Path | None,
+    rpm: int | None = None,
+    tpm: int | None = None,
+    cache: bool = True,
+    cache_path: Path | None = None,
     json_mode: str | None = "json_schema",
 ) -> Model:
     """The backend wrapped as cache(retry(limits(backend))).

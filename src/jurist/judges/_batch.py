@@ -35,6 +35,7 @@ __all__ = ["BatchJudge", "OutcomeResults", "map_items", "run_items"]
 
 T = TypeVar("T", bound=BaseModel)
 R = TypeVar("R")
+Out = TypeVar("Out")
 
 
 def map_items(
@@ -61,15 +62,18 @@ def map_items(
 
 
 async def run_items(
-    judge_one: Callable[[int], Awaitable[T]],
+    judge_one: Callable[[int], Awaitable[Out]],
     n: int,
     *,
     concurrency: int,
     progress: bool = False,
-    ok: Callable[[T], bool] | None = None,
-) -> list[T]:
-    """``judge_one(i)`` for ``i`` in ``range(n)``, at most ``concurrency`` at once, in order."""
-    results: list[T | None] = [None] * n
+    ok: Callable[[Out], bool] | None = None,
+) -> list[Out]:
+    """``judge_one(i)`` for ``i`` in ``range(n)``, at most ``concurrency`` at once, in order.
+
+    The progress bar counts an outcome as scored by ``ok`` (default: its ``score`` is set).
+    """
+    results: list[Out | None] = [None] * n
     next_index = iter(range(n))
     workers = min(max(1, concurrency), max(1, n))
     with BatchProgress(n, enabled=progress) as bar:

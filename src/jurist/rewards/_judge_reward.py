@@ -35,13 +35,13 @@ reward 1.0; ``"Score: -0.5"`` gives 0.0); none or conflicting numbers are a pars
 
 from __future__ import annotations
 
-import asyncio
 import re
 from collections.abc import Sequence
 from typing import Any
 
 from jurist._sync import run_sync
 from jurist.errors import DataError
+from jurist.judges._batch import run_items
 from jurist.models import Model
 from jurist.rewards._backend import DEFAULT_LLM_CONFIG, RewardBackend
 from jurist.rewards._registry import reward
@@ -183,19 +183,21 @@ async def llm_as_judge_rewards_async(
             f"prompts and predictions differ in length: {len(prompts)} != {len(predictions)}"
         )
     backend = _backend(llm_backend)
-    limit = asyncio.Semaphore(max(1, concurrency))
 
     async def one(i: int) -> dict[str, Any]:
-        async with limit:
-            return await llm_as_judge_reward_async(
-                predictions[i],
-                golden_answers[i],
-                backend,
-                prompt=prompts[i] if prompts is not None else None,
-                retries=retries,
-            )
+        return await llm_as_judge_reward_async(
+            predictions[i],
+            golden_answers[i],
+            backend,
+            prompt=prompts[i] if prompts is not None else None,
+            retries=retries,
+        )
 
-    return list(await asyncio.gather(*(one(i) for i in range(len(predictions)))))
+    return await run_items(one, len(predictions), concurrency=concurrency, ok=_rewarded)
+
+
+def _rewarded(result: dict[str, Any]) -> bool:
+    return result.get("error") is None
 
 
 def llm_as_judge_rewards(

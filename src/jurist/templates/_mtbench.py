@@ -146,30 +146,50 @@ _PAIR_OUT = (
     "if they are equally good."
 )
 
-register_template(
-    Template(
-        name="mt_bench_pair",
-        description="MT-bench pairwise: '[[A]]', '[[B]]', '[[C]]' (tie) -> 1, 0, 0.5 for A",
+
+def _pair(
+    name: str,
+    description: str,
+    instructions: str,
+    output: str,
+    labels: tuple[Label, ...],
+    max_tokens: int,
+    source: str,
+) -> Template:
+    """A pairwise template: two replies, a bracketed verdict, scores = preference for A."""
+    return Template(
+        name=name,
+        description=description,
         kind="pairwise",
-        instructions=_PAIR,
+        instructions=instructions,
         item=_PAIR_ITEM,
         fields=("prompt", "response_a", "response_b"),
         optional_fields=("reference",),
         sections={"reference": _REFERENCE},
-        scale=LabelScale(
-            labels=(
-                Label(name="A", score=1.0),
-                Label(name="B", score=0.0),
-                Label(name="tie", score=0.5, aliases=("C",)),
-            )
-        ),
+        scale=LabelScale(labels=labels),
         verdict_key="Verdict",
         form=_BRACKETS,
-        output=_PAIR_OUT,
-        output_explained=_PAIR_OUT,
-        max_tokens=1024,
-        max_tokens_explained=1024,
-        meta={"source": "MT-bench (FastChat llm_judge) pairwise verdict format"},
+        output=output,
+        output_explained=output,
+        max_tokens=max_tokens,
+        max_tokens_explained=max_tokens,
+        meta={"source": source},
+    )
+
+
+register_template(
+    _pair(
+        "mt_bench_pair",
+        "MT-bench pairwise: '[[A]]', '[[B]]', '[[C]]' (tie) -> 1, 0, 0.5 for A",
+        _PAIR,
+        _PAIR_OUT,
+        (
+            Label(name="A", score=1.0),
+            Label(name="B", score=0.0),
+            Label(name="tie", score=0.5, aliases=("C",)),
+        ),
+        1024,
+        "MT-bench (FastChat llm_judge) pairwise verdict format",
     )
 )
 
@@ -188,30 +208,19 @@ _ARENA_OUT = (
 )
 
 register_template(
-    Template(
-        name="arena_hard",
-        description="Arena-Hard pairwise, five levels A>>B..B>>A -> 1, 0.75, 0.5, 0.25, 0 for A",
-        kind="pairwise",
-        instructions=_ARENA,
-        item=_PAIR_ITEM,
-        fields=("prompt", "response_a", "response_b"),
-        optional_fields=("reference",),
-        sections={"reference": _REFERENCE},
-        scale=LabelScale(
-            labels=(
-                Label(name="A>>B", score=1.0),
-                Label(name="A>B", score=0.75),
-                Label(name="A=B", score=0.5, aliases=("B=A",)),
-                Label(name="B>A", score=0.25),
-                Label(name="B>>A", score=0.0),
-            )
+    _pair(
+        "arena_hard",
+        "Arena-Hard pairwise, five levels A>>B..B>>A -> 1, 0.75, 0.5, 0.25, 0 for A",
+        _ARENA,
+        _ARENA_OUT,
+        (
+            Label(name="A>>B", score=1.0),
+            Label(name="A>B", score=0.75),
+            Label(name="A=B", score=0.5, aliases=("B=A",)),
+            Label(name="B>A", score=0.25),
+            Label(name="B>>A", score=0.0),
         ),
-        verdict_key="Verdict",
-        form=_BRACKETS,
-        output=_ARENA_OUT,
-        output_explained=_ARENA_OUT,
-        max_tokens=2048,
-        max_tokens_explained=2048,
-        meta={"source": "Arena-Hard verdict format"},
+        2048,
+        "Arena-Hard verdict format",
     )
 )

@@ -22,9 +22,9 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
-from jurist._progress import BatchProgress
 from jurist._sync import run_sync
 from jurist.errors import ConfigError, DataError
+from jurist.judges._batch import run_items
 from jurist.judges._items import as_item_dicts
 from jurist.judges.rubric._aggregate import BINARY_AGGREGATIONS
 from jurist.judges.rubric._assemble import Strategies, assemble
@@ -283,18 +283,13 @@ class CriterionGrader:
         semaphore = asyncio.Semaphore(limit)
         callers = self._callers(rubric, semaphore)
         criteria = self.effective_criteria(rubric)
-        reports: list[GradeReport | None] = [None] * len(items)
-        pending = iter(range(len(items)))
-        with BatchProgress(len(items), enabled=progress) as bar:
 
-            async def worker() -> None:
-                for i in pending:
-                    report = await self._grade_one(rubric, criteria, callers, items[i], retries)
-                    reports[i] = report
-                    bar.advance(ok=report.ok, tokens=report.usage.total_tokens)
+        async def one(i: int) -> GradeReport:
+            return await self._grade_one(rubric, criteria, callers, items[i], retries)
 
-            await asyncio.gather(*(worker() for _ in range(min(limit, max(1, len(items))))))
-        return [r for r in reports if r is not None]
+        return await run_items(
+            one, len(items), concurrency=limit, progress=progress, ok=lambda r: r.ok
+        )
 
     def grade_many_sync(
         self,

@@ -21,6 +21,8 @@ weight``, so a clean submission scores 1.
 (0.5, 0.3333333333333333, 5.0)
 >>> weighted_score([ScoredCriterion(weight=3, value=None, na=True)]) is None
 True
+>>> weighted_score([ScoredCriterion(weight=0, value=1.0)]) is None
+True
 """
 
 from __future__ import annotations
@@ -125,4 +127,4 @@ def weighted_score(
         return min(1.0, max(0.0, total / positive))
     if negative > 0:
         return min(1.0, max(0.0, 1.0 + total / negative))
-    return 0.0
+    return None  # only zero-weight criteria counted: nothing carries weight, no score
