@@ -92,7 +92,12 @@ class TokenLogprob(BaseModel):
 
 
 class Usage(BaseModel):
-    """Token counts of one call, or of many added together."""
+    """Token counts of one call, or of many added together.
+
+    ``calls`` counts completions received (a cache hit is not one: it counts in
+    ``cache_hits``); ``attempts`` counts the requests sent to a backend, failed ones and
+    retries included, so ``attempts - calls`` requests got no completion.
+    """
 
     model_config = ConfigDict(frozen=True)
 
@@ -101,6 +106,7 @@ class Usage(BaseModel):
     cached_tokens: int = 0
     calls: int = 0
     cache_hits: int = 0
+    attempts: int = 0
 
     @property
     def total_tokens(self) -> int:
@@ -113,6 +119,7 @@ class Usage(BaseModel):
             cached_tokens=self.cached_tokens + other.cached_tokens,
             calls=self.calls + other.calls,
             cache_hits=self.cache_hits + other.cache_hits,
+            attempts=self.attempts + other.attempts,
         )
 
 
