@@ -1,11 +1,13 @@
 """Drop-ins for uqlm's ``LLMJudge`` and ``LLMPanel``, thin layers over jurist's judges.
 
 uqlm users keep their code: the constructor, ``judge_responses`` and ``generate_responses``
-take uqlm's documented arguments and return uqlm's shapes. Differences from uqlm, on
-purpose: verdicts are read with jurist's parsing policy (whole words, longest phrase first,
-so "Incorrect" is never "correct"); ``template_ques_ans`` and ``keywords_to_scores_dict``
-are honoured with any ``scoring_template``; ``retries=N`` re-asks at most N more times;
-scores that could not be read are NaN, as in uqlm's DataFrame.
+take uqlm's documented arguments and return uqlm's shapes, and the likert template reads
+uqlm's verdict phrases ("partially correct" is 0.5) besides ratings 1-5 (see
+:mod:`jurist.compat._uqlm_likert`). Differences from uqlm, on purpose: verdicts are read
+with jurist's parsing policy (whole words, longest phrase first, so "Incorrect" is never
+"correct"); ``template_ques_ans`` and ``keywords_to_scores_dict`` are honoured with any
+``scoring_template``; ``retries=N`` re-asks at most N more times; scores that could not be
+read are NaN, as in uqlm's DataFrame.
 
 >>> from jurist.compat.uqlm import LLMJudge
 >>> judge = LLMJudge(llm="mock:judge")
@@ -23,10 +25,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from jurist._sync import run_sync
+from jurist.compat._uqlm_likert import uqlm_likert_template
 from jurist.errors import ConfigError
 from jurist.judges import LLMJudge as _LLMJudge
 from jurist.models import Model, get_model
-from jurist.templates import get_template, labels_scale
+from jurist.templates import Template, get_template, labels_scale
 from jurist.types import Message, Request
 
 __all__ = ["LLMJudge", "LLMPanel", "UQResult"]
@@ -69,7 +72,7 @@ class LLMJudge:
         self.keywords_to_scores_dict = keywords_to_scores_dict
         self.additional_context = additional_context
         model: Model = llm if isinstance(llm, Model) else get_model(llm)
-        template = get_template(scoring_template)
+        template = _template(scoring_template, keywords_to_scores_dict)
         if template_ques_ans is not None:
             try:
                 item = template_ques_ans.format("{prompt}", "{response}")
@@ -168,6 +171,14 @@ class LLMJudge:
                 "count": count,
             },
         }
+
+
+def _template(name: str, keywords: dict[float, list[str]] | None) -> Template:
+    """uqlm's template ``name``: likert also reads uqlm's verdict phrases, unless the user's
+    ``keywords_to_scores_dict`` names the verdicts instead."""
+    if name == "likert" and keywords is None:
+        return uqlm_likert_template()
+    return get_template(name)
 
 
 def _is_langchain(obj: Any) -> bool:
