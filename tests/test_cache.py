@@ -208,7 +208,20 @@ async def test_candidate_scores_are_cached_per_candidate_list(tmp_path: Path) ->
     first = await model.candidate_scores(hot, ["Yes", "No"])
     again = await model.candidate_scores(hot, ["Yes", "No"])
     other = await model.candidate_scores(hot, ["Yes", "No", "Maybe"])
-    assert again == first
+    assert (again.logprobs, again.probs, again.coverage) == (
+        first.logprobs,
+        first.probs,
+        first.coverage,
+    )
+    # accounted like a cached completion: no call, a hit, the prompt's tokens kept
+    assert (first.cached, first.attempts, first.usage.calls) == (False, 1, 1)
+    assert (again.cached, again.attempts, again.usage.calls, again.usage.cache_hits) == (
+        True,
+        0,
+        0,
+        1,
+    )
+    assert again.usage.prompt_tokens == first.usage.prompt_tokens > 0
     assert set(other.probs) == {"Yes", "No", "Maybe"}
     assert mock.calls == 2
     assert (model.hits, model.misses) == (1, 2)

@@ -49,7 +49,9 @@ def server() -> Iterator[FaultServer]:
 
 
 def openai(server: FaultServer, api_key: str = "x") -> Model:
-    return get_model("openai:judge", base_url=server.url, api_key=api_key, timeout=TIMEOUT)
+    return get_model(
+        "openai:judge", base_url=server.url, api_key=api_key, timeout=TIMEOUT, max_retries=0
+    )
 
 
 def retrying(inner: Model, sleep: RecordingSleep, max_retries: int = 4) -> RetryModel:

@@ -270,7 +270,7 @@ async def test_capability_errors_before_any_call(stub: StubServer) -> None:
 
 def test_identity_capabilities_and_factory(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-from-env")
-    model = get_model("openai:gpt-4o-mini")
+    model = get_model("openai:gpt-4o-mini", max_retries=0)
     assert isinstance(model, OpenAIModel)
     assert model.identity() == {
         "provider": "openai",
@@ -279,7 +279,9 @@ def test_identity_capabilities_and_factory(monkeypatch: pytest.MonkeyPatch) -> N
     }
     assert "sk-from-env" not in repr(model.identity()) + repr(model)
     assert model._headers["Authorization"] == "Bearer sk-from-env"
-    local = get_model("openai:tiny", base_url="http://127.0.0.1:1/v1/", api_key="x", logprobs=False)
+    local = get_model(
+        "openai:tiny", base_url="http://127.0.0.1:1/v1/", api_key="x", logprobs=False, max_retries=0
+    )
     assert local.identity()["base_url"] == "http://127.0.0.1:1/v1"
     caps = local.capabilities
     assert (caps.remote, caps.logprobs, caps.top_logprobs, caps.json_schema) == (

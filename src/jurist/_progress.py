@@ -3,6 +3,12 @@
 ``BatchProgress(total, enabled=False)`` costs nothing when disabled, so library calls can
 always report through it. ``completed`` starts the bar part way (a resumed run).
 
+The rate is honest: the items finished in this session divided by the time since the bar
+started (:attr:`BatchProgress.rate`), and the time left is the items left at that rate.
+Items finished before a resume do not count, and a burst of completions (a batched
+backend answers a whole batch at once) does not read as thousands of items a second, as
+a rate over a short window of recent completions would.
+
 >>> with BatchProgress(3, completed=1) as bar:
 ...     bar.advance(ok=True, tokens=10, cost=0.5)
 ...     bar.advance(ok=False)
@@ -12,6 +18,8 @@ always report through it. ``completed`` starts the bar part way (a resumed run).
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from types import TracebackType
 
 __all__ = ["BatchProgress"]
@@ -28,6 +36,7 @@ class BatchProgress:
         description: str = "judging",
         completed: int = 0,
         show_cost: bool = False,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.total = total
         self.enabled = enabled
@@ -37,10 +46,42 @@ class BatchProgress:
         self.tokens = 0
         self.cost = 0.0
         self.show_cost = show_cost
+        self._clock = clock
+        self._resumed = completed
+        self._started = clock()
         self._progress: object | None = None
         self._task: object | None = None
 
+    @property
+    def rate(self) -> float | None:
+        """Items finished in this session per second since the bar started (None: none yet).
+
+        >>> ticks = iter([0.0, 4.0])
+        >>> bar = BatchProgress(100, completed=40, clock=lambda: next(ticks))
+        >>> for _ in range(10):
+        ...     bar.advance(ok=True)
+        >>> bar.rate
+        2.5
+        """
+        session = self.done - self._resumed
+        elapsed = self._clock() - self._started
+        if session <= 0 or elapsed <= 0:
+            return None
+        return session / elapsed
+
+    def _rate_fields(self) -> dict[str, str]:
+        rate = self.rate
+        if rate is None:
+            return {"rate": "", "eta": ""}
+        eta = ""
+        if self.total is not None:
+            left = max(0, self.total - self.done)
+            seconds = round(left / rate)
+            eta = f"ETA {seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+        return {"rate": f"{rate:,.1f} items/s", "eta": eta}
+
     def __enter__(self) -> BatchProgress:
+        self._started = self._clock()
         if self.enabled:
             from rich.progress import (
                 BarColumn,
@@ -48,7 +89,6 @@ class BatchProgress:
                 Progress,
                 TextColumn,
                 TimeElapsedColumn,
-                TimeRemainingColumn,
             )
 
             progress = Progress(
@@ -57,7 +97,7 @@ class BatchProgress:
                 MofNCompleteColumn(),
                 TextColumn("{task.fields[rate]}"),
                 TimeElapsedColumn(),
-                TimeRemainingColumn(),
+                TextColumn("{task.fields[eta]}"),
                 TextColumn(
                     "failed {task.fields[failed]}  tokens {task.fields[tokens]}"
                     + ("  ${task.fields[cost]}" if self.show_cost else "")
@@ -72,6 +112,7 @@ class BatchProgress:
                 failed=0,
                 tokens=0,
                 rate="",
+                eta="",
                 cost="0",
             )
             self._progress = progress
@@ -86,16 +127,15 @@ class BatchProgress:
             from rich.progress import Progress
 
             assert isinstance(self._progress, Progress)
-            task_id = self._task
-            speed = self._progress.tasks[0].speed
-            rate = f"{speed:.1f} items/s" if speed else ""
+            fields = self._rate_fields()
             self._progress.update(
-                task_id,  # type: ignore[arg-type]
+                self._task,  # type: ignore[arg-type]
                 advance=1,
                 failed=self.failed,
                 tokens=self.tokens,
-                rate=rate,
                 cost=f"{self.cost:.4f}",
+                rate=fields["rate"],
+                eta=fields["eta"],
             )
 
     def __exit__(

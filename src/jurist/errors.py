@@ -10,7 +10,8 @@ Every error jurist raises derives from :class:`JuristError`::
     └── JuristRuntimeError         something failed while running
         ├── ModelError             a backend call failed
         │   ├── APIConnectionError       no connection / dropped connection
-        │   │   └── APITimeoutError      no answer within the timeout
+        │   │   ├── APITimeoutError      no answer within the timeout
+        │   │   └── ResponseTooLargeError  an answer body past the size cap
         │   ├── APIStatusError           the server answered with an error status
         │   │   ├── BadRequestError (400), AuthenticationError (401),
         │   │   ├── PermissionDeniedError (403), NotFoundError (404),
@@ -19,7 +20,9 @@ Every error jurist raises derives from :class:`JuristError`::
         │   │   └── InternalServerError (>= 500)
         │   ├── ModelLoadError           a local model could not be loaded
         │   └── CapabilityError          the backend cannot do what was asked
-        └── ParseError             a judge's output holds no valid verdict
+        ├── ParseError             a judge's output holds no valid verdict
+        ├── CacheError             the cache file cannot be opened or created
+        └── OutputError            a run store or output file cannot be written (a full disk)
 
 ``error.category`` gives the short category recorded on a failed judgment
 (``"api"``, ``"timeout"``, ``"parse"``, ...).
@@ -29,12 +32,15 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from jurist._secrets import scrub
+
 __all__ = [
     "APIConnectionError",
     "APIStatusError",
     "APITimeoutError",
     "AuthenticationError",
     "BadRequestError",
+    "CacheError",
     "CapabilityError",
     "ConfigError",
     "ConflictError",
@@ -46,10 +52,12 @@ __all__ = [
     "ModelError",
     "ModelLoadError",
     "NotFoundError",
+    "OutputError",
     "ParseError",
     "PermissionDeniedError",
     "RateLimitError",
     "RequestTimeoutError",
+    "ResponseTooLargeError",
     "UnprocessableEntityError",
     "UserError",
     "status_error",
@@ -102,7 +110,7 @@ class ModelError(JuristRuntimeError):
     def __init__(self, message: str, *, model: str | None = None) -> None:
         self.model = model
         self.attempts: int = 1
-        super().__init__(message)
+        super().__init__(scrub(message))  # a server may echo the key it was sent
 
 
 class APIConnectionError(ModelError):
@@ -115,6 +123,10 @@ class APITimeoutError(APIConnectionError):
     """No answer arrived within the timeout."""
 
     category = "timeout"
+
+
+class ResponseTooLargeError(APIConnectionError):
+    """The server's answer grew past the backend's size cap; the read was stopped."""
 
 
 class APIStatusError(ModelError):
@@ -234,3 +246,15 @@ class ParseError(JuristRuntimeError):
     """A judge's output holds no valid verdict."""
 
     category = "parse"
+
+
+class CacheError(JuristRuntimeError):
+    """The completion cache file cannot be opened or created (names the file)."""
+
+    category = "cache"
+
+
+class OutputError(JuristRuntimeError):
+    """A run store or an output file cannot be written (a full disk); names the file."""
+
+    category = "output"

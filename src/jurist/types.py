@@ -21,6 +21,7 @@ __all__ = [
     "Completion",
     "Judgment",
     "Message",
+    "OutputFormatUsed",
     "Request",
     "Role",
     "ScoringMode",
@@ -31,6 +32,7 @@ __all__ = [
 
 Role = Literal["system", "user", "assistant"]
 ScoringMode = Literal["parse", "logprobs"]
+OutputFormatUsed = Literal["json", "text"]
 
 
 class Message(BaseModel):
@@ -142,6 +144,15 @@ class Completion(BaseModel):
     cached: bool = False
     attempts: int = 1
 
+    @property
+    def billed_usage(self) -> Usage:
+        """``usage`` with ``attempts`` taken from :attr:`attempts`: what a judge adds up.
+
+        >>> Completion(text="x", usage=Usage(calls=1), attempts=3).billed_usage.attempts
+        3
+        """
+        return _billed(self.usage, self.attempts)
+
 
 class CandidateScores(BaseModel):
     """Next-token scores of candidate strings after a prompt.
@@ -149,6 +160,10 @@ class CandidateScores(BaseModel):
     ``logprobs`` holds the log-probability of each candidate's whole token sequence;
     ``probs`` the same renormalised over the candidates (it sums to 1); ``coverage`` the
     total probability the model put on the candidates before renormalising.
+
+    ``usage``, ``attempts`` and ``cached`` account for the forward pass as a
+    :class:`Completion` does for a call: the prompt's tokens and ``calls=1`` when computed,
+    ``calls=0``, ``cache_hits=1``, ``attempts=0`` and ``cached=True`` from a cache.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -156,6 +171,20 @@ class CandidateScores(BaseModel):
     logprobs: dict[str, float]
     probs: dict[str, float]
     coverage: float
+    usage: Usage = Usage(calls=1)
+    attempts: int = 1
+    cached: bool = False
+
+    @property
+    def billed_usage(self) -> Usage:
+        """``usage`` with ``attempts`` taken from :attr:`attempts` (see :class:`Completion`)."""
+        return _billed(self.usage, self.attempts)
+
+
+def _billed(usage: Usage, attempts: int) -> Usage:
+    if usage.attempts == attempts:
+        return usage
+    return usage.model_copy(update={"attempts": attempts})
 
 
 class Judgment(BaseModel):
@@ -171,6 +200,11 @@ class Judgment(BaseModel):
     ``distribution`` holds verdict -> probability, ``confidence`` the top verdict's
     probability and ``coverage`` the probability the model put on the scale at all).
     ``scoring_note`` says why logprob scoring was not used where it was asked for.
+
+    ``output_format`` says which format the verdict was read in: ``"json"`` (a JSON object
+    the judge asked for) or ``"text"`` (the template's text format); ``output_note`` says
+    why a judge that asked for JSON read text instead (``output="auto"`` with a server
+    that ignores the JSON schema; see :mod:`jurist.judges._output`).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -190,6 +224,8 @@ class Judgment(BaseModel):
     scoring_note: str | None = None
     latency: float = 0.0
     cached: bool = False
+    output_format: OutputFormatUsed | None = None
+    output_note: str | None = None
 
     @property
     def ok(self) -> bool:

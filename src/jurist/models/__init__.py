@@ -11,7 +11,7 @@ from jurist.models._limits import LimitedModel
 from jurist.models._mock import MockModel
 from jurist.models._model import Capabilities, Model, WrapperModel
 from jurist.models._registry import DEFAULT_MODEL, get_model, known_providers, register_provider
-from jurist.models._retry import RetryModel
+from jurist.models._retry import RetryModel, attempts_of
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -22,6 +22,7 @@ __all__ = [
     "Model",
     "RetryModel",
     "WrapperModel",
+    "attempts_of",
     "default_cache_path",
     "get_model",
     "known_providers",

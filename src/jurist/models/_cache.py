@@ -12,10 +12,12 @@ not cached. ``only_deterministic=False`` caches everything. Candidate scores com
 one forward pass, with no sampling, so they are always cached.
 
 A hit returns the stored completion with ``cached=True``, ``attempts=0``, ``latency`` of
-the lookup, and its usage as recorded but with ``calls=0`` and ``cache_hits=1``, so
-totals do not bill it twice. Only successes are stored. Identical cacheable requests in
-flight at the same time are coalesced: one call reaches the model and the others await
-it (they count as hits).
+the lookup, and its usage as recorded (prompt and completion tokens as on the first run)
+but with ``calls=0``, ``cache_hits=1`` and ``attempts=0``, so totals do not bill it twice.
+Candidate scores are accounted the same way (``cached``, ``attempts`` and ``usage``), so
+every scoring mode reports a cached rerun alike. Only successes are stored. Identical
+cacheable requests in flight at the same time are coalesced: one call reaches the model
+and the others await it (they count as hits).
 
 SQLite runs inline on the event loop: with WAL and ``synchronous=NORMAL`` a lookup by
 primary key takes tens of microseconds and a commit well under a millisecond (no fsync
@@ -25,6 +27,15 @@ use it; several processes may share the file (WAL, ``busy_timeout``).
 
 Order the wrappers ``CachedModel(RetryModel(LimitedModel(backend)))``: a hit then skips
 the rate limits and the retries.
+
+Failures of the file itself. Opening it (made on first use, or up front by
+:meth:`CachedModel.prepare`, which a batch calls before its first item) raises
+:class:`~jurist.errors.CacheError` naming the file and the reason: a folder that cannot be
+made, a location that cannot be written, a full disk. Once open, the cache is only an
+optimisation, so a failed write ("database or disk is full") or read never costs the
+call its answer: the completion is returned as computed (a failed read counts as a
+miss), the first such failure is logged as a warning naming the file, and
+``write_errors`` / ``read_errors`` count them all.
 
 >>> import tempfile, pathlib
 >>> from jurist._sync import run_sync
@@ -44,7 +55,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-import logging
 import os
 import sqlite3
 import threading
@@ -57,15 +67,17 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from jurist._secrets import get_logger
+from jurist.errors import CacheError
 from jurist.models._model import Model, WrapperModel
-from jurist.types import CandidateScores, Completion, Request
+from jurist.types import CandidateScores, Completion, Request, Usage
 
 __all__ = ["CACHE_VERSION", "CachedModel", "cache_key", "default_cache_path"]
 
 CACHE_VERSION = 1
 R = TypeVar("R", bound=BaseModel)
 
-logger = logging.getLogger("jurist.models")
+logger = get_logger("jurist.models")  # its filter scrubs keys from every record
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS entries (
@@ -122,6 +134,11 @@ def _land(flights: dict[str, _Flight], key: str, flight: _Flight) -> None:
         del flights[key]
 
 
+def _hit_usage(usage: Usage) -> Usage:
+    """A stored usage as a hit reports it: tokens kept, no call, no request sent."""
+    return usage.model_copy(update={"calls": 0, "cache_hits": 1, "attempts": 0})
+
+
 class CachedModel(WrapperModel):
     """Caches the wrapped model's completions and candidate scores in a SQLite file.
 
@@ -145,6 +162,8 @@ class CachedModel(WrapperModel):
         self.enabled = enabled
         self.hits = 0
         self.misses = 0
+        self.write_errors = 0
+        self.read_errors = 0
         self._conn: sqlite3.Connection | None = None
         self._lock = threading.Lock()
         self._flights: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, _Flight]] = (
@@ -155,23 +174,52 @@ class CachedModel(WrapperModel):
 
     def _connect(self) -> sqlite3.Connection:
         if self._conn is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            conn = sqlite3.connect(
-                self.path, timeout=30.0, isolation_level=None, check_same_thread=False
-            )
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
-            conn.execute(_SCHEMA)
+            conn: sqlite3.Connection | None = None
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                conn = sqlite3.connect(
+                    self.path, timeout=30.0, isolation_level=None, check_same_thread=False
+                )
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute("PRAGMA synchronous=NORMAL")
+                conn.execute(_SCHEMA)
+            except (OSError, sqlite3.Error) as error:
+                if conn is not None:
+                    conn.close()
+                raise CacheError(
+                    f"cannot open the jurist cache {self.path}: {error}; the cache is "
+                    "optional: pick another file (--cache-path, $JURIST_CACHE_DIR), free "
+                    "disk space, or turn it off (--no-cache)"
+                ) from error
             self._conn = conn
         return self._conn
 
+    def open(self) -> None:
+        """Open (and create if needed) the cache file now; :class:`CacheError` if it cannot."""
+        if self.enabled:
+            with self._lock:
+                self._connect()
+
+    async def prepare(self) -> None:
+        """Open the cache file before a batch (a clear error up front), then the model."""
+        self.open()
+        await super().prepare()
+
     def _get(self, key: str) -> str | None:
         with self._lock:
-            row = (
-                self._connect()
-                .execute("SELECT value FROM entries WHERE key = ?", (key,))
-                .fetchone()
-            )
+            conn = self._connect()
+            try:
+                row = conn.execute("SELECT value FROM entries WHERE key = ?", (key,)).fetchone()
+            except sqlite3.Error as error:
+                self.read_errors += 1
+                if self.read_errors == 1:
+                    logger.warning(
+                        "jurist cache %s: a read failed (%s); such entries are recomputed, "
+                        "and further read failures are not logged",
+                        self.path,
+                        error,
+                    )
+                return None
         return None if row is None else str(row[0])
 
     def _put(self, key: str, kind: str, value: BaseModel) -> None:
@@ -183,8 +231,16 @@ class CachedModel(WrapperModel):
                     "INSERT OR REPLACE INTO entries VALUES (?, ?, ?, ?, ?)",
                     (key, kind, self.spec, text, time.time()),
                 )
-        except sqlite3.Error as error:
-            logger.warning("jurist cache %s: could not store a %s: %s", self.path, kind, error)
+        except (sqlite3.Error, CacheError) as error:
+            self.write_errors += 1
+            if self.write_errors == 1:
+                logger.warning(
+                    "jurist cache %s: could not store a %s (%s); the answer is kept but not "
+                    "cached, and further write failures are not logged",
+                    self.path,
+                    kind,
+                    error,
+                )
 
     def entry_count(self) -> int:
         """How many completions and candidate scores the cache file holds."""
@@ -269,7 +325,7 @@ class CachedModel(WrapperModel):
                 "cached": True,
                 "attempts": 0,
                 "latency": time.perf_counter() - started,
-                "usage": completion.usage.model_copy(update={"calls": 0, "cache_hits": 1}),
+                "usage": _hit_usage(completion.usage),
             }
         )
 
@@ -279,13 +335,17 @@ class CachedModel(WrapperModel):
         if not self.enabled:
             return await self.wrapped.candidate_scores(request, candidates)
         key = cache_key(self.wrapped, request, candidates)
-        scores, _ = await self._lookup(
+        scores, hit = await self._lookup(
             key,
             "candidate_scores",
             CandidateScores,
             lambda: self.wrapped.candidate_scores(request, candidates),
         )
-        return scores
+        if not hit:
+            return scores
+        return scores.model_copy(
+            update={"cached": True, "attempts": 0, "usage": _hit_usage(scores.usage)}
+        )
 
     def __repr__(self) -> str:
         return f"CachedModel({self.wrapped!r}, {str(self.path)!r})"

@@ -21,7 +21,7 @@ import torch
 from jurist.errors import ConfigError
 from jurist.models._hf_compute import encode, encode_prompts, left_pad, render_prompt
 from jurist.models._hf_loading import LoadedModel
-from jurist.types import CandidateScores, Request
+from jurist.types import CandidateScores, Request, Usage
 
 __all__ = ["candidate_ids", "score_batch"]
 
@@ -123,11 +123,19 @@ def score_batch(
             values = logprobs[b_idx, p_idx, t_idx].tolist()
         for owner, value in zip(owners, values, strict=True):
             sums[owner] = sums.get(owner, 0.0) + float(value)
-    return [_scores({c: sums[(r, tuple(ids))] for c, r, ids in p.candidates}) for p in plans]
+    return [
+        _scores({c: sums[(r, tuple(ids))] for c, r, ids in p.candidates}, len(prompt))
+        for p, prompt in zip(plans, prompts, strict=True)
+    ]
 
 
-def _scores(logprobs: dict[str, float]) -> CandidateScores:
+def _scores(logprobs: dict[str, float], prompt_tokens: int) -> CandidateScores:
     top = max(logprobs.values())
     log_total = top + math.log(sum(math.exp(v - top) for v in logprobs.values()))
     probs = {c: math.exp(v - log_total) for c, v in logprobs.items()}
-    return CandidateScores(logprobs=logprobs, probs=probs, coverage=min(1.0, math.exp(log_total)))
+    return CandidateScores(
+        logprobs=logprobs,
+        probs=probs,
+        coverage=min(1.0, math.exp(log_total)),
+        usage=Usage(prompt_tokens=prompt_tokens, calls=1),
+    )

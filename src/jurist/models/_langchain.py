@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from jurist._secrets import is_secret_key
 from jurist.errors import (
     APIConnectionError,
     APITimeoutError,
@@ -137,7 +138,9 @@ class LangChainModel(Model):
         bound = getattr(self.llm, "kwargs", None)
         if self.llm is not self.chat_model and isinstance(bound, dict):
             ident["bound"] = {
-                k: v for k, v in sorted(bound.items()) if isinstance(v, (str, int, float, bool))
+                k: v
+                for k, v in sorted(bound.items())
+                if isinstance(v, (str, int, float, bool)) and not is_secret_key(k)
             }
         return ident
 

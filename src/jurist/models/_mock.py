@@ -131,10 +131,12 @@ class MockModel(Model):
         total = sum(raw.values())
         if total <= 0:
             raise JuristError("mock candidate_probs give no mass to any candidate")
+        prompt_chars = sum(len(m.content) for m in request.messages)
         return CandidateScores(
             logprobs={c: (math.log(p) if p > 0 else -math.inf) for c, p in raw.items()},
             probs={c: p / total for c, p in raw.items()},
             coverage=min(1.0, total),
+            usage=Usage(prompt_tokens=max(1, prompt_chars // 4), calls=1),
         )
 
 

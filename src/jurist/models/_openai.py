@@ -17,7 +17,14 @@ Options (``get_model("openai:NAME", **options)``):
 - ``base_url``: default ``$OPENAI_BASE_URL``, else ``https://api.openai.com/v1``.
 - ``api_key``: default ``$OPENAI_API_KEY``; sent as ``Authorization: Bearer``, never part of
   :meth:`OpenAIModel.identity`.
-- ``timeout``: seconds per attempt (default 60); ``Request.timeout`` overrides it.
+- ``timeout``: seconds per attempt (default 60); ``Request.timeout`` overrides it. It is one
+  deadline for the whole attempt: connecting, sending, and reading the answer to its end, so
+  a server that trickles bytes cannot hold a call past it.
+- ``max_response_bytes``: the largest answer body read (default 32 MiB, counted after
+  decompression). A longer answer (a ``Content-Length`` past it, or a stream that keeps
+  going) stops the read at the cap and fails the attempt with
+  :class:`~jurist.errors.ResponseTooLargeError`, a connection error the retry wrapper
+  treats as transient; memory per call stays near the cap.
 - ``max_connections``: the connection pool size per event loop (default 1000; 0: no limit).
 - ``headers``: extra HTTP headers sent on every call.
 - ``json_mode``: how ``Request.json_schema`` is sent. ``"json_schema"`` (default): OpenAI's
@@ -39,20 +46,17 @@ Options (``get_model("openai:NAME", **options)``):
 from __future__ import annotations
 
 import asyncio
-import email.utils
-import json
-import math
 import os
 import re
 import time
 from collections.abc import AsyncGenerator, Mapping
-from datetime import UTC, datetime
 from typing import Any, Literal
 
 import aiohttp
 import orjson
 from yarl import URL
 
+from jurist._secrets import remember_secrets_in, scrub
 from jurist.errors import (
     APIConnectionError,
     APIStatusError,
@@ -60,14 +64,29 @@ from jurist.errors import (
     CapabilityError,
     ConfigError,
     ModelError,
+    ResponseTooLargeError,
     status_error,
 )
 from jurist.models._model import Capabilities, Model
-from jurist.types import Completion, Request, TokenLogprob, TopLogprob, Usage
+from jurist.models._openai_wire import (
+    error_detail,
+    parse_logprobs,
+    retry_after_seconds,
+    snippet,
+)
+from jurist.types import Completion, Request, Usage
 
-__all__ = ["DEFAULT_BASE_URL", "JsonMode", "OpenAIModel", "build_openai"]
+__all__ = [
+    "DEFAULT_BASE_URL",
+    "DEFAULT_MAX_RESPONSE_BYTES",
+    "JsonMode",
+    "OpenAIModel",
+    "build_openai",
+    "retry_after_seconds",
+]
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
+DEFAULT_MAX_RESPONSE_BYTES = 32 * 1024 * 1024
 JsonMode = Literal["json_schema", "json_object"]
 _CHECK_TIMEOUT = 5.0
 _SCHEMA_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
@@ -95,6 +114,7 @@ class OpenAIModel(Model):
         logprobs: bool = True,
         top_logprobs_max: int = 20,
         max_tokens_param: Literal["max_tokens", "max_completion_tokens"] = "max_tokens",
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
     ) -> None:
         if not base_url.startswith(("http://", "https://")):
             raise ConfigError(f"openai base_url {base_url!r} must start with http:// or https://")
@@ -106,11 +126,15 @@ class OpenAIModel(Model):
             raise ConfigError(
                 "openai timeout must be > 0, max_connections and top_logprobs_max >= 0"
             )
+        if max_response_bytes < 1:
+            raise ConfigError(f"openai max_response_bytes must be >= 1, got {max_response_bytes}")
         self.name = name
+        self.max_response_bytes = int(max_response_bytes)
         self.base_url = base_url.rstrip("/")
         self.timeout = float(timeout)
         self.json_mode: JsonMode | None = json_mode
         self._has_key = bool(api_key)
+        remember_secrets_in({"api_key": api_key, "headers": dict(headers or {})})
         self._logprobs = logprobs
         self._top_max = top_logprobs_max if logprobs else 0
         self._max_tokens_param = max_tokens_param
@@ -136,7 +160,8 @@ class OpenAIModel(Model):
         )
 
     def identity(self) -> dict[str, Any]:
-        return {"provider": self.provider, "name": self.name, "base_url": self.base_url}
+        # a key in the URL (user:password@, ?api-key=) is not part of what the model is
+        return {"provider": self.provider, "name": self.name, "base_url": scrub(self.base_url)}
 
     # -- the hot path -------------------------------------------------------------------
 
@@ -152,8 +177,13 @@ class OpenAIModel(Model):
             timeout = aiohttp.ClientTimeout(total=seconds)
         start = time.perf_counter()
         try:
-            async with session.post(self._parsed_url, data=data, timeout=timeout) as resp:
-                raw = await resp.read()
+            # One deadline for the attempt, body read included (aiohttp's own total timeout
+            # stays as the first line; this one also covers the gaps between reads).
+            async with (
+                asyncio.timeout(seconds),
+                session.post(self._parsed_url, data=data, timeout=timeout) as resp,
+            ):
+                raw = await self._read_body(resp)
                 status = resp.status
                 if not 200 <= status < 300:
                     raise self._status_error(status, raw, resp.headers)
@@ -164,6 +194,37 @@ class OpenAIModel(Model):
         except aiohttp.ClientError as exc:
             raise self._connection_error(exc, self._url) from exc
         return self._completion(raw, status, time.perf_counter() - start)
+
+    async def _read_body(self, resp: aiohttp.ClientResponse) -> bytes:
+        """The answer's body, at most ``max_response_bytes`` of it.
+
+        With a ``Content-Length`` and no compression the parser stops at it, so one check
+        up front suffices (the fast path). A chunked, close-delimited or compressed body (a
+        small gzip can inflate to gigabytes) is read piece by piece, decompressed, and the
+        read stops as soon as the pieces pass the cap.
+        """
+        cap = self.max_response_bytes
+        length = resp.content_length
+        if length is not None and length > cap:
+            raise self._too_large(f"announced {length} bytes (Content-Length)")
+        encoding = resp.headers.get("Content-Encoding", "identity").strip().lower()
+        if length is not None and encoding in ("", "identity"):
+            return await resp.read()
+        pieces: list[bytes] = []
+        size = 0
+        async for piece in resp.content.iter_any():
+            size += len(piece)
+            if size > cap:
+                raise self._too_large(f"sent more than {cap} bytes")
+            pieces.append(piece)
+        return b"".join(pieces)
+
+    def _too_large(self, what: str) -> ResponseTooLargeError:
+        return ResponseTooLargeError(
+            f"{self.spec}: {self._url} {what}; the answer is capped at "
+            f"max_response_bytes={self.max_response_bytes}",
+            model=self.spec,
+        )
 
     def _body(self, request: Request) -> dict[str, Any]:
         body: dict[str, Any] = {
@@ -234,7 +295,7 @@ class OpenAIModel(Model):
             return Completion.model_construct(
                 text=text,
                 reasoning=message.get("reasoning_content") or message.get("reasoning"),
-                logprobs=_logprobs(choice.get("logprobs")),
+                logprobs=parse_logprobs(choice.get("logprobs")),
                 usage=Usage.model_construct(
                     prompt_tokens=int(usage.get("prompt_tokens") or 0),
                     completion_tokens=int(usage.get("completion_tokens") or 0),
@@ -249,14 +310,14 @@ class OpenAIModel(Model):
         except (ValueError, LookupError, TypeError, AttributeError) as exc:
             # ValueError covers bad JSON and pydantic's ValidationError.
             raise ModelError(
-                f"{self.spec}: {self._url} answered HTTP {status} with {what}: {_snippet(raw)}",
+                f"{self.spec}: {self._url} answered HTTP {status} with {what}: {snippet(raw)}",
                 model=self.spec,
             ) from exc
 
     # -- errors -------------------------------------------------------------------------
 
     def _status_error(self, status: int, raw: bytes, headers: Mapping[str, str]) -> APIStatusError:
-        detail = _error_detail(raw)
+        detail = error_detail(raw)
         if status == 401 and not self._has_key:
             detail += " (no api_key was given and OPENAI_API_KEY is not set)"
         return status_error(
@@ -340,8 +401,11 @@ class OpenAIModel(Model):
             session = await self._open_session()
         timeout = min(_CHECK_TIMEOUT, self.timeout)
         try:
-            async with session.get(url, timeout=aiohttp.ClientTimeout(total=timeout)) as resp:
-                raw = await resp.read()
+            async with (
+                asyncio.timeout(timeout),
+                session.get(url, timeout=aiohttp.ClientTimeout(total=timeout)) as resp,
+            ):
+                raw = await self._read_body(resp)
                 if resp.status in (401, 403):
                     raise self._status_error(resp.status, raw, resp.headers)
         except TimeoutError:
@@ -351,84 +415,6 @@ class OpenAIModel(Model):
             ) from None
         except aiohttp.ClientError as exc:
             raise self._connection_error(exc, url) from exc
-
-
-def _logprobs(data: Any) -> tuple[TokenLogprob, ...] | None:
-    content = data.get("content") if isinstance(data, dict) else None
-    if not content:
-        return None
-    return tuple(
-        TokenLogprob(
-            token=item["token"],
-            logprob=_float(item.get("logprob")),
-            top=tuple(
-                TopLogprob(token=alt["token"], logprob=_float(alt.get("logprob")))
-                for alt in item.get("top_logprobs") or ()
-            ),
-        )
-        for item in content
-    )
-
-
-def _float(value: Any) -> float:
-    """A logprob as sent: servers write ``null`` (or nothing) for minus infinity."""
-    return -math.inf if value is None else float(value)
-
-
-def _snippet(raw: bytes, limit: int = 200) -> str:
-    text = raw.decode("utf-8", "replace").strip()
-    return repr(text[:limit] + ("..." if len(text) > limit else "")) if text else "(empty body)"
-
-
-def _error_detail(raw: bytes) -> str:
-    """The human part of an error body: OpenAI's ``error.message``, FastAPI's ``detail``."""
-    try:
-        data = json.loads(raw)
-    except ValueError:
-        return _snippet(raw, 500)
-    if isinstance(data, dict):
-        error = data.get("error")
-        if isinstance(error, dict) and isinstance(error.get("message"), str):
-            return str(error["message"])
-        for key in ("error", "detail", "message"):
-            if isinstance(data.get(key), str):
-                return str(data[key])
-    return _snippet(raw, 500)
-
-
-def retry_after_seconds(headers: Mapping[str, str]) -> float | None:
-    """Seconds to wait from ``retry-after-ms``, or ``Retry-After`` (seconds or an HTTP date).
-
-    >>> retry_after_seconds({"Retry-After": "2.5"})
-    2.5
-    >>> retry_after_seconds({"retry-after-ms": "150"})
-    0.15
-    >>> retry_after_seconds({"Retry-After": "Wed, 21 Oct 2015 07:28:00 GMT"})
-    0.0
-    >>> retry_after_seconds({}) is None
-    True
-    """
-    lower = {key.lower(): value for key, value in headers.items()}
-    value = lower.get("retry-after-ms")
-    if value is not None:
-        try:
-            return max(0.0, float(value) / 1000)
-        except ValueError:
-            pass
-    value = lower.get("retry-after")
-    if value is None:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return max(0.0, (when - datetime.now(UTC)).total_seconds())
 
 
 def build_openai(name: str, **options: Any) -> OpenAIModel:

@@ -4,6 +4,12 @@ Built-in providers are registered here with factories that import their backend 
 only when called, so optional packages (torch, transformers, langchain) load lazily.
 Third-party backends register through the ``jurist.models`` entry-point group: each entry
 point is named after its provider and loads a factory ``(name, **options) -> Model``.
+
+A model built from a spec string retries transient API errors (429, 408, 409, 5xx, timeouts,
+dropped connections) by default when its calls leave the process: ``get_model`` wraps a
+remote backend in :class:`~jurist.models.RetryModel` with ``DEFAULT_MAX_RETRIES`` retries
+(like the OpenAI SDK's default). ``max_retries=0`` turns that off; local backends (``hf``,
+``mock``) are not wrapped unless ``max_retries`` asks for it.
 """
 
 from __future__ import annotations
@@ -16,8 +22,10 @@ from typing import Any
 
 from jurist.errors import ConfigError
 from jurist.models._model import Model
+from jurist.models._retry import RetryModel
 
 __all__ = [
+    "DEFAULT_MAX_RETRIES",
     "DEFAULT_MODEL",
     "ModelFactory",
     "get_model",
@@ -26,6 +34,8 @@ __all__ = [
 ]
 
 DEFAULT_MODEL = "hf:Qwen/Qwen2.5-0.5B-Instruct"
+DEFAULT_MAX_RETRIES = 2
+"""Retries of transient errors a remote model built from a spec string gets by default."""
 ENTRY_POINT_GROUP = "jurist.models"
 
 ModelFactory = Callable[..., Model]
@@ -92,7 +102,9 @@ def _factory(provider: str) -> ModelFactory:
     )
 
 
-def get_model(model: str | Model | Any | None = None, /, **options: Any) -> Model:
+def get_model(
+    model: str | Model | Any | None = None, /, *, max_retries: int | None = None, **options: Any
+) -> Model:
     """Build a model from ``"provider:name"``, or adapt a model object.
 
     With no argument: ``$JURIST_MODEL``, else the embedded default
@@ -100,18 +112,31 @@ def get_model(model: str | Model | Any | None = None, /, **options: Any) -> Mode
     chat model is wrapped. Options go to the provider's backend (``base_url``,
     ``api_key``, ``outputs`` for ``mock``, ...).
 
+    ``max_retries``: retries of transient API errors (429, 5xx, timeouts) through
+    :class:`~jurist.models.RetryModel`. ``None`` (the default) means
+    ``DEFAULT_MAX_RETRIES`` (2) for a remote backend built from a spec string and none
+    for a local one or a LangChain object (which retries on its own); ``0`` turns
+    retrying off.
+
     >>> get_model("mock:judge", outputs=["Correct"]).spec
     'mock:judge'
+    >>> get_model("openai:gpt-4o-mini", api_key="k")
+    RetryModel(OpenAIModel('openai:gpt-4o-mini'), max_retries=2)
+    >>> get_model("openai:gpt-4o-mini", api_key="k", max_retries=0)
+    OpenAIModel('openai:gpt-4o-mini')
     >>> get_model("nope:x")
     Traceback (most recent call last):
     ...
     jurist.errors.ConfigError: unknown model provider 'nope'; known providers: ...
     """
+    if max_retries is not None and (
+        isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0
+    ):
+        raise ConfigError(f"max_retries must be a whole number >= 0, got {max_retries!r}")
     if isinstance(model, Model):
-        if options:
-            raise ConfigError(
-                f"options {sorted(options)} cannot be applied to an existing model object"
-            )
+        given = sorted([*options, *(["max_retries"] if max_retries is not None else [])])
+        if given:
+            raise ConfigError(f"options {given} cannot be applied to an existing model object")
         return model
     if model is None:
         model = os.environ.get("JURIST_MODEL") or DEFAULT_MODEL
@@ -119,7 +144,7 @@ def get_model(model: str | Model | Any | None = None, /, **options: Any) -> Mode
         from jurist.models._langchain import is_langchain_model, wrap_langchain
 
         if is_langchain_model(model):
-            return wrap_langchain(model, **options)
+            return _with_retries(wrap_langchain(model, **options), max_retries or 0)
         raise ConfigError(
             f"cannot use {type(model).__name__} as a model: pass 'provider:name', a "
             "jurist Model or a LangChain chat model"
@@ -131,4 +156,13 @@ def get_model(model: str | Model | Any | None = None, /, **options: Any) -> Mode
             f"{', '.join(known_providers())}), e.g. 'openai:gpt-4o-mini' or "
             "'hf:/path/to/model'"
         )
-    return _factory(provider)(name, **options)
+    built = _factory(provider)(name, **options)
+    if max_retries is None:
+        max_retries = DEFAULT_MAX_RETRIES if built.capabilities.remote else 0
+    return _with_retries(built, max_retries)
+
+
+def _with_retries(model: Model, max_retries: int) -> Model:
+    if max_retries <= 0:
+        return model
+    return RetryModel(model, max_retries=max_retries)

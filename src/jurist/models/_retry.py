@@ -3,9 +3,15 @@
 Only what is transient is retried: rate limits (429), request timeouts (408), conflicts
 (409), server errors (5xx), timeouts and dropped connections. A bad request, a refused
 key, a missing model, an unparseable verdict or a capability the backend lacks fails at
-once. A ``Retry-After`` the server sent is honoured (capped at ``retry_after_max``);
-otherwise the wait before retry ``k`` (0-based) is drawn uniformly from
+once. Without a server hint, the wait before retry ``k`` (0-based) is drawn uniformly from
 ``[0, min(backoff_max, backoff_base * 2**k)]`` ("full jitter").
+
+A positive ``Retry-After`` (or ``retry-after-ms``) the server sent is honoured, capped at
+``retry_after_max`` (60 s by default: a hint of an hour or a day waits 60 s, then the retry
+says whether the limit has lifted). A hint of zero (or a date in the past) is no hint at
+all, so it never makes a hot loop against a struggling server: like the OpenAI SDK, the
+wrapper then waits its own backoff, and at least half of its ceiling (``0.25 s`` before the
+first retry with the defaults).
 
 ``attempts`` on the returned :class:`~jurist.types.Completion` (or on the error raised
 when retries run out) counts the calls made to the backend for it.
@@ -25,11 +31,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
+import math
 import random
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeVar
 
+from jurist._secrets import get_logger
 from jurist.errors import (
     APIConnectionError,
     APIStatusError,
@@ -43,12 +50,12 @@ from jurist.errors import (
 from jurist.models._model import Model, WrapperModel
 from jurist.types import CandidateScores, Completion, Request
 
-__all__ = ["RetryModel", "is_transient"]
+__all__ = ["RetryModel", "attempts_of", "is_transient"]
 
 T = TypeVar("T")
 SleepFn = Callable[[float], Awaitable[object]]
 
-logger = logging.getLogger("jurist.models")
+logger = get_logger("jurist.models")  # its filter scrubs keys from every record
 
 _TRANSIENT_STATUS = frozenset({408, 409, 429})
 _TRANSIENT_TYPES = (
@@ -74,9 +81,21 @@ def is_transient(error: BaseException) -> bool:
     return False
 
 
-def _calls_in(error: BaseException) -> int:
-    """The backend calls a failed try made: more than one if a nested wrapper retried."""
-    return max(1, error.attempts) if isinstance(error, ModelError) else 1
+def attempts_of(error: BaseException) -> int:
+    """The requests a failed call sent: its ``attempts`` (a nested retry's count), else 1.
+
+    Judges add it to ``Judgment.attempts`` and ``usage.attempts`` for a call that failed.
+
+    >>> from jurist.errors import status_error
+    >>> error = status_error(503, "busy")
+    >>> attempts_of(error), attempts_of(ValueError("x"))
+    (1, 1)
+    >>> error.attempts = 3
+    >>> attempts_of(error)
+    3
+    """
+    attempts = getattr(error, "attempts", 1)
+    return max(1, attempts) if isinstance(attempts, int) else 1
 
 
 def _set_attempts(error: BaseException, attempts: int) -> None:
@@ -127,11 +146,25 @@ class RetryModel(WrapperModel):
         self._sleep = sleep
 
     def delay(self, retry: int, error: BaseException) -> float:
-        """Seconds to wait before retry number ``retry`` (0-based) after ``error``."""
+        """Seconds to wait before retry number ``retry`` (0-based) after ``error``.
+
+        >>> from jurist.errors import status_error
+        >>> from jurist.models import MockModel
+        >>> model = RetryModel(MockModel(), jitter=False)
+        >>> model.delay(0, status_error(429, "slow", retry_after=2.5))
+        2.5
+        >>> model.delay(0, status_error(429, "slow", retry_after=86400.0))
+        60.0
+        >>> model.delay(1, status_error(429, "slow", retry_after=0.0))
+        1.0
+        """
+        ceiling = min(self.backoff_max, self.backoff_base * 2.0 ** min(retry, 64))
         retry_after = getattr(error, "retry_after", None)
-        if isinstance(retry_after, int | float) and retry_after >= 0:
-            return min(float(retry_after), self.retry_after_max)
-        ceiling = min(self.backoff_max, self.backoff_base * 2.0**retry)
+        if isinstance(retry_after, int | float) and not math.isnan(retry_after):
+            if retry_after > 0:
+                return min(float(retry_after), self.retry_after_max)
+            # "Retry now" is not honoured as such: wait in the upper half of the backoff.
+            return self._random.uniform(ceiling / 2, ceiling) if self.jitter else ceiling
         return self._random.uniform(0.0, ceiling) if self.jitter else ceiling
 
     async def _call(self, fn: Callable[[], Awaitable[T]]) -> tuple[T, int]:
@@ -144,7 +177,7 @@ class RetryModel(WrapperModel):
             try:
                 result = await fn()
             except Exception as error:
-                calls += _calls_in(error)
+                calls += attempts_of(error)
                 if retry >= self.max_retries or not is_transient(error):
                     _set_attempts(error, calls)
                     raise
@@ -171,8 +204,10 @@ class RetryModel(WrapperModel):
     async def candidate_scores(
         self, request: Request, candidates: Sequence[str]
     ) -> CandidateScores:
-        scores, _ = await self._call(lambda: self.wrapped.candidate_scores(request, candidates))
-        return scores
+        scores, failed_calls = await self._call(
+            lambda: self.wrapped.candidate_scores(request, candidates)
+        )
+        return scores.model_copy(update={"attempts": failed_calls + scores.attempts})
 
     def __repr__(self) -> str:
         return f"RetryModel({self.wrapped!r}, max_retries={self.max_retries})"
