@@ -2,8 +2,11 @@
 
 *Position consistency*: a pairwise judge asked twice, with the two responses in both
 orders, should name the same response. ``first`` holds the winners with A shown first,
-``swapped`` the winners with B shown first, both named by *position* (``"first"`` /
-``"second"``) or by the original side (``"A"`` / ``"B"``, pass ``by="side"``).
+``swapped`` the winners with B shown first. ``by`` says how the winners are named:
+``"side"`` (the default) by the original response, ``"A"`` / ``"B"`` whatever the order
+(what :class:`~jurist.PairwiseJudge` reports); ``"position"`` by where the winner was
+shown, ``"first"`` / ``"second"``, or a judge's raw ``"A"`` / ``"B"`` meaning the first /
+second shown.
 
 *Length bias*: does the judge reward longer answers? For single scores, the Spearman
 correlation between response length and score; for pairs, how often the longer response
@@ -34,7 +37,11 @@ __all__ = [
     "position_consistency",
 ]
 
-_FLIP = {"first": "second", "second": "first", "A": "B", "B": "A", "tie": "tie"}
+_FLIP = {
+    "first": "second", "second": "first", "A": "B", "B": "A", "tie": "tie", "C": "C",
+    "A>>B": "B>>A", "B>>A": "A>>B", "A>B": "B>A", "B>A": "A>B", "A=B": "A=B",
+}  # fmt: skip
+_POSITIONS = ("first", "second")
 
 
 def position_consistency(
@@ -43,16 +50,51 @@ def position_consistency(
     *,
     by: Literal["side", "position"] = "side",
 ) -> float:
-    """The share of pairs whose two orders agree (missing verdicts left out)."""
+    """The share of pairs whose two orders name the same response (missing ones left out).
+
+    ``by="side"`` (the default): both lists name the original response (``"A"`` is the
+    same response in both orders), so the two verdicts of a consistent judge are equal.
+
+    >>> position_consistency(["A", "B", "tie"], ["A", "A", "tie"])
+    0.6666666666666666
+
+    ``by="position"``: both lists name where the winner was shown, so a consistent judge's
+    second verdict is the flip of its first (``"first"`` then ``"second"``). Raw pairwise
+    verdicts are positional too: ``"A"`` is the response shown first.
+
+    >>> position_consistency(["first", "second"], ["second", "first"], by="position")
+    1.0
+    >>> position_consistency(["A", "A"], ["A", "A"], by="position")  # always picks the first
+    0.0
+
+    ``"first"`` / ``"second"`` name positions, so they are an error under ``by="side"``
+    (comparing them as sides would read a perfectly consistent judge as 0.0).
+    """
+    if by not in ("side", "position"):
+        raise DataError(f"by must be 'side' or 'position', got {by!r}")
     if len(first) != len(swapped):
         raise DataError(f"the two orders differ in length: {len(first)} != {len(swapped)}")
     agree = n = 0
-    for a, b in zip(first, swapped, strict=True):
+    for i, (a, b) in enumerate(zip(first, swapped, strict=True)):
         if is_missing(a) or is_missing(b):
             continue
         n += 1
-        expected = a if by == "side" else _FLIP.get(str(a), a)
-        agree += int(b == expected)
+        if by == "side":
+            for v in (a, b):
+                if v in _POSITIONS:
+                    raise DataError(
+                        f"pair {i}: {v!r} names a position, not a side; pass by='position' "
+                        "when the verdicts say where the winner was shown"
+                    )
+            agree += int(b == a)
+            continue
+        expected = _FLIP.get(str(a))
+        if expected is None or str(b) not in _FLIP:
+            bad = a if expected is None else b
+            raise DataError(
+                f"pair {i}: {bad!r} is not a positional verdict (known: {', '.join(_FLIP)})"
+            )
+        agree += int(str(b) == expected)
     return agree / n if n else float("nan")
 
 

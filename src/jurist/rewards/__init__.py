@@ -19,6 +19,7 @@ from jurist.rewards._backend import (
     build_backend,
 )
 from jurist.rewards._judge_reward import (
+    DEFAULT_TOLERANCE,
     judgment_to_reward,
     llm_as_judge_reward,
     llm_as_judge_reward_async,
@@ -38,6 +39,7 @@ from jurist.rewards._registry import (
 __all__ = [
     "DEFAULT_JUDGE_MODEL",
     "DEFAULT_LLM_CONFIG",
+    "DEFAULT_TOLERANCE",
     "RewardBackend",
     "RewardFunction",
     "UnknownRewardError",

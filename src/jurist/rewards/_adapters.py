@@ -13,7 +13,11 @@ or a dict with a ``"score"`` key plus extra numeric fields it logs. :func:`verl_
 builds one; :func:`compute_score` is the ready-made one for ``llm_as_judge_reward``.
 
 A failed judgment gives ``failure_value`` (0.0 by default, as the reward itself does); with
-``failure_value=None`` the TRL function returns ``None`` for it, which TRL skips.
+``failure_value=None`` the TRL function returns ``None`` for it, which TRL skips. The
+adapters read ``llm_as_judge_reward`` strictly: a score further than ``tolerance`` (default
+0.05) outside [0, 1], or a number that is not the verdict, is a failure; the seed's lenient
+clamping (``lenient=True`` on the reward itself) is never used here, since a policy
+trained on it learns to make the judge print large numbers.
 
 >>> from jurist.rewards import RewardBackend, trl_reward_func
 >>> from jurist.models import MockModel
@@ -36,7 +40,11 @@ from typing import Any
 from jurist.errors import DataError
 from jurist.models import Model
 from jurist.rewards._backend import RewardBackend
-from jurist.rewards._judge_reward import llm_as_judge_reward, llm_as_judge_rewards
+from jurist.rewards._judge_reward import (
+    DEFAULT_TOLERANCE,
+    llm_as_judge_reward,
+    llm_as_judge_rewards,
+)
 from jurist.rewards._registry import RewardFunction, get_reward_from_name
 
 __all__ = ["compute_score", "trl_reward_func", "verl_compute_score"]
@@ -73,8 +81,12 @@ def trl_reward_func(
     include_prompt: bool = True,
     failure_value: float | None = 0.0,
     llm_backend: Backend = None,
+    tolerance: float = DEFAULT_TOLERANCE,
 ) -> Callable[..., list[float | None]]:
-    """A TRL reward function over the registered reward ``reward_name`` (see module doc)."""
+    """A TRL reward function over the registered reward ``reward_name`` (see module doc).
+
+    ``tolerance`` applies to ``llm_as_judge_reward`` (strict reading; never lenient).
+    """
     target: RewardFunction = get_reward_from_name(reward_name)
 
     def reward_func(
@@ -91,7 +103,7 @@ def trl_reward_func(
         questions = [_text(p) for p in prompts] if include_prompt and prompts else None
         if target is llm_as_judge_reward:
             results: list[Any] = llm_as_judge_rewards(
-                texts, answers, llm_backend, prompts=questions
+                texts, answers, llm_backend, prompts=questions, tolerance=tolerance, lenient=False
             )
         else:
             extra = {"llm_backend": llm_backend} if llm_backend is not None else {}
@@ -108,8 +120,11 @@ def verl_compute_score(
     *,
     failure_value: float = 0.0,
     llm_backend: Backend = None,
+    tolerance: float = DEFAULT_TOLERANCE,
 ) -> Callable[..., dict[str, float]]:
     """A verl ``compute_score`` over the registered reward ``reward_name``.
+
+    ``tolerance`` applies to ``llm_as_judge_reward`` (strict reading; never lenient).
 
     It returns ``{"score", "raw_score", "parse_failed", "failed"}``, all floats (NaN for a
     missing raw score) so verl can log them as arrays.
@@ -123,7 +138,9 @@ def verl_compute_score(
         extra_info: dict[str, Any] | None = None,
         **kwargs: Any,
     ) -> dict[str, float]:
-        extra = {"llm_backend": llm_backend} if llm_backend is not None else {}
+        extra: dict[str, Any] = {"llm_backend": llm_backend} if llm_backend is not None else {}
+        if target is llm_as_judge_reward:
+            extra.update(tolerance=tolerance, lenient=False)
         result = target(solution_str, str(ground_truth), **extra)
         if not isinstance(result, dict):
             return {"score": float(result)}

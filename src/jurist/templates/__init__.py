@@ -9,13 +9,22 @@
 
 from jurist.templates import _builtin, _mtbench, _prometheus  # noqa: F401  (registration)
 from jurist.templates._forms import VerdictForm
-from jurist.templates._parse import ParsedVerdict, parse_verdict, split_reasoning
+from jurist.templates._parse import (
+    CONFLICT_RULES,
+    Conflict,
+    ParsedVerdict,
+    parse_verdict,
+    split_reasoning,
+)
 from jurist.templates._registry import get_template, list_templates, register_template
 from jurist.templates._scale import Label, LabelScale, NumericScale, Scale
-from jurist.templates._template import Template, describe_scale, labels_scale
+from jurist.templates._template import PARSE_INLINE_MAX, Template, describe_scale, labels_scale
 from jurist.templates._yaml import load_template
 
 __all__ = [
+    "CONFLICT_RULES",
+    "PARSE_INLINE_MAX",
+    "Conflict",
     "Label",
     "LabelScale",
     "NumericScale",

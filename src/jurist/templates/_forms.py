@@ -36,7 +36,9 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 __all__ = ["VerdictForm"]
 
 _KEY = re.compile(r"^\s*(?P<key>[A-Za-z][\w ]*?)\s*[:=]\s*$")
-_KEY_REMNANT = re.compile(r"^[\s*_#>-]*[A-Za-z][\w ]{0,30}?[\s*_]*[:=][\s*_]*$")
+_KEY_REMNANT = re.compile(r"^[\s*_#>-]*+[A-Za-z][\w ]{0,30}?[\s*_]*+[:=][\s*_]*+$")
+# Line-leading decoration of a key line: whitespace (never a newline), markdown marks.
+LEAD = r"[ \t\r\f\v*_#>-]*+"
 
 
 class VerdictForm(BaseModel):
@@ -85,8 +87,21 @@ class VerdictForm(BaseModel):
         return _compile(self.open, self.close, self.regex)
 
     def find(self, answer: str) -> list[str]:
-        """The contents of every occurrence of the form in ``answer``, in order."""
-        return [m.group(1) for m in self._pattern.finditer(answer)]
+        """The contents of every occurrence of the form in ``answer``, in order.
+
+        Linear in the length of ``answer`` for the built-in shapes (a custom ``regex`` costs
+        what its pattern costs).
+        """
+        return [content for _start, _end, content in self._spans(answer)]
+
+    def _spans(self, answer: str) -> list[tuple[int, int, str]]:
+        if self.regex is None and self.close.strip():
+            return _closed_spans(answer, *_closed_parts(self.open, self.close))
+        return [
+            (m.start(), m.end(), m.group(1))
+            for m in self._pattern.finditer(answer)
+            if m.group(1) is not None  # an optional group that took no part
+        ]
 
     def segments(self, answer: str) -> list[str] | None:
         """The texts the verdict is read from: the form's contents, or the whole answer.
@@ -100,7 +115,11 @@ class VerdictForm(BaseModel):
 
     def strip_verdicts(self, answer: str) -> str:
         """``answer`` without its verdict forms and the keys left dangling by them."""
-        rest = self._pattern.sub("", answer)
+        parts, last = [], 0
+        for start, end, _content in self._spans(answer):
+            parts.append(answer[last:start])
+            last = end
+        rest = "".join(parts) + answer[last:]
         lines = [ln for ln in rest.splitlines() if not _KEY_REMNANT.match(ln)]
         return "\n".join(lines).strip()
 
@@ -121,10 +140,44 @@ def _compile(open_: str, close: str, regex: str | None) -> re.Pattern[str]:
     if key is not None:
         k = r"\s+".join(re.escape(w) for w in key.split())
         return re.compile(
-            rf"^[\s*_#>-]*{k}[\s*_]*[:=][\s*_]*(?P<rest>.*)$", re.IGNORECASE | re.MULTILINE
+            rf"^{LEAD}{k}[\s*_]*+[:=][\s*_]*+(?P<rest>.*)$", re.IGNORECASE | re.MULTILINE
         )
     o = re.escape(open_.strip())
     if close.strip():
         c = re.escape(close.strip())
         return re.compile(rf"{o}[ \t]*(?P<rest>[^\n]*?)[ \t]*{c}", re.IGNORECASE)
     return re.compile(rf"{o}[ \t]*(?P<rest>[^\n]*)", re.IGNORECASE)
+
+
+@lru_cache(maxsize=256)
+def _closed_parts(open_: str, close: str) -> tuple[re.Pattern[str], re.Pattern[str]]:
+    return (
+        re.compile(re.escape(open_.strip()), re.IGNORECASE),
+        re.compile(re.escape(close.strip()), re.IGNORECASE),
+    )
+
+
+def _closed_spans(
+    text: str, opener: re.Pattern[str], closer: re.Pattern[str]
+) -> list[tuple[int, int, str]]:
+    """Every ``open ... close`` on one line, the first close after each open: one pass.
+
+    The same reading as the pattern ``open[ \\t]*(.*?)[ \\t]*close`` within a line, but a
+    line full of openers with no closer costs one scan, not one scan per opener.
+    """
+    spans: list[tuple[int, int, str]] = []
+    pos, line_end, size = 0, -1, len(text)
+    while True:
+        mo = opener.search(text, pos)
+        if mo is None:
+            return spans
+        start = mo.end()
+        if start > line_end:
+            nl = text.find("\n", start)
+            line_end = size if nl < 0 else nl
+        mc = closer.search(text, start, line_end)
+        if mc is None:  # no closer on the rest of this line: no later opener there closes
+            pos = line_end
+            continue
+        spans.append((mo.start(), mc.end(), text[start : mc.start()].strip(" \t")))
+        pos = mc.end()

@@ -33,7 +33,6 @@ from jurist.templates._scale import LabelScale, NumericScale
 __all__ = ["find_json_object", "json_schema", "parse_json"]
 
 _MAX_ENUM = 100
-_FENCE = re.compile(r"^```(?:json)?\s*(?P<body>.*?)\s*```$", re.DOTALL | re.IGNORECASE)
 
 
 def json_schema(
@@ -65,10 +64,7 @@ def json_schema(
 
 def find_json_object(answer: str) -> dict[str, Any] | None:
     """The JSON object that ``answer`` consists of (a fenced block allowed), else None."""
-    body = answer.strip()
-    fenced = _FENCE.match(body)
-    if fenced is not None:
-        body = fenced.group("body")
+    body = _unfence(answer.strip())
     if not body.startswith("{"):
         return None
     try:
@@ -76,6 +72,16 @@ def find_json_object(answer: str) -> dict[str, Any] | None:
     except (ValueError, RecursionError):
         return None
     return obj if isinstance(obj, dict) else None
+
+
+def _unfence(body: str) -> str:
+    """The inside of a fenced block (```json ... ```), else ``body`` itself; linear."""
+    if len(body) < 6 or not body.startswith("```") or not body.endswith("```"):
+        return body
+    inner = body[3:-3]
+    if inner[:4].lower() == "json":
+        inner = inner[4:]
+    return inner.strip()
 
 
 def parse_json(

@@ -33,7 +33,7 @@ A failure is returned, never raised: ``ParsedVerdict.error`` says why and ``scor
 4.0
 >>> parse_verdict("10/10", likert).error
 'parse: 10/10 is not on the scale (a whole number from 1 to 5)'
->>> from jurist.templates._forms import VerdictForm
+>>> from jurist.templates._forms import LEAD, VerdictForm
 >>> brackets = VerdictForm(open="[[", close="]]", bare=False)
 >>> parse_verdict("3 points off. Rating: [[7]]", likert.model_copy(update={"high": 10}),
 ...               form=brackets).value
@@ -47,23 +47,26 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Literal
 
-from jurist.templates._forms import VerdictForm
+from jurist.templates._forms import LEAD, VerdictForm
 from jurist.templates._scale import LabelScale, NumericScale
 
-__all__ = ["ParsedVerdict", "parse_verdict", "split_reasoning"]
+__all__ = ["CONFLICT_RULES", "Conflict", "ParsedVerdict", "parse_verdict", "split_reasoning"]
 
-_THINK = re.compile(r"<think>(.*?)</think>", re.DOTALL | re.IGNORECASE)
+_THINK_TAG = re.compile(r"<(/?)think>", re.IGNORECASE)
 _NUMBER = re.compile(
     r"(?<![\w.])(?P<neg>-)?(?P<num>\d+(?:\.\d+)?)"
     r"(?:\s*(?P<pct>%)|\s*(?:/|\bout\s+of\b)\s*(?P<den>\d+(?:\.\d+)?))?"
     r"(?![\w%]|\.\d)",
     re.IGNORECASE,
 )
-_RANGE_AFTER = re.compile(r"\s*[-–]\s*\d")
-_RANGE_BEFORE = re.compile(r"\d\s*[-–]\s*$")
-_LEAD_KEY = re.compile(r"^[\s*_#>-]*(?:feedback|reasoning|rationale)[\s*_]*:[\s*_]*", re.IGNORECASE)
-_EXPLANATION = re.compile(r"^[\s*_#>-]*explanation[\s*_]*[:=][\s*_]*", re.IGNORECASE | re.MULTILINE)
+_RANGE_AFTER = re.compile(r"\s*+[-–]\s*+\d")
+_DASHES = "-–"
+_LEAD_KEY = re.compile(
+    r"^[\s*_#>-]*+(?:feedback|reasoning|rationale)[\s*_]*+:[\s*_]*+", re.IGNORECASE
+)
+_EXPLANATION = re.compile(rf"^{LEAD}explanation[\s*_]*+[:=][\s*_]*+", re.IGNORECASE | re.MULTILINE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,14 +85,26 @@ def split_reasoning(text: str) -> tuple[str, str | None]:
     >>> split_reasoning("<think>hmm</think>Correct")
     ('Correct', 'hmm')
     """
-    parts = _THINK.findall(text)
+    parts: list[str] = []
+    kept: list[str] = []
+    pos = 0
+    block: tuple[int, int] | None = None  # (start, end) of the open tag of the block under way
+    for m in _THINK_TAG.finditer(text):  # one pass: the first close after an open ends it
+        if not m.group(1):
+            if block is None:
+                block = (m.start(), m.end())
+        elif block is not None:
+            kept.append(text[pos : block[0]])
+            parts.append(text[block[1] : m.start()])
+            block, pos = None, m.end()
+    kept.append(text[pos:])  # an open tag never closed stays text
     if not parts:
         lower = text.lower()
         if "</think>" in lower and "<think>" not in lower:  # opened by the chat template
             cut = lower.index("</think>")
             return text[cut + len("</think>") :].strip(), text[:cut].strip() or None
         return text, None
-    return _THINK.sub("", text).strip(), "\n".join(p.strip() for p in parts) or None
+    return "".join(kept).strip(), "\n".join(p.strip() for p in parts) or None
 
 
 @lru_cache(maxsize=64)
@@ -122,6 +137,12 @@ def _label_index(scale: LabelScale) -> _LabelIndex:
     return pattern, exact
 
 
+Conflict = Literal["fail", "first", "last"]
+"""What two different verdicts in one output mean: a failure, or the first / last wins."""
+
+CONFLICT_RULES: tuple[Conflict, ...] = ("fail", "first", "last")
+
+
 def parse_verdict(
     text: str,
     scale: LabelScale | NumericScale,
@@ -129,11 +150,25 @@ def parse_verdict(
     *,
     explanation: bool = False,
     form: VerdictForm | None = None,
+    conflict: Conflict = "fail",
 ) -> ParsedVerdict:
     """Read the verdict in ``text`` on ``scale`` under the policy of this module.
 
     ``form`` is where the verdict is written; without one it is the ``verdict_key`` line.
+    ``conflict`` says what different verdicts in one output mean: ``"fail"`` (a failure),
+    ``"first"`` or ``"last"`` (that verdict, in the order of the text, wins).
+
+    >>> from jurist.templates._scale import Label
+    >>> ab = LabelScale(labels=(Label(name="A", score=1.0), Label(name="B", score=0.0)))
+    >>> cot = "Output [[A]] is shorter... Therefore, [[B]] is better."
+    >>> brackets = VerdictForm(open="[[", close="]]", bare=False)
+    >>> parse_verdict(cot, ab, form=brackets).error
+    "parse: conflicting verdicts in the '[[...]]' verdict: A, B"
+    >>> parse_verdict(cot, ab, form=brackets, conflict="last").value
+    'B'
     """
+    if conflict not in CONFLICT_RULES:
+        raise ValueError(f"conflict must be one of {', '.join(CONFLICT_RULES)}: {conflict!r}")
     answer, _ = split_reasoning(text)
     form = form or _key_form(verdict_key)
     segments, where = form.find(answer), form.describe()
@@ -142,9 +177,9 @@ def parse_verdict(
             return _fail(f"no {where} in the output")
         segments, where = [answer], "output"
     if isinstance(scale, LabelScale):
-        verdict = _read_labels(segments, scale, where)
+        verdict = _read_labels(segments, scale, where, conflict)
     else:
-        verdict = _read_numbers(segments, scale, where)
+        verdict = _read_numbers(segments, scale, where, conflict)
     if explanation and verdict.error is None:
         return ParsedVerdict(verdict.value, verdict.score, None, _explanation(answer, form))
     return verdict
@@ -154,15 +189,25 @@ def _fail(message: str) -> ParsedVerdict:
     return ParsedVerdict(None, None, f"parse: {message}")
 
 
-def _agree(values: list[float | str], scores: dict[float | str, float], form: str) -> ParsedVerdict:
-    distinct = list(dict.fromkeys(values))
-    if not distinct:
-        return _fail(f"no verdict on the scale in the {form}")
+# A verdict read from the text, or the reason the text there is not one.
+_Found = tuple[float | str, float] | str
+
+
+def _decide(found: list[_Found], form: str, conflict: Conflict, none: str) -> ParsedVerdict:
+    """Apply the conflict rule to the verdicts found, in the order of the text."""
+    if not found:
+        return _fail(none)
+    if conflict != "fail":
+        pick = found[0] if conflict == "first" else found[-1]
+        return _fail(pick) if isinstance(pick, str) else ParsedVerdict(*pick)
+    bad = next((f for f in found if isinstance(f, str)), None)
+    if bad is not None:
+        return _fail(bad)
+    distinct = list(dict.fromkeys(f for f in found if not isinstance(f, str)))
     if len(distinct) > 1:
-        shown = ", ".join(_show(v) for v in distinct)
+        shown = ", ".join(_show(v) for v, _s in distinct)
         return _fail(f"conflicting verdicts in the {form}: {shown}")
-    value = distinct[0]
-    return ParsedVerdict(value, scores[value])
+    return ParsedVerdict(*distinct[0])
 
 
 def _show(v: float | str) -> str:
@@ -171,79 +216,96 @@ def _show(v: float | str) -> str:
     return str(v)
 
 
-def _read_labels(segments: list[str], scale: LabelScale, form: str) -> ParsedVerdict:
+def _read_labels(
+    segments: list[str], scale: LabelScale, form: str, conflict: Conflict
+) -> ParsedVerdict:
     pattern, exact = _label_index(scale)
     if len(segments) == 1:  # the common case: the output is just the label
         hit = exact.get(" ".join(segments[0].strip(" \t\n.!*\"'`").split()).casefold())
         if hit is not None:
             return ParsedVerdict(hit[0], hit[1])
-    found: list[float | str] = []
-    scores: dict[float | str, float] = {}
+    found: list[_Found] = []
     for segment in segments:
         for m in pattern.finditer(segment):
-            name, score = exact[" ".join(m.group(0).split()).casefold()]
-            found.append(name)
-            scores[name] = score
-    if not found:
-        return _fail(f"none of {scale.describe()} in the {form}")
-    return _agree(found, scores, form)
+            found.append(exact[" ".join(m.group(0).split()).casefold()])
+    return _decide(found, form, conflict, f"none of {scale.describe()} in the {form}")
 
 
-def _read_numbers(segments: list[str], scale: NumericScale, form: str) -> ParsedVerdict:
-    found: list[float | str] = []
-    scores: dict[float | str, float] = {}
+def _read_numbers(
+    segments: list[str], scale: NumericScale, form: str, conflict: Conflict
+) -> ParsedVerdict:
+    found: list[_Found] = []
+    where = f" ({scale.describe()})"
+    read: dict[str, _Found] = {}  # the same number written the same way reads the same
     for segment in segments:
         for m in _NUMBER.finditer(segment):
             if m.group("den") is None and m.group("pct") is None and _is_range(segment, m):
                 continue
-            value, error = _number_value(m, scale)
-            if error is not None:
-                return _fail(error)
-            assert value is not None
-            found.append(value)
-            scores[value] = scale.normalize(value)
-    if not found:
-        return _fail(f"no number on the scale ({scale.describe()}) in the {form}")
-    return _agree(found, scores, form)
+            hit = read.get(m.group(0))
+            if hit is None:
+                value, error = _number_value(m, scale)
+                if error is not None:
+                    hit = error + where
+                else:
+                    assert value is not None
+                    hit = (value, scale.normalize(value))
+                read[m.group(0)] = hit
+            if isinstance(hit, str) and conflict == "fail":
+                return _fail(hit)  # the first unreadable number decides: stop reading
+            found.append(hit)
+    none = f"no number on the scale ({scale.describe()}) in the {form}"
+    return _decide(found, form, conflict, none)
 
 
 def _is_range(segment: str, m: re.Match[str]) -> bool:
+    """Whether the number is one end of a range (``1-5``, ``1 – 5``): not a verdict."""
     if m.group("neg"):
         return False
-    after = _RANGE_AFTER.match(segment, m.end())
-    before = _RANGE_BEFORE.search(segment, 0, m.start())
-    return after is not None or before is not None
+    end = m.end()
+    gap = end < len(segment) and (segment[end] in _DASHES or segment[end].isspace())
+    if gap and _RANGE_AFTER.match(segment, end) is not None:
+        return True
+    # Look back over the gap before the number (each gap is walked once: linear overall).
+    i = m.start() - 1
+    while i >= 0 and segment[i].isspace():
+        i -= 1
+    if i < 0 or segment[i] not in _DASHES:
+        return False
+    i -= 1
+    while i >= 0 and segment[i].isspace():
+        i -= 1
+    return i >= 0 and segment[i].isdecimal()
 
 
 def _number_value(m: re.Match[str], scale: NumericScale) -> tuple[float | None, str | None]:
+    """The number's value on the scale, or why it is not one (the caller names the scale)."""
     raw = m.group(0).strip()
     num = float(m.group("num")) * (-1.0 if m.group("neg") else 1.0)
     zero = scale.low if scale.origin is None else scale.origin
-    where = f"({scale.describe()})"
     if m.group("pct"):
         if scale.integer:
-            return None, f"{raw} is a percentage, not a verdict on the scale {where}"
+            return None, f"{raw} is a percentage, not a verdict on the scale"
         proportion = num / 100.0
     elif m.group("den") is not None:
         den = float(m.group("den"))
         if scale.integer:
             if den != scale.high or not scale.contains(num):
-                return None, f"{raw} is not on the scale {where}"
+                return None, f"{raw} is not on the scale"
             return num, None
         if den <= 0 or not 0.0 <= num / den <= 1.0:
-            return None, f"{raw} is not a proportion of the scale {where}"
+            return None, f"{raw} is not a proportion of the scale"
         proportion = num / den
     else:
         if scale.integer and scale.low <= num <= scale.high and not num.is_integer():
-            return None, f"{raw} is not a whole number on the scale {where}"
+            return None, f"{raw} is not a whole number on the scale"
         if not scale.contains(num):
-            return None, f"{raw} is outside the scale {where}"
+            return None, f"{raw} is outside the scale"
         return num, None
     if not 0.0 <= proportion <= 1.0:
-        return None, f"{raw} is outside the scale {where}"
+        return None, f"{raw} is outside the scale"
     value = zero + proportion * (scale.high - zero)
     if not scale.contains(value):
-        return None, f"{raw} is outside the scale {where}"
+        return None, f"{raw} is outside the scale"
     return value, None
 
 

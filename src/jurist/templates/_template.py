@@ -21,18 +21,32 @@ the values are escaped, so the text under judgment cannot close its own delimite
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+    model_validator,
+)
 
-from jurist.errors import DataError
+from jurist.errors import ConfigError, DataError
 from jurist.templates._forms import VerdictForm
 from jurist.templates._json import find_json_object, json_schema, parse_json, read_json_verdict
-from jurist.templates._parse import ParsedVerdict, parse_verdict, split_reasoning
+from jurist.templates._parse import (
+    CONFLICT_RULES,
+    Conflict,
+    ParsedVerdict,
+    parse_verdict,
+    split_reasoning,
+)
 from jurist.templates._scale import LabelScale, NumericScale, Scale
 from jurist.types import Message
 
@@ -40,6 +54,12 @@ __all__ = ["Template"]
 
 _FIELD = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _TAG = re.compile(r"</?([A-Za-z_][\w-]*)>")
+# Anything a reader could take for an opening or closing tag: ``</answer >``,
+# ``</answer\n>``, ``</answer x="1">``, ``< /ANSWER>``, even ``</answer`` cut short. The
+# name must end there (``<answers>`` is another tag); the case does not matter.
+_TAG_LIKE = re.compile(r"<(?:\s*+/)?+\s*+([A-Za-z_][\w-]*+)")
+# Outputs longer than this are parsed in a worker thread by :meth:`Template.aparse`.
+PARSE_INLINE_MAX = 16_384
 
 
 class Template(BaseModel):
@@ -56,7 +76,9 @@ class Template(BaseModel):
     without and with explanations; ``{choices}`` in them becomes the scale's description
     and ``{key}`` the verdict key. ``preamble`` holds static messages (few-shot examples)
     sent between the system message and the item. ``kind="pairwise"`` templates score the
-    preference for response A: A better 1.0, tie 0.5, B better 0.0.
+    preference for response A: A better 1.0, tie 0.5, B better 0.0. ``conflict`` says what
+    different verdicts in one output mean: ``"fail"`` (the default), or the ``"first"`` /
+    ``"last"`` one wins (see :meth:`with_conflict`).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -75,6 +97,7 @@ class Template(BaseModel):
     form: VerdictForm | None = None
     json_key: str = "verdict"
     json_only: bool = False
+    conflict: Conflict = "fail"
     output: str = "Reply with only the verdict: {choices}."
     output_explained: str = (
         "Reply in exactly this format:\n{key}: <{choices}>\nExplanation: <one or two sentences>"
@@ -82,6 +105,15 @@ class Template(BaseModel):
     max_tokens: int = 32
     max_tokens_explained: int = 384
     meta: dict[str, Any] = Field(default_factory=dict)
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # The default conflict rule is left out, so a template dumps as it did before the
+        # rule existed (run manifests made then still match on resume).
+        data: dict[str, Any] = handler(self)
+        if self.conflict == "fail":
+            data.pop("conflict", None)
+        return data
 
     @model_validator(mode="after")
     def _sections_are_placed(self) -> Template:
@@ -218,8 +250,23 @@ class Template(BaseModel):
             if obj is not None and self.json_key in obj:
                 return read_json_verdict(obj, self.scale, self.json_key, explanation=explanations)
         return parse_verdict(
-            text, self.scale, self.verdict_key, explanation=explanations, form=self.verdict_form
+            text,
+            self.scale,
+            self.verdict_key,
+            explanation=explanations,
+            form=self.verdict_form,
+            conflict=self.conflict,
         )
+
+    async def aparse(
+        self, text: str, *, explanations: bool = False, json: bool | None = None
+    ) -> ParsedVerdict:
+        """:meth:`parse` for async callers: an output longer than ``PARSE_INLINE_MAX``
+        characters is parsed in a worker thread, so one huge output does not stall the
+        other calls in flight on the event loop."""
+        if len(text) <= PARSE_INLINE_MAX:
+            return self.parse(text, explanations=explanations, json=json)
+        return await asyncio.to_thread(self.parse, text, explanations=explanations, json=json)
 
     def json_schema(self, explanations: bool = False) -> dict[str, Any]:
         """The JSON schema of a verdict object: the verdict an enum of labels or a bounded
@@ -230,6 +277,22 @@ class Template(BaseModel):
         ['A', 'B', 'tie']
         """
         return json_schema(self.scale, self.json_key, explanations=explanations)
+
+    def with_conflict(self, conflict: Conflict) -> Template:
+        """A copy whose output may hold different verdicts: ``"fail"`` (a failure, the
+        default), ``"first"`` or ``"last"`` (that one wins).
+
+        >>> from jurist.templates import get_template
+        >>> cot = "Output (a) is better in X: [[A]]. Therefore, Output (b) is better: [[B]]"
+        >>> get_template("mt_bench_pair").with_conflict("last").parse(cot).value
+        'B'
+        """
+        if conflict not in CONFLICT_RULES:
+            raise ConfigError(
+                f"template {self.name!r}: conflict must be one of {', '.join(CONFLICT_RULES)}, "
+                f"got {conflict!r}"
+            )
+        return self.model_copy(update={"conflict": conflict})
 
     def with_labels(self, labels: Mapping[str, float] | Mapping[float, list[str]]) -> Template:
         """A copy whose scale is the given label -> score map (or uqlm's score -> keywords)."""
@@ -321,6 +384,6 @@ def _neutralise(text: str, tags: frozenset[str]) -> str:
         return text
 
     def esc(m: re.Match[str]) -> str:
-        return m.group(0).replace("<", "&lt;") if m.group(1).lower() in tags else m.group(0)
+        return "&lt;" + m.group(0)[1:] if m.group(1).lower() in tags else m.group(0)
 
-    return _TAG.sub(esc, text)
+    return _TAG_LIKE.sub(esc, text)

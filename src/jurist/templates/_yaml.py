@@ -20,9 +20,11 @@ item), its scale, and how the verdict is read::
     parser:
       type: form                          # the verdict form (default), or labels
       open: "Verdict: "                   # regex: pattern with one group; json: key
+    conflict: last                        # fail (default), first or last
 
 Keys: ``name`` (default: the file's stem), ``description``, ``kind`` (single / pairwise),
 ``fields``, ``optional_fields``, ``sections``, ``messages``, ``scale``, ``parser``,
+``conflict`` (``fail``, ``first`` or ``last``: what different verdicts in one output mean),
 ``output``, ``output_explained``, ``max_tokens``, ``max_tokens_explained``. Every problem
 is a :class:`~jurist.errors.ConfigError` naming the file, the line and the key.
 """
@@ -35,8 +37,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from jurist._files import read_utf8
 from jurist.errors import ConfigError
 from jurist.templates._forms import VerdictForm
+from jurist.templates._parse import CONFLICT_RULES
 from jurist.templates._scale import Label, LabelScale, NumericScale
 from jurist.templates._template import Template
 from jurist.types import Message
@@ -46,7 +50,8 @@ __all__ = ["load_template", "template_from_dict"]
 _FIELD = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _TOP = (
     "name", "description", "kind", "fields", "optional_fields", "sections", "messages",
-    "scale", "parser", "output", "output_explained", "max_tokens", "max_tokens_explained",
+    "scale", "parser", "conflict", "output", "output_explained", "max_tokens",
+    "max_tokens_explained",
 )  # fmt: skip
 _PARSER = {
     "form": ("type", "open", "close", "bare"),
@@ -93,10 +98,7 @@ def load_template(path: str | Path) -> Template:
     import yaml
 
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as e:
-        raise ConfigError(f"{p}: cannot read the template file: {e.strerror or e}") from None
+    text = read_utf8(p, what="the template file")
     try:
         node = yaml.compose(text)
         data = yaml.safe_load(text)
@@ -135,6 +137,9 @@ def template_from_dict(
     kind = data.get("kind", "single")
     if kind not in ("single", "pairwise"):
         raise where.error("kind", f"must be 'single' or 'pairwise', got {kind!r}")
+    conflict = data.get("conflict", "fail")
+    if conflict not in CONFLICT_RULES:
+        raise where.error("conflict", f"must be one of {', '.join(CONFLICT_RULES)}: {conflict!r}")
     try:
         return Template(
             name=str(data.get("name") or default_name),
@@ -151,6 +156,7 @@ def template_from_dict(
             verdict_key=(form.key if form is not None else None) or "Score",
             json_key=json_key or "verdict",
             json_only=json_key is not None,
+            conflict=conflict,
             output=str(data.get("output", "")),
             output_explained=str(data.get("output_explained", "")),
             max_tokens=data.get("max_tokens", 512),
