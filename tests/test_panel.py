@@ -276,7 +276,7 @@ def test_real_server_judges_with_one_unreachable_on_every_call(llama_server: str
         "openai:tiny", base_url=llama_server, api_key="x", json_mode="json_object"
     )
     dead = jurist.get_model(
-        "openai:tiny", base_url=f"http://127.0.0.1:{free_port()}/v1", api_key="x"
+        "openai:tiny", base_url=f"http://127.0.0.1:{free_port()}/v1", api_key="x", max_retries=0
     )
     panel = Panel(
         [

@@ -24,18 +24,16 @@ import asyncio
 import math
 import warnings
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from jurist._sync import run_sync
+from jurist.compat._uqlm_judge import LLMJudge
 from jurist.errors import ConfigError, DataError, JuristError
 from jurist.judges import LLMJudge as NativeJudge
 from jurist.judges import Panel, PanelJudgment
 from jurist.judges._aggregate import aggregate
 from jurist.models import LimitedModel, Model, get_model
 from jurist.types import Message, Request
-
-if TYPE_CHECKING:
-    from jurist.compat.uqlm import LLMJudge
 
 __all__ = ["LLMPanel", "UQResult"]
 
@@ -98,8 +96,6 @@ class LLMPanel:
         explanations: bool = False,
         additional_context: str | None = None,
     ) -> None:
-        from jurist.compat.uqlm import LLMJudge
-
         judges = list(judges)
         if scoring_templates:
             if len(scoring_templates) != len(judges):

@@ -25,6 +25,7 @@ from typing import Any, Generic, TypeVar, overload
 
 from pydantic import BaseModel
 
+from jurist._missing import is_missing
 from jurist._progress import BatchProgress
 from jurist._sync import run_sync
 from jurist.errors import DataError
@@ -50,7 +51,7 @@ def map_items(
         values = dict(row)
         for field, key in (fields or {}).items():
             values[field] = row.get(key)
-        missing = [f for f in required if values.get(f) is None]
+        missing = [f for f in required if is_missing(values.get(f))]
         if missing:
             names = [fields.get(f, f) if fields else f for f in missing]
             raise DataError(

@@ -19,12 +19,14 @@ from typing import Any, Literal
 from jurist._sync import run_sync
 from jurist.errors import ConfigError, DataError, JuristError
 from jurist.judges._batch import BatchJudge, run_items
+from jurist.judges._output import holds_json, json_off_note, output_state, text_read_note
 from jurist.judges._results import JudgeResults
 from jurist.judges._scoring import ScoringChoice, bare_verdict, choose_route
+from jurist.judges._spec import judge_model
 from jurist.judges._weigher import Weigher
-from jurist.models import Model, get_model
+from jurist.models import Model, attempts_of
 from jurist.templates import Template, get_template
-from jurist.types import Judgment, Message, Request, Usage
+from jurist.types import Judgment, Message, OutputFormatUsed, Request, Usage
 
 __all__ = ["LLMJudge", "OutputFormat"]
 
@@ -58,6 +60,8 @@ class LLMJudge(BatchJudge[Judgment, JudgeResults]):
         output: ``"json"`` asks for one JSON object constrained by the template's schema
             (:meth:`~jurist.templates.Template.json_schema`); ``"text"`` for the template's
             text format; ``"auto"`` (default) for JSON where the backend supports a schema.
+        **model_options: with a ``"provider:name"`` spec, options of the model backend
+            (``base_url``, ``api_key``, ``timeout``...), as :func:`~jurist.get_model` takes.
     """
 
     def __init__(
@@ -78,8 +82,9 @@ class LLMJudge(BatchJudge[Judgment, JudgeResults]):
         top_logprobs: int = 20,
         extra_body: Mapping[str, Any] | None = None,
         output: OutputFormat = "auto",
+        **model_options: Any,
     ) -> None:
-        base = model if isinstance(model, Model) else get_model(model)
+        base = judge_model(model, model_options, "LLMJudge")
         self._options: dict[str, Any] = {
             "model": base,
             "template": template,
@@ -131,6 +136,10 @@ class LLMJudge(BatchJudge[Judgment, JudgeResults]):
         self.json = tpl.json_only or output == "json" or (output == "auto" and has_schema)
         self._schema = tpl.json_schema(explanations) if self.json and has_schema else None
         self._system = system_prompt or tpl.system_text(explanations=explanations, json=self.json)
+        # output="auto" degrades: a text reply is read as text, and a model that keeps
+        # answering in text is asked for text (see jurist.judges._output)
+        self._degrades = output == "auto" and self._schema is not None and not tpl.json_only
+        self._text_system = system_prompt or tpl.system_text(explanations=explanations)
         if scoring not in ("parse", "logprobs", "auto"):
             raise ConfigError(f"scoring must be 'parse', 'logprobs' or 'auto', got {scoring!r}")
         if top_logprobs < 1:
@@ -230,14 +239,18 @@ class LLMJudge(BatchJudge[Judgment, JudgeResults]):
         text: str | None = None
         error = "parse: no attempt made"
         top = self._weigher.top_logprobs if self._weigher and self._weigher.route == "top" else None
+        state = output_state(self.model) if self._degrades else None
+        note: str | None = None
         for attempt in range(retries + 1):
+            as_text = state is not None and state.json_off
+            asked = self._as_text(messages) if as_text else messages
             request = Request(
-                messages=messages,
+                messages=asked,
                 max_tokens=self.max_tokens,
                 temperature=self.temperature,
                 logprobs=top is not None,
                 top_logprobs=top,
-                json_schema=self._schema,
+                json_schema=None if as_text else self._schema,
                 extra=self.extra_body,
                 attempt=attempt,
             )
@@ -245,23 +258,36 @@ class LLMJudge(BatchJudge[Judgment, JudgeResults]):
             try:
                 completion = await self.model.complete(request)
             except JuristError as e:
-                attempts += int(getattr(e, "attempts", 1))
+                sent = attempts_of(e)
+                attempts += sent
                 return Judgment(
                     score=None,
                     error=f"{e.category}: {e}",
                     judge_prompt=prompt_text,
                     response=text,
                     attempts=attempts,
-                    usage=usage,
+                    usage=usage + Usage(attempts=sent),
                     latency=latency + time.perf_counter() - started,
                 )
             latency += completion.latency
             attempts += completion.attempts
-            usage = usage + completion.usage
+            usage = usage + completion.billed_usage
             text = completion.text
-            verdict = self.template.parse(
-                text, explanations=self.explanations, json=True if self.json else None
+            read_json = True if self.json and not as_text else None
+            verdict = await self.template.aparse(
+                text, explanations=self.explanations, json=read_json
             )
+            fmt: OutputFormatUsed = "json" if read_json else "text"
+            note = json_off_note(self.model.spec) if as_text else None
+            if state is not None and not as_text:
+                if verdict.score is None and not holds_json(text):
+                    state.saw_text()  # a server that ignores the schema: read the text
+                    verdict = await self.template.aparse(
+                        text, explanations=self.explanations, json=False
+                    )
+                    fmt, note = "text", text_read_note(self.model.spec)
+                else:
+                    state.saw_json()
             if verdict.score is not None:
                 judgment = Judgment(
                     score=verdict.score,
@@ -274,10 +300,12 @@ class LLMJudge(BatchJudge[Judgment, JudgeResults]):
                     latency=latency,
                     cached=completion.cached,
                     scoring_note=self._no_logprobs_note,
+                    output_format=fmt,
+                    output_note=note,
                 )
                 if self._weigher is None:
                     return judgment
-                return await self._weigher.weigh(messages, completion, judgment)
+                return await self._weigher.weigh(asked, completion, judgment)
             error = verdict.error or "parse: no verdict"
         return Judgment(
             score=None,
@@ -287,7 +315,14 @@ class LLMJudge(BatchJudge[Judgment, JudgeResults]):
             attempts=attempts,
             usage=usage,
             latency=latency,
+            output_note=note,
         )
+
+    def _as_text(self, messages: tuple[Message, ...]) -> tuple[Message, ...]:
+        """``messages`` with the system message asking for the template's text format."""
+        if not messages or messages[0].role != "system" or messages[0].content != self._system:
+            return messages
+        return (Message(role="system", content=self._text_system), *messages[1:])
 
     # -- batches (judge_items and the sync twins come from BatchJudge) ----------------------
 

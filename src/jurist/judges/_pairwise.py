@@ -80,8 +80,8 @@ class PairwiseJudge(BatchJudge[PairJudgment, PairwiseResults]):
         swap: also judge with the responses swapped (position-bias control).
         consistency: what a pair whose two orders disagree becomes, ``"tie"`` or
             ``"inconsistent"`` (see the module doc).
-        explanations, temperature, max_tokens, max_calls_per_min, concurrency, name:
-            as for :class:`~jurist.judges.LLMJudge`.
+        explanations, temperature, max_tokens, max_calls_per_min, concurrency, name,
+            **model_options: as for :class:`~jurist.judges.LLMJudge`.
     """
 
     def __init__(
@@ -97,6 +97,7 @@ class PairwiseJudge(BatchJudge[PairJudgment, PairwiseResults]):
         max_calls_per_min: int | None = None,
         concurrency: int = 16,
         name: str | None = None,
+        **model_options: Any,
     ) -> None:
         tpl = get_template(template) if isinstance(template, str) else template
         _check_pairwise(tpl)
@@ -111,6 +112,7 @@ class PairwiseJudge(BatchJudge[PairJudgment, PairwiseResults]):
             temperature=temperature,
             max_tokens=max_tokens,
             max_calls_per_min=max_calls_per_min,
+            **model_options,
         )
         self.template = tpl
         self.swap = swap

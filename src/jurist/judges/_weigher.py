@@ -6,6 +6,11 @@ parsed answer (its verdict located, then weighed) into a judgment whose score is
 expected score. When the probabilities cannot be had for an item, a strict judge
 (``scoring="logprobs"``) fails that item with a ``logprobs: ...`` error; an ``"auto"`` judge
 keeps the parsed score and says why in ``scoring_note``.
+
+Usage is accounted as for a parsed judgment: the forward pass's own
+:attr:`~jurist.types.CandidateScores.usage` (prompt tokens; ``calls=0, cache_hits=1`` from a
+cache) and its requests sent in ``usage.attempts``; when the weighing follows a generated
+answer, the scoring pass is added to the answer's usage.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from jurist.judges._logprob import (
     token_at,
 )
 from jurist.judges._scoring import Route, VerdictSpace, verdict_offset
-from jurist.models import Model
+from jurist.models import Model, attempts_of
 from jurist.templates import Template
 from jurist.types import CandidateScores, Completion, Judgment, Message, Request, Usage
 
@@ -59,38 +64,42 @@ class Weigher:
         try:
             scored = await self.model.candidate_scores(request, list(self.space.candidates))
         except JuristError as e:
+            sent = attempts_of(e)
             return Judgment(
                 score=None,
                 error=f"{e.category}: {e}",
                 judge_prompt=prompt_text,
-                attempts=int(getattr(e, "attempts", 1)),
+                attempts=sent,
+                usage=Usage(attempts=sent),
                 scoring="logprobs",
                 latency=time.perf_counter() - started,
             )
         latency = time.perf_counter() - started
         dist = distribution_from_candidates(scored, self.space.candidates, self.space.groups)
-        usage = Usage(calls=1)
+        usage = scored.billed_usage
         if dist is None:
             return Judgment(
                 score=None,
                 error="logprobs: the model put no probability on any verdict",
                 judge_prompt=prompt_text,
-                attempts=1,
+                attempts=scored.attempts,
                 usage=usage,
                 scoring="logprobs",
                 latency=latency,
+                cached=scored.cached,
             )
         return Judgment(
             score=dist.expected,
             verdict=self.space.values[dist.top],
             judge_prompt=prompt_text,
-            attempts=1,
+            attempts=scored.attempts,
             usage=usage,
             scoring="logprobs",
             distribution=dist.probs,
             confidence=dist.confidence,
             coverage=dist.coverage,
             latency=latency,
+            cached=scored.cached,
         )
 
     # -- after a parsed answer --------------------------------------------------------------
@@ -102,7 +111,16 @@ class Weigher:
         if self.route == "top":
             dist, why = self._from_tokens(completion, parsed.verdict)
         else:
-            dist, why = await self._from_candidates(messages, completion.text, parsed.verdict)
+            dist, why, extra = await self._from_candidates(
+                messages, completion.text, parsed.verdict
+            )
+            parsed = parsed.model_copy(
+                update={
+                    "usage": parsed.usage + extra,
+                    "attempts": parsed.attempts + extra.attempts,
+                    "cached": parsed.cached and extra.calls == 0 and extra.attempts == 0,
+                }
+            )
         if dist is not None:
             return parsed.model_copy(
                 update={
@@ -145,10 +163,11 @@ class Weigher:
 
     async def _from_candidates(
         self, messages: tuple[Message, ...], text: str, value: Any
-    ) -> tuple[VerdictDistribution | None, str]:
+    ) -> tuple[VerdictDistribution | None, str, Usage]:
+        """The distribution (or why none) and the scoring pass's usage."""
         offset = verdict_offset(text, self.template, value)
         if offset is None:
-            return None, f"the verdict {value!r} is not in the answer"
+            return None, f"the verdict {value!r} is not in the answer", Usage()
         before = text[:offset]
         prefill = before.rstrip()
         gap = before[len(prefill) :]
@@ -158,7 +177,9 @@ class Weigher:
         try:
             scored = await self.model.candidate_scores(request, list(strings))
         except JuristError as e:
-            return None, f"candidate scoring failed: {e.category}: {e}"
+            failed = Usage(attempts=attempts_of(e))
+            return None, f"candidate scoring failed: {e.category}: {e}", failed
+        usage = scored.billed_usage
         renamed = CandidateScores(
             logprobs={strings[k]: v for k, v in scored.logprobs.items()},
             probs={strings[k]: v for k, v in scored.probs.items()},
@@ -166,5 +187,5 @@ class Weigher:
         )
         dist = distribution_from_candidates(renamed, self.space.candidates, self.space.groups)
         if dist is None:
-            return None, "the model put no probability on any verdict"
-        return dist, ""
+            return None, "the model put no probability on any verdict", usage
+        return dist, "", usage

@@ -29,7 +29,7 @@ from jurist.judges.rubric._prompts import (
 )
 from jurist.judges.rubric._report import Vote
 from jurist.judges.rubric._shuffle import option_order
-from jurist.models import Model
+from jurist.models import Model, attempts_of
 from jurist.types import Message, Request, Usage
 
 __all__ = ["CallSettings", "ItemInput", "JudgeCalls", "JudgeRun"]
@@ -211,9 +211,10 @@ class JudgeCalls:
                         completion = await self.model.complete(request)
             except JuristError as e:
                 run.latency += time.perf_counter() - started
+                run.usage = run.usage + Usage(attempts=attempts_of(e))
                 return None, run, f"{e.category}: {e}"
             run.latency += completion.latency or (time.perf_counter() - started)
-            run.usage = run.usage + completion.usage
+            run.usage = run.usage + completion.billed_usage
             thinking, text = split_thinking(completion.text)
             reasoning = completion.reasoning or thinking
             try:

@@ -34,6 +34,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from jurist._files import read_utf8
 from jurist.errors import DataError
 from jurist.judges.rubric._criteria import CriterionVerdict
 from jurist.judges.rubric._rubric import Rubric
@@ -223,8 +224,5 @@ class RubricDataset(BaseModel):
     def load(cls, path: str | Path) -> RubricDataset:
         """Read a dataset saved by :meth:`save`."""
         p = Path(path)
-        try:
-            text = p.read_text(encoding="utf-8")
-        except OSError as e:
-            raise DataError(f"{p}: cannot read the dataset: {e.strerror or e}") from None
+        text = read_utf8(p, what="the dataset", error=DataError)
         return cls.from_json(text, source=str(p))

@@ -20,7 +20,7 @@ import asyncio
 import random
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from jurist._sync import run_sync
 from jurist.errors import ConfigError, DataError
@@ -34,6 +34,7 @@ from jurist.judges.rubric._criteria import (
     ORDINAL_AGGREGATIONS,
     Criterion,
 )
+from jurist.judges.rubric._item_judge import RubricJudge
 from jurist.judges.rubric._judge_spec import JudgeSpec, resolve_judges
 from jurist.judges.rubric._report import GradeReport
 from jurist.judges.rubric._rubric import Rubric
@@ -41,13 +42,26 @@ from jurist.judges.rubric._scoring import CANNOT_ASSESS_STRATEGIES, CannotAssess
 from jurist.judges.rubric._shuffle import item_key
 from jurist.types import Usage
 
-if TYPE_CHECKING:
-    from jurist.judges.rubric._item_judge import RubricJudge
-
 __all__ = ["CriterionGrader", "JudgeSpec"]
 
 Calls = Literal["per_item", "per_criterion"]
 Submission = str | Mapping[str, Any]
+
+
+def _check_rubric(method: str, rubric: object, second: object = None) -> None:
+    """A clear error for a call whose rubric is not a :class:`Rubric` (arguments swapped)."""
+    if isinstance(rubric, Rubric):
+        return
+    if isinstance(second, Rubric):
+        named = f" {second.name!r}" if second.name else ""
+        raise ConfigError(
+            f"CriterionGrader.{method}(rubric, submission, ...) takes the rubric first: got a "
+            f"{type(rubric).__name__} first and the rubric{named} second; swap the two arguments"
+        )
+    raise ConfigError(
+        f"CriterionGrader.{method}: the first argument must be a Rubric (Rubric.from_yaml(...)), "
+        f"not a {type(rubric).__name__}"
+    )
 
 
 def _check_choice(name: str, value: str, allowed: Sequence[str]) -> None:
@@ -240,6 +254,7 @@ class CriterionGrader:
         ``retries`` re-asks a judge whose answer is not a JSON object at most that many
         more times; API errors are left to the retry wrapper.
         """
+        _check_rubric("grade", rubric, submission)
         item = ItemInput(submission, query, reference, item_key(query, submission))
         criteria = self.effective_criteria(rubric)
         return await self._grade_one(rubric, criteria, self._callers(rubric, None), item, retries)
@@ -254,6 +269,7 @@ class CriterionGrader:
         retries: int = 0,
     ) -> GradeReport:
         """Sync twin of :meth:`grade`; works inside a running event loop too."""
+        _check_rubric("grade_sync", rubric, submission)
         return run_sync(
             self.grade(rubric, submission, query=query, reference=reference, retries=retries)
         )
@@ -276,6 +292,7 @@ class CriterionGrader:
         (or ``response``) and optional ``query`` (or ``prompt``) and ``reference``. At most
         ``concurrency`` model calls are in flight (default: the grader's).
         """
+        _check_rubric("grade_many", rubric, submissions)
         if type(submissions).__module__.startswith("pandas"):
             submissions = as_item_dicts(submissions)
         items = [self._item(s, i, queries) for i, s in enumerate(submissions)]
@@ -340,8 +357,6 @@ class CriterionGrader:
         reference_field: str | None = None,
     ) -> RubricJudge:
         """This grader bound to a rubric, as an item judge for :func:`jurist.evaluate`."""
-        from jurist.judges.rubric._item_judge import RubricJudge
-
         return RubricJudge(
             self,
             rubric,

@@ -19,20 +19,42 @@ It meets :class:`jurist.judges.ItemJudge`: ``name``, ``required_fields``, ``desc
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from jurist._sync import run_sync
 from jurist.judges.rubric._report import GradeReport
 from jurist.judges.rubric._rubric import Rubric
 
-if TYPE_CHECKING:
-    from jurist.judges.rubric._grader import CriterionGrader
+__all__ = ["RubricGrader", "RubricJudge"]
 
-__all__ = ["RubricJudge"]
+
+class RubricGrader(Protocol):
+    """What :class:`RubricJudge` needs of its grader (:class:`~jurist.CriterionGrader` has it).
+
+    A protocol, so that this module needs nothing from the grader's module: the grader
+    builds a :class:`RubricJudge` (:meth:`~jurist.CriterionGrader.for_rubric`), never the
+    other way round.
+    """
+
+    @property
+    def name(self) -> str: ...
+
+    def describe(self, rubric: Rubric | None = None) -> dict[str, Any]: ...
+
+    async def grade(
+        self,
+        rubric: Rubric,
+        submission: str,
+        *,
+        query: str | None = None,
+        reference: str | None = None,
+        retries: int = 0,
+    ) -> GradeReport: ...
 
 
 class RubricJudge:
-    """A :class:`CriterionGrader` and a :class:`Rubric`, judging one item (a mapping) at a time.
+    """A grader (a :class:`~jurist.CriterionGrader`) and a :class:`Rubric`, judging one item
+    (a mapping) at a time.
 
     ``submission_field`` is required in every item; ``query_field`` and
     ``reference_field`` are used when the item has them.
@@ -40,7 +62,7 @@ class RubricJudge:
 
     def __init__(
         self,
-        grader: CriterionGrader,
+        grader: RubricGrader,
         rubric: Rubric,
         *,
         submission_field: str = "response",

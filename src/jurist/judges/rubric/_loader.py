@@ -10,7 +10,10 @@ A criterion has ``requirement`` (required), ``name``, ``weight`` (default 10; ne
 error criterion), ``options`` (a list of ``{label, value, na}``: multi-choice), ``scale_type``
 (``ordinal`` or ``nominal``) and ``aggregation``. Any other key is an error.
 
->>> rubric_from_data([{"requirement": "x", "wieght": 2}], "r.yaml")
+This module builds the parts of a rubric (:class:`RubricFields`); :meth:`jurist.Rubric.from_dict`
+makes the rubric of them, so the dependency points one way (``_rubric`` imports ``_loader``).
+
+>>> rubric_fields([{"requirement": "x", "wieght": 2}], "r.yaml")
 Traceback (most recent call last):
 ...
 jurist.errors.ConfigError: r.yaml: criterion #1: unknown key 'wieght' (known keys: ...)
@@ -19,16 +22,16 @@ jurist.errors.ConfigError: r.yaml: criterion #1: unknown key 'wieght' (known key
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import yaml
 from pydantic import ValidationError
 
+from jurist._files import read_utf8
 from jurist.errors import ConfigError
 from jurist.judges.rubric._criteria import Criterion, Option
-from jurist.judges.rubric._rubric import Rubric
 
-__all__ = ["load_yaml", "rubric_from_data"]
+__all__ = ["RubricFields", "load_yaml", "rubric_fields"]
 
 _TOP_KEYS = ("name", "guidelines", "criteria", "sections", "rubric")
 _SECTION_KEYS = ("name", "criteria", "description")
@@ -60,10 +63,7 @@ _LineLoader.add_constructor(
 
 def load_yaml(path: Path) -> Any:
     """Parse a YAML file; mappings remember their line for error messages."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as e:
-        raise ConfigError(f"{path}: cannot read the rubric file: {e.strerror or e}") from e
+    text = read_utf8(path, what="the rubric file")
     try:
         return yaml.load(text, Loader=_LineLoader)
     except yaml.YAMLError as e:
@@ -177,8 +177,19 @@ def _criterion(entry: Any, index: int, section: str | None, source: str) -> Crit
         raise ConfigError(f"{prefix}field {field!r}: {message}") from None
 
 
-def rubric_from_data(data: Any, source: str) -> Rubric:
-    """Build a :class:`~jurist.Rubric` from parsed YAML/JSON data."""
+class RubricFields(NamedTuple):
+    """A rubric's checked fields, read from a file: what :class:`~jurist.Rubric` is built of."""
+
+    criteria: tuple[Criterion, ...]
+    guidelines: str | None
+    name: str | None
+
+
+def rubric_fields(data: Any, source: str) -> RubricFields:
+    """Check parsed YAML/JSON data and return the fields of a :class:`~jurist.Rubric`.
+
+    Every error names ``source``, the line (YAML), the criterion and the field.
+    """
     entries, top = _flatten(data, source)
     criteria = [_criterion(entry, i, section, source) for i, (entry, section) in enumerate(entries)]
     seen: dict[str, int] = {}
@@ -197,11 +208,4 @@ def rubric_from_data(data: Any, source: str) -> Rubric:
     if isinstance(guidelines, str) and not guidelines.strip():
         guidelines = None
     name = top.get("name")
-    try:
-        return Rubric(
-            criteria=tuple(criteria),
-            guidelines=guidelines,
-            name=None if name is None else str(name),
-        )
-    except ValidationError as e:
-        raise ConfigError(f"{source}: {e.errors()[0]['msg']}") from None
+    return RubricFields(tuple(criteria), guidelines, None if name is None else str(name))

@@ -25,10 +25,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from jurist._files import read_utf8
 from jurist.errors import ConfigError
 from jurist.judges.rubric._criteria import Criterion, CriterionVerdict
+from jurist.judges.rubric._loader import load_yaml, rubric_fields
 from jurist.judges.rubric._scoring import (
     CannotAssess,
     ScoredCriterion,
@@ -86,15 +88,15 @@ class Rubric(BaseModel):
     def from_dict(cls, data: Any, *, source: str = "<rubric>") -> Rubric:
         """Build a rubric from parsed data: a list of criteria, or a mapping with
         ``criteria`` and/or ``sections`` (plus ``guidelines``, ``name``)."""
-        from jurist.judges.rubric._loader import rubric_from_data
-
-        return rubric_from_data(data, source)
+        fields = rubric_fields(data, source)
+        try:
+            return cls(criteria=fields.criteria, guidelines=fields.guidelines, name=fields.name)
+        except ValidationError as e:
+            raise ConfigError(f"{source}: {e.errors()[0]['msg']}") from None
 
     @classmethod
     def from_yaml(cls, path: str | Path) -> Rubric:
         """Load a rubric from a YAML file (errors name the file, line, criterion, field)."""
-        from jurist.judges.rubric._loader import load_yaml
-
         return cls.from_dict(load_yaml(Path(path)), source=str(path))
 
     @classmethod
@@ -102,7 +104,7 @@ class Rubric(BaseModel):
         """Load a rubric from a JSON file."""
         p = Path(path)
         try:
-            data = json.loads(p.read_text(encoding="utf-8"))
+            data = json.loads(read_utf8(p, what="the rubric file"))
         except OSError as e:
             raise ConfigError(f"{p}: cannot read the rubric file: {e.strerror or e}") from e
         except json.JSONDecodeError as e:

@@ -1,0 +1,112 @@
+"""JSON output that degrades instead of failing, for ``LLMJudge(output="auto")``.
+
+With ``output="auto"`` a judge asks a backend that takes a JSON schema for one JSON object.
+Some OpenAI-compatible servers ignore ``response_format`` (``transformers serve``, several
+gateways and proxies) and answer in text. Under ``auto`` such a reply is read with the
+template's text format instead of failing and being re-asked, and the judgment records
+it: ``output_format="text"`` and an ``output_note``. After :data:`TEXT_REPLIES_TO_STOP`
+text replies in a row from one model object, the judges holding that object stop asking
+it for JSON (no schema, the template's text format in the system message), say so once
+in the log, and note it on each judgment. A JSON reply resets the count. ``output="json"``
+stays strict: a text reply is a parse failure.
+
+The count lives here, keyed by the model object (weakly, so it goes with the model):
+judges are immutable configuration, and every judge built on one model shares what was
+learnt about its server.
+
+>>> from jurist.models import MockModel
+>>> model = MockModel(json_schema=True)
+>>> state = output_state(model)
+>>> [state.saw_text() for _ in range(TEXT_REPLIES_TO_STOP)]
+[False, False, True]
+>>> state.json_off, output_state(model) is state
+(True, True)
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from dataclasses import dataclass, field
+
+from jurist._secrets import get_logger
+from jurist.models import Model
+from jurist.templates._json import find_json_object
+from jurist.templates._parse import split_reasoning
+
+__all__ = [
+    "TEXT_REPLIES_TO_STOP",
+    "OutputState",
+    "holds_json",
+    "json_off_note",
+    "output_state",
+    "text_read_note",
+]
+
+TEXT_REPLIES_TO_STOP = 3
+"""Text replies in a row (to requests for JSON) after which a model is asked for text."""
+
+logger = get_logger("jurist.judges")
+
+
+@dataclass
+class OutputState:
+    """What one model object's replies showed about its JSON output."""
+
+    spec: str
+    text_in_a_row: int = 0
+    json_off: bool = False
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def saw_text(self) -> bool:
+        """Count a text reply to a request for JSON; True when this one turns JSON off."""
+        with self._lock:
+            self.text_in_a_row += 1
+            if self.json_off or self.text_in_a_row < TEXT_REPLIES_TO_STOP:
+                return False
+            self.json_off = True
+        logger.warning(json_off_note(self.spec))
+        return True
+
+    def saw_json(self) -> None:
+        """A JSON reply: the server honours the schema; the count starts again."""
+        with self._lock:
+            self.text_in_a_row = 0
+
+
+_STATES: weakref.WeakKeyDictionary[Model, OutputState] = weakref.WeakKeyDictionary()
+_STATES_LOCK = threading.Lock()
+
+
+def output_state(model: Model) -> OutputState:
+    """The (shared) output state of ``model``, created on first use."""
+    with _STATES_LOCK:
+        state = _STATES.get(model)
+        if state is None:
+            state = _STATES[model] = OutputState(model.spec)
+        return state
+
+
+def holds_json(text: str) -> bool:
+    """Whether the answer in ``text`` (a ``<think>`` block aside) is a JSON object.
+
+    >>> holds_json('```json\\n{"verdict": 4}\\n```'), holds_json("Score: 4")
+    (True, False)
+    """
+    return find_json_object(split_reasoning(text)[0]) is not None
+
+
+def text_read_note(spec: str) -> str:
+    """The note on a judgment whose text reply (to a request for JSON) was read as text."""
+    return (
+        f"{spec} was asked for JSON and answered in text (does the server ignore "
+        "response_format?): read with the template's text format"
+    )
+
+
+def json_off_note(spec: str) -> str:
+    """The note on judgments made after JSON output was turned off for ``spec``."""
+    return (
+        f"{spec} answered {TEXT_REPLIES_TO_STOP} requests for JSON in a row with text: "
+        "JSON output is off for this model, it is asked for the template's text format"
+    )
