@@ -163,6 +163,7 @@ def test_grade_with_a_rubric_then_agreement(
 
 def test_report_command_on_a_cli_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     examples = Path(__file__).resolve().parents[1] / "examples" / "qa.jsonl"
+    folder = tmp_path / "run"  # tmp_path itself holds the test's cache: not a run folder
     assert (
         main(
             [
@@ -171,12 +172,12 @@ def test_report_command_on_a_cli_run(tmp_path: Path, capsys: pytest.CaptureFixtu
                 "--model",
                 "mock:judge",
                 "--out",
-                str(tmp_path),
+                str(folder),
                 "--no-progress",
             ]
         )
         == EXIT_OK
     )
     capsys.readouterr()
-    code, _, _ = run(["report", str(tmp_path), "--out", str(tmp_path / "r.html")], capsys)
+    code, _, _ = run(["report", str(folder), "--out", str(tmp_path / "r.html")], capsys)
     assert code == EXIT_OK and (tmp_path / "r.html").read_text().startswith("<!DOCTYPE html>")

@@ -134,7 +134,7 @@ def test_resume_skips_finished_items(tmp_path: Path) -> None:
     with pytest.raises(Crash):
         evaluate(data, first, run_dir=tmp_path, concurrency=1)
     assert first.calls == ["a", "bb", "ccc"]
-    assert Run(tmp_path).summary().status == "running"
+    assert Run(tmp_path).summary().status == "failed"  # the crash ended it; rows stay
     second = LenJudge()
     run = evaluate(data, second, run_dir=tmp_path, concurrency=1)
     assert second.calls == ["boom", "dddd", "eeeee"]

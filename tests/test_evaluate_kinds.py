@@ -19,7 +19,9 @@ def test_panel_through_the_engine_is_priced_per_judge(tmp_path: Path) -> None:
             jurist.LLMJudge(jurist.get_model("mock:one", outputs=["Correct"], cycle=True)),
             jurist.LLMJudge(jurist.get_model("mock:two", outputs=["Incorrect"], cycle=True)),
             jurist.LLMJudge(
-                jurist.get_model("openai:mine", api_key="x", base_url="http://127.0.0.1:9/v1")
+                jurist.get_model(
+                    "openai:mine", api_key="x", base_url="http://127.0.0.1:9/v1", max_retries=0
+                )
             ),
         ],
         aggregation="mean",
@@ -117,11 +119,14 @@ def test_cost_cached_tokens_and_cache_hits(tmp_path: Path) -> None:
     unknown = evaluate(
         ITEMS[:2],
         jurist.LLMJudge(
-            jurist.get_model("openai:nope", api_key="x", base_url="http://127.0.0.1:9/v1")
+            jurist.get_model(
+                "openai:nope", api_key="x", base_url="http://127.0.0.1:9/v1", max_retries=0
+            )
         ),
         run_dir=tmp_path / "c",
     )
-    assert unknown.summary().cost == 0.0  # nothing was sent (connection refused): nothing billed
+    # an unpriced model's failed calls: what they cost is unknown, never a made-up $0
+    assert unknown.summary().cost is None and unknown.summary().cost_unknown_items == 2
 
 
 def test_unpriced_models_have_unknown_cost_not_zero(tmp_path: Path) -> None:

@@ -1,16 +1,24 @@
-"""Keeping secrets out of every file jurist writes.
+"""Keeping secrets out of every file and log line jurist writes.
 
 :func:`scrub` returns a copy of a JSON-like value (dicts, lists, strings, numbers) in which
 anything that may be a credential is replaced by ``"***"``:
 
+- every value handed to a backend as a key (:func:`remember_secret`: the ``openai``
+  backend registers its ``api_key`` and secret headers, whatever route they took: a flag,
+  an environment variable, a catalog entry or an inline override), wherever it appears;
 - the value of a mapping key that names a secret (``api_key``, ``Authorization``,
-  ``token``, ``password``, ``secret``, ``x-api-key``...), at any depth;
+  ``x-api-key``, ``password``, ``client_secret``, ``hf_token``...), at any depth;
 - inside text: ``key=value`` / ``key: value`` pairs with such a key (catalog overrides such
-  as ``judges.x[model_options.api_key=sk-...]``, query strings), ``Bearer <token>``, and
-  strings shaped like well-known provider keys (``sk-...``, ``sk-ant-...``, ``hf_...``).
+  as ``judges.x[model_options.api_key=sk-...]``, query strings), command-line flags
+  (``--api-key VALUE``), ``Bearer <token>``, the
+  password of a URL (``https://user:pw@host``), and strings shaped like well-known
+  provider keys (``sk-...`` with a digit, ``hf_...``, ``AKIA...``).
 
-It is applied where a manifest, a summary, a report or a log line is written, whatever
-route the secret took to get there (a flag, a catalog override, a catalog entry).
+Ordinary data is left alone: ``max_tokens``, a ``tokens`` column, a logprob's ``token``,
+``eos_token`` and text that merely mentions a token.
+
+It is applied where a manifest, a summary, a report or a log line is written (the
+``jurist.*`` loggers carry :class:`ScrubFilter`, see :func:`get_logger`).
 
 >>> scrub({"model": {"api_key": "sk-abc123", "base_url": "http://h/v1"}, "n": 3})
 {'model': {'api_key': '***', 'base_url': 'http://h/v1'}, 'n': 3}
@@ -20,49 +28,77 @@ route the secret took to get there (a flag, a catalog override, a catalog entry)
 {'headers': {'Authorization': '***'}}
 >>> scrub("calling with Bearer abc.def now")
 'calling with Bearer *** now'
+>>> scrub({"max_tokens": 5, "tokens": 12, "token": "Yes", "text": "the token: Paris"})
+{'max_tokens': 5, 'tokens': 12, 'token': 'Yes', 'text': 'the token: Paris'}
+>>> remember_secret("my-own-server-key-42")
+>>> scrub("server said: key my-own-server-key-42 is not valid")
+'server said: key *** is not valid'
 """
 
 from __future__ import annotations
 
+import logging
 import re
+import threading
+from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["REDACTED", "is_secret_key", "scrub"]
+__all__ = [
+    "REDACTED",
+    "ScrubFilter",
+    "get_logger",
+    "is_secret_key",
+    "redact_known",
+    "remember_secret",
+    "remember_secrets_in",
+    "scrub",
+]
 
 REDACTED = "***"
 
-_SECRET_WORDS = (
-    "api_key",
-    "apikey",
-    "api-key",
-    "authorization",
-    "auth_token",
-    "access_token",
-    "refresh_token",
-    "token",
-    "secret",
-    "password",
-    "passwd",
-    "credential",
-    "private_key",
-    "access_key",
-    "session_key",
-    "cookie",
+# A mapping key (or the key of a key=value pair in text) names a secret when its last
+# segment is one of these (segments split at ``.``, ``_``, ``-`` or a space).
+_ALTS = (
+    r"api[_\-]?key|x[_\-]api[_\-]key|apikey|secret(?:[_\-]?key)?|client[_\-]secret"
+    r"|passwd|password|passphrase|pwd"
+    r"|authorization|proxy[_\-]authorization|auth|credentials?|cookie"
+    r"|private[_\-]key|access[_\-]key(?:[_\-]id)?|secret[_\-]access[_\-]key|session[_\-]key"
+    r"|(?:api|auth|access|refresh|bearer|hf|hub|session|id|github|gh|gitlab|oauth|csrf|jwt|bot"
+    r"|client|secret|security|personal[_\-]access|x[_\-]auth|slack|openai|anthropic)[_\-]?token"
 )
-# a key names a secret when its last dotted / dashed segment ends in one of the words
-_KEY = re.compile(
-    r"(?i)(?:^|[._\-\s])(?:" + "|".join(re.escape(w) for w in _SECRET_WORDS) + r")s?$"
-)
+_KEY = re.compile(rf"(?i)(?:^|[._\-\s])(?:{_ALTS})s?$")
+# key=value / key: value in text; the key must itself name a secret (so a pair that does
+# not, such as ``https://...``, never swallows one that does further on)
 _PAIR = re.compile(
-    r"(?i)(?P<key>[A-Za-z0-9_.\-]*(?:"
-    + "|".join(re.escape(w) for w in _SECRET_WORDS)
-    + r"))(?P<sep>\s*[=:]\s*)(?P<quote>['\"]?)(?P<value>[^\s,\]\)'\"&;]+)"
+    rf"(?i)(?<![A-Za-z0-9_.\-])(?P<key>(?:[A-Za-z0-9_.\-]*[._\-])?(?:{_ALTS})s?)"
+    r"(?P<sep>[\"']?\s*[=:]\s*)(?P<quote>[\"']?)(?P<scheme>(?:bearer|basic|token)\s+)?"
+    r"(?P<value>[^\s,\]\)\}\"'&;]+)"
 )
-_BEARER = re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=\-]{3,}")
+# a command-line flag and its value: --api-key VALUE, --hf-token=VALUE
+_FLAG = re.compile(
+    rf"(?i)(?P<flag>--(?:[a-z0-9]+[_\-])*(?:{_ALTS}))(?P<sep>=|\s+)"
+    r"(?P<value>(?!-)[^\s'\"]+|'[^']*'|\"[^\"]*\")"
+)
+# "Bearer <token>" where the token has a digit or punctuation ("bearer of news" is prose)
+_BEARER = re.compile(
+    r"\b(?P<scheme>[Bb]earer|BEARER|[Bb]asic|BASIC)\s+"
+    r"(?=[A-Za-z0-9._~+/=\-]*[0-9._~+/=\-])[A-Za-z0-9._~+/=\-]{6,}"
+)
+_SCHEME = re.compile(r"(?i)^(?:bearer|basic|token)\s+")
+_URL_PASSWORD = re.compile(r"(?i)\b(?P<head>[a-z][a-z0-9+.\-]*://[^/\s:@]+:)[^/\s@]+@")
 _KEY_SHAPES = re.compile(
-    r"\b(?:sk-(?:ant-|proj-|live-)?[A-Za-z0-9_\-]{8,}|hf_[A-Za-z0-9]{16,}"
-    r"|AKIA[0-9A-Z]{16}|AIza[0-9A-Za-z_\-]{20,}|xox[abp]-[A-Za-z0-9\-]{10,}|gh[pousr]_[A-Za-z0-9]{20,})"
+    r"\b(?:sk-(?=[A-Za-z0-9_\-]*\d)[A-Za-z0-9_\-]{16,}|hf_[A-Za-z0-9]{20,}"
+    r"|AKIA[0-9A-Z]{16}|AIza[0-9A-Za-z_\-]{30,}|xox[abpr]-[A-Za-z0-9\-]{10,}"
+    r"|gh[pousr]_[A-Za-z0-9]{30,}|glpat-[A-Za-z0-9_\-]{20,})"
 )
+
+# Values that are placeholders, not keys (local servers take any key).
+_PLACEHOLDERS = frozenset({"not-needed", "sk-no-key-required", "none", "empty", "dummy", "fake"})
+_MIN_SECRET_LEN = 8
+
+_lock = threading.Lock()
+_known: frozenset[str] = frozenset()
+_known_re: re.Pattern[str] | None = None
 
 
 def is_secret_key(key: str) -> bool:
@@ -70,40 +106,135 @@ def is_secret_key(key: str) -> bool:
 
     >>> is_secret_key("api_key"), is_secret_key("model_options.api_key"), is_secret_key("X-Api-Key")
     (True, True, True)
-    >>> is_secret_key("max_tokens"), is_secret_key("tokens"), is_secret_key("base_url")
+    >>> is_secret_key("Authorization"), is_secret_key("hf_token"), is_secret_key("OPENAI_API_KEY")
+    (True, True, True)
+    >>> is_secret_key("max_tokens"), is_secret_key("tokens"), is_secret_key("token")
+    (False, False, False)
+    >>> is_secret_key("eos_token"), is_secret_key("base_url"), is_secret_key("top_logprobs")
     (False, False, False)
     """
-    lowered = key.strip().lower()
-    if lowered in ("max_tokens", "tokens", "prompt_tokens", "completion_tokens"):
-        return False
-    if lowered.endswith("_tokens") or lowered.endswith("tokens_per_min"):
-        return False
-    return bool(_KEY.search(lowered)) or lowered in _SECRET_WORDS
+    return bool(_KEY.search(key.strip()))
+
+
+def remember_secret(value: object) -> None:
+    """Scrub this exact value from everything written from now on.
+
+    Backends call it with the keys they are given (an ``api_key``, a secret header), so a
+    key is caught even where it shows up unannounced (a server's error echoing it, a
+    name). Values shorter than 8 characters and placeholders (``not-needed``) are skipped:
+    they would match ordinary text.
+    """
+    global _known, _known_re
+    if not isinstance(value, str):
+        return
+    text = _SCHEME.sub("", value.strip())
+    if len(text) < _MIN_SECRET_LEN or text.lower() in _PLACEHOLDERS or text in _known:
+        return
+    with _lock:
+        known = _known | {text}
+        # longest first, so a key that contains another is replaced whole
+        alternatives = sorted(known, key=len, reverse=True)
+        _known_re = re.compile("|".join(re.escape(k) for k in alternatives))
+        _known = known
+
+
+def remember_secrets_in(options: Mapping[str, Any]) -> None:
+    """:func:`remember_secret` for every secret value in a mapping of options, at any depth
+    (``api_key``, ``headers={"Authorization": ...}``).
+
+    >>> remember_secrets_in({"headers": {"X-Api-Key": "hdr-secret-value-7"}, "timeout": 5})
+    >>> scrub("rejected hdr-secret-value-7")
+    'rejected ***'
+    """
+    for key, value in options.items():
+        if isinstance(value, Mapping):
+            remember_secrets_in(value)
+        elif isinstance(key, str) and is_secret_key(key):
+            remember_secret(value)
+
+
+def redact_known(text: str) -> str:
+    """``text`` with only the values given to :func:`remember_secret` replaced: for text
+    that holds user data (a report's items), where the patterns of :func:`scrub` could
+    touch ordinary words.
+
+    >>> remember_secret("page-secret-0042")
+    >>> redact_known("password: hunter2, key page-secret-0042")
+    'password: hunter2, key ***'
+    """
+    known = _known_re
+    return text if known is None or not text else known.sub(REDACTED, text)
 
 
 def _scrub_text(text: str) -> str:
     if not text:
         return text
+    text = redact_known(text)
 
     def pair(m: re.Match[str]) -> str:
-        if not is_secret_key(m.group("key")):
+        if m.group("value") == REDACTED or not is_secret_key(m.group("key")):
             return m.group(0)
-        return f"{m.group('key')}{m.group('sep')}{m.group('quote')}{REDACTED}"
+        scheme = m.group("scheme") or ""
+        return f"{m.group('key')}{m.group('sep')}{m.group('quote')}{scheme}{REDACTED}"
 
+    text = _FLAG.sub(lambda m: f"{m.group('flag')}{m.group('sep')}{REDACTED}", text)
     text = _PAIR.sub(pair, text)
-    text = _BEARER.sub(lambda m: f"{m.group(1)} {REDACTED}", text)
+    text = _BEARER.sub(lambda m: f"{m.group('scheme')} {REDACTED}", text)
+    text = _URL_PASSWORD.sub(lambda m: f"{m.group('head')}{REDACTED}@", text)
     return _KEY_SHAPES.sub(REDACTED, text)
 
 
 def scrub(value: Any) -> Any:
-    """A copy of ``value`` with every credential replaced by ``"***"`` (see the module)."""
-    if isinstance(value, dict):
-        return {
-            k: (REDACTED if isinstance(k, str) and is_secret_key(k) and v else scrub(v))
-            for k, v in value.items()
-        }
+    """A copy of ``value`` with every credential replaced by ``"***"`` (see the module).
+
+    Mapping keys are kept (a key that is itself a secret is scrubbed as text); a secret
+    key's value is replaced unless it is empty (``None``, ``""``), so a manifest still
+    says that no key was set.
+    """
+    if isinstance(value, Mapping):
+        out: dict[Any, Any] = {}
+        for k, v in value.items():
+            secret = isinstance(k, str) and is_secret_key(k)
+            name = _scrub_text(k) if isinstance(k, str) else k
+            out[name] = REDACTED if secret and v not in (None, "") else scrub(v)
+        return out
     if isinstance(value, list | tuple):
         return [scrub(v) for v in value]
     if isinstance(value, str):
         return _scrub_text(value)
     return value
+
+
+class ScrubFilter(logging.Filter):
+    """A logging filter that scrubs each record's message (its arguments merged in) and
+    its exception text; it never drops a record."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            message = record.getMessage()
+        except Exception:  # a malformed record: leave it to the handler to report
+            return True
+        clean = _scrub_text(message)
+        if clean != message:
+            record.msg, record.args = clean, None
+        if record.exc_info and not record.exc_text:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = _scrub_text(record.exc_text)
+        return True
+
+
+_FILTER = ScrubFilter()
+
+
+def get_logger(name: str) -> logging.Logger:
+    """``logging.getLogger(name)`` with :class:`ScrubFilter` attached (once).
+
+    >>> log = get_logger("jurist.doctest")
+    >>> any(isinstance(f, ScrubFilter) for f in log.filters)
+    True
+    """
+    logger = logging.getLogger(name)
+    if _FILTER not in logger.filters:
+        logger.addFilter(_FILTER)
+    return logger

@@ -22,6 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from jurist._files import read_utf8
 from jurist.catalog._entries import entry_model
 from jurist.catalog._names import SECTIONS, check_name, name_to_relpath
 from jurist.errors import ConfigError
@@ -132,10 +133,7 @@ def read_entry_file(path: Path, *, name: str, source: str) -> EntryFile:
     """Read and check the basic shape of one entry file (a mapping with a known ``kind``)."""
     import yaml
 
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as e:
-        raise ConfigError(f"{path}: cannot read the catalog entry: {e.strerror or e}") from None
+    text = read_utf8(path, what="the catalog entry")
     try:
         node = yaml.compose(text)
         data = yaml.safe_load(text)

@@ -12,6 +12,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from jurist.cli._app import EXIT_OK, app
@@ -34,14 +35,14 @@ def choose_kind(verdicts: list[Any], labels: list[Any]) -> str:
 
 
 def _print_agreement(console: Console, res: Agreement, what: str) -> None:
-    table = Table(title=f"agreement ({res.kind}): {what}")
+    table = Table(title=escape(f"agreement ({res.kind}): {what}"))
     for col in ("metric", "value", "95% CI"):
         table.add_column(col)
     for name, est in res.metrics.items():
         ci = "-" if est.low is None or est.high is None else f"[{est.low:.4f}, {est.high:.4f}]"
-        table.add_row(name, f"{est.value:.4f}", ci)
+        table.add_row(escape(name), f"{est.value:.4f}", escape(ci))
     console.print(table)
-    console.print(f"{res.n} pairs; {res.dropped} left out (no score or no label)")
+    console.print(f"{res.n} pairs; {res.dropped} left out (no score or no label)", markup=False)
 
 
 def _fmt(v: float | None) -> str:
@@ -56,8 +57,8 @@ def _print_rubric(console: Console, m: RubricMetrics) -> None:
         table.add_column(col)
     for c in m.criteria:
         table.add_row(
-            c.name,
-            c.kind,
+            escape(c.name),
+            escape(c.kind),
             str(c.n),
             *map(_fmt, (c.accuracy, c.kappa, c.linear_kappa, c.quadratic_kappa, c.rmse, c.mae)),
             _fmt(c.judges_alpha),
@@ -68,7 +69,7 @@ def _print_rubric(console: Console, m: RubricMetrics) -> None:
     judges.add_column("judge")
     judges.add_column("accuracy")
     for name, acc in sorted(m.judges.items()):
-        judges.add_row(name, _fmt(acc))
+        judges.add_row(escape(name), _fmt(acc))
     console.print(judges)
     console.print(f"overall accuracy: {_fmt(m.overall_accuracy)}")
 

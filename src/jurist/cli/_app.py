@@ -1,21 +1,41 @@
-"""The typer application, its error handling and exit codes."""
+"""The typer application, its exit codes and the error console.
+
+The command modules (``_judge``, ``_grade``, ...) import ``app`` from here and register on
+it; this module imports none of them. :mod:`jurist.cli._main` imports the commands and
+runs the app, so every import points one way.
+"""
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Sequence
+import errno
+from typing import Annotated
 
 import typer
 from rich.console import Console
 
-from jurist.errors import JuristRuntimeError, UserError
+from jurist._version import __version__
 
-__all__ = ["EXIT_FAILED_ITEMS", "EXIT_OK", "EXIT_RUNTIME", "EXIT_USAGE", "app", "main"]
+__all__ = [
+    "EXIT_CRASH",
+    "EXIT_FAILED_ITEMS",
+    "EXIT_INTERRUPTED",
+    "EXIT_OK",
+    "EXIT_RUNTIME",
+    "EXIT_USAGE",
+    "USAGE_ERRNOS",
+    "app",
+    "err_console",
+]
 
 EXIT_OK = 0
 EXIT_FAILED_ITEMS = 1
 EXIT_USAGE = 2
 EXIT_RUNTIME = 3
+EXIT_CRASH = 70  # EX_SOFTWARE: a bug in jurist, not a problem with the input
+EXIT_INTERRUPTED = 130
+
+# OS errors that a user fixes (a path): usage; the rest (a full disk, I/O): runtime
+USAGE_ERRNOS = {errno.ENOENT, errno.EISDIR, errno.ENOTDIR, errno.EACCES, errno.EPERM}
 
 app = typer.Typer(
     name="jurist",
@@ -27,49 +47,22 @@ app = typer.Typer(
 err_console = Console(stderr=True)
 
 
-def _register() -> None:
-    # commands register on import
-    from jurist.cli import (  # noqa: F401
-        _agreement,
-        _catalog,
-        _compare,
-        _eval_model,
-        _grade,
-        _judge,
-        _report,
-        _templates,
-    )
+def _print_version(value: bool) -> None:
+    if value:
+        Console().print(f"jurist {__version__}", highlight=False, markup=False)
+        raise typer.Exit(EXIT_OK)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the CLI; returns (and, as a script, exits with) the exit code."""
-    _register()
-    args = list(sys.argv[1:] if argv is None else argv)
-    try:
-        result = app(args=args, standalone_mode=False)
-    except UserError as e:
-        err_console.print(f"[bold red]error:[/] {e}", highlight=False, soft_wrap=True)
-        return _exit(EXIT_USAGE, argv)
-    except JuristRuntimeError as e:
-        err_console.print(f"[bold red]failed:[/] {e}", highlight=False, soft_wrap=True)
-        return _exit(EXIT_RUNTIME, argv)
-    except typer.Exit as e:
-        return _exit(int(e.exit_code), argv)
-    except typer.Abort:
-        err_console.print("aborted")
-        return _exit(130, argv)
-    except Exception as e:
-        # typer's (vendored) click reports bad flags with exceptions that can show themselves
-        show = getattr(e, "show", None)
-        if callable(show) and hasattr(e, "exit_code"):
-            show()
-            return _exit(EXIT_USAGE, argv)
-        raise
-    code = result if isinstance(result, int) else EXIT_OK
-    return _exit(code, argv)
-
-
-def _exit(code: int, argv: Sequence[str] | None) -> int:
-    if argv is None:
-        sys.exit(code)
-    return code
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            callback=_print_version,
+            is_eager=True,
+            help="Print jurist's version and exit.",
+        ),
+    ] = False,
+) -> None:
+    """LLM-as-a-judge: score, compare and grade model outputs."""

@@ -10,6 +10,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from jurist._files import read_utf8
+from jurist._secrets import scrub
 from jurist.cli._app import app
 
 catalog_app = typer.Typer(
@@ -55,12 +57,13 @@ def catalog(
     for e in entries:
         source = e.source + (" (shadows built-in)" if e.shadows_builtin else "")
         text = f"[red]unreadable: {escape(e.error)}[/]" if e.error else escape(e.description)
-        table.add_row(escape(e.name), e.kind, source, text)
+        table.add_row(escape(e.name), escape(e.kind), escape(source), text)
     console = _console()
     console.print(table)
     console.print(
         f"user catalog: {cat.default_root() if catalog_dir is None else catalog_dir}",
         highlight=False,
+        markup=False,
     )
     return 0
 
@@ -79,12 +82,13 @@ def show(
     bare, _ = cat.parse_name(name)
     source, path = find_entry(bare, catalog_dir)
     console = _console()
-    console.print(f"[bold]{escape(bare)}[/] ({source}: {path})", highlight=False)
-    console.print(path.read_text(encoding="utf-8"), highlight=False, markup=False)
+    console.print(f"[bold]{escape(bare)}[/] ({escape(f'{source}: {path}')})", highlight=False)
+    text = scrub(read_utf8(path, what="the catalog entry"))  # never print a key
+    console.print(text, highlight=False, markup=False)
     obj = cat.get(name, root=catalog_dir)
     fields = getattr(obj, "required_fields", None) or getattr(obj, "fields", None)
     if fields:
-        console.print(f"[bold]fields:[/] {', '.join(fields)}", highlight=False)
+        console.print(f"[bold]fields:[/] {escape(', '.join(fields))}", highlight=False)
     describe = getattr(obj, "describe", None)
     if callable(describe) and fields is not None and hasattr(obj, "judge"):
         console.print("[bold]configuration:[/]")
@@ -121,7 +125,7 @@ def add(
             )
     target = dict(roots(catalog_dir))["user"] / name_to_relpath(name)
     write_entry(target, entry.data)
-    Console().print(f"added {name} -> {target}", highlight=False)
+    Console().print(f"added {name} -> {target}", highlight=False, markup=False)
     return 0
 
 
@@ -134,5 +138,5 @@ def remove(
     from jurist import catalog as cat
 
     path = cat.remove(name, root=catalog_dir)
-    Console().print(f"removed {name} ({path})", highlight=False)
+    Console().print(f"removed {name} ({path})", highlight=False, markup=False)
     return 0

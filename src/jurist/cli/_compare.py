@@ -7,16 +7,22 @@ there by a :class:`~jurist.judges.PairwiseJudge`, so a killed comparison resumes
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Annotated, Any
 
 import orjson
 import typer
 
+from jurist._missing import field_problem
 from jurist.cli._app import app
-from jurist.cli._judge import finish_run, run_through_engine
-from jurist.cli._model_options import build_model, resolve_model_spec
+from jurist.cli._judge import (
+    OVERWRITE_HELP,
+    RETRY_FAILED_HELP,
+    check_outputs,
+    finish_run,
+    run_engine,
+)
+from jurist.cli._model_options import ModelOptions, model_options
 from jurist.errors import ConfigError, DataError
 from jurist.evaluate import open_source
 
@@ -40,10 +46,9 @@ def write_pairs(
                 (where_a, row_a, response_field),
                 (where_b, row_b, response_field),
             ):
-                if row.get(field) is None:
-                    raise DataError(
-                        f"{where}: missing field {field!r}; the fields are {sorted(row)}"
-                    )
+                problem = field_problem(row, field)
+                if problem is not None:
+                    raise DataError(f"{where}: {problem}; the fields are {sorted(row)}")
             if row_b.get(prompt_field) not in (None, row_a[prompt_field]):
                 raise DataError(f"{where_a} and {where_b}: the prompts differ")
             if id_field is not None and row_a.get(id_field) != row_b.get(id_field):
@@ -67,15 +72,11 @@ def write_pairs(
 
 
 @app.command("compare")
+@model_options(concurrency=16, concurrency_help="Pairs in flight at once.")
 def compare(
     a: Annotated[Path, typer.Argument(help="System A's outputs (.jsonl, .json, .csv, .parquet).")],
     b: Annotated[Path, typer.Argument(help="System B's outputs, same prompts in the same order.")],
     template: Annotated[str, typer.Option(help="A pairwise template.")] = "mt_bench_pair",
-    model: Annotated[str | None, typer.Option(help="provider:name of the judge.")] = None,
-    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible server URL.")] = None,
-    api_key: Annotated[
-        str | None, typer.Option(help="API key; default $OPENAI_API_KEY.", envvar="JURIST_API_KEY")
-    ] = None,
     prompt_field: Annotated[str, typer.Option(help="Column holding the prompt.")] = "prompt",
     response_field: Annotated[str, typer.Option(help="Column holding the answer.")] = "response",
     id_field: Annotated[
@@ -85,14 +86,14 @@ def compare(
     consistency: Annotated[
         str, typer.Option(help="A pair whose orders disagree becomes: tie or inconsistent.")
     ] = "tie",
-    concurrency: Annotated[int, typer.Option(min=1, help="Pairs in flight at once.")] = 16,
     retries: Annotated[int, typer.Option(min=0, help="Re-asks for an unreadable verdict.")] = 2,
-    max_retries: Annotated[int, typer.Option(min=0, help="Retries of transient API errors.")] = 3,
-    timeout: Annotated[float, typer.Option(min=0.1, help="Seconds per API call.")] = 60.0,
     out: Annotated[Path | None, typer.Option(help="Run folder; default runs/<a>-vs-<b>/.")] = None,
-    cache: Annotated[bool, typer.Option(help="Cache deterministic calls in SQLite.")] = True,
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
     resume: Annotated[bool, typer.Option(help="Continue the run in the folder.")] = True,
+    retry_failed: Annotated[bool, typer.Option(help=RETRY_FAILED_HELP)] = True,
+    overwrite: Annotated[bool, typer.Option(help=OVERWRITE_HELP)] = False,
+    *,
+    options: ModelOptions,
 ) -> int:
     """Compare two systems' answers with a pairwise judge; writes results.jsonl and a summary."""
     from jurist.judges import PairwiseJudge
@@ -100,6 +101,8 @@ def compare(
     if consistency not in ("tie", "inconsistent"):
         raise ConfigError(f"--consistency must be tie or inconsistent, not {consistency!r}")
     run_dir = out or Path("runs") / f"{a.stem}-vs-{b.stem}"
+    # the folder is checked before pairs.jsonl is written into it
+    check_outputs(run_dir / "results.jsonl", [a, b], overwrite=overwrite)
     pairs = run_dir / "pairs.jsonl"
     if (
         write_pairs(
@@ -108,33 +111,28 @@ def compare(
         == 0
     ):
         raise ConfigError(f"{a}: no items to compare")
-    spec = resolve_model_spec(model, base_url)
-    judge_model = build_model(
-        spec,
-        base_url=base_url,
-        api_key=api_key,
-        timeout=timeout,
-        max_retries=max_retries,
-        cache=cache,
-    )
+    spec = options.spec
+    judge_model = options.build(spec)
     judge = PairwiseJudge(
         judge_model,
         template,
         swap=swap,
         consistency=consistency,  # type: ignore[arg-type]
-        concurrency=concurrency,
+        temperature=options.temperature,
+        concurrency=options.concurrency,
     )
-    run = asyncio.run(
-        run_through_engine(
-            judge,
-            pairs,
-            run_dir,
-            fields=None,
-            retries=retries,
-            progress=progress,
-            resume=resume,
-            prepare=judge_model,
-        )
+    run = run_engine(
+        judge,
+        pairs,
+        run_dir,
+        command="compare",
+        fields=None,
+        retries=retries,
+        progress=progress,
+        resume=resume,
+        retry_failed=retry_failed,
+        overwrite=overwrite,
+        prepare=judge_model,
     )
     winners = {"A": 0, "B": 0, "tie": 0, "inconsistent": 0}
     for row in run.rows():

@@ -9,9 +9,13 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
+from jurist._secrets import scrub
 from jurist.cli._app import EXIT_FAILED_ITEMS, EXIT_OK, app, err_console
+from jurist.cli._judge import summary_path  # FILE.summary.json beside FILE.jsonl
+from jurist.cli._model_options import ModelOptions, model_options
 from jurist.errors import ConfigError
 
 
@@ -32,11 +36,19 @@ def _out_path(out: Path | None, data: Path) -> Path:
 
 
 @app.command("eval-model")
+@model_options(
+    model_required=True,
+    model_help="The model under test, provider:name (e.g. hf:/path/to/model); a bare name "
+    "with --base-url is openai:NAME.",
+    base_url_help="OpenAI-compatible server of the model under test.",
+    timeout=120.0,
+    cache=False,
+    concurrency=8,
+    concurrency_help="Generations in flight.",
+    temperature_help="Sampling temperature of the model under test.",
+)
 def eval_model(
     data: Annotated[Path, typer.Argument(help="Instances: .jsonl, .json, .csv or .parquet.")],
-    model: Annotated[
-        str, typer.Option(help="The model under test, provider:name (e.g. hf:/path/to/model).")
-    ],
     judge: Annotated[
         str,
         typer.Option(help="A catalog judge, overrides allowed: 'judges.likert.x[temperature=0]'."),
@@ -56,16 +68,7 @@ def eval_model(
         list[str] | None,
         typer.Option(help="Judge field from a column, JUDGE_FIELD=COLUMN (repeatable)."),
     ] = None,
-    base_url: Annotated[
-        str | None, typer.Option(help="OpenAI-compatible server of the model under test.")
-    ] = None,
-    api_key: Annotated[
-        str | None,
-        typer.Option(help="API key of the model under test; default $OPENAI_API_KEY."),
-    ] = None,
     max_tokens: Annotated[int, typer.Option(min=1, help="Tokens per generated answer.")] = 256,
-    temperature: Annotated[float, typer.Option(min=0.0, help="Sampling of the model.")] = 0.0,
-    concurrency: Annotated[int, typer.Option(min=1, help="Generations in flight.")] = 8,
     judge_concurrency: Annotated[int, typer.Option(min=1, help="Judge calls in flight.")] = 16,
     retries: Annotated[int, typer.Option(min=0, help="Re-asks for an unreadable verdict.")] = 2,
     seed: Annotated[int, typer.Option(help="Seed of the bootstrap interval.")] = 0,
@@ -76,10 +79,11 @@ def eval_model(
         Path | None, typer.Option(help="Output .jsonl or folder; default runs/<data>-eval-model/.")
     ] = None,
     progress: Annotated[bool, typer.Option(help="Show progress bars.")] = True,
+    *,
+    options: ModelOptions,
 ) -> int:
     """Generate an answer per instance with --model, judge them with --judge, write JSONL."""
     from jurist import catalog
-    from jurist.cli._model_options import build_model
     from jurist.evaluate import JudgeMetric, aevaluate_model, read_records
 
     rows = read_records(data)
@@ -97,14 +101,7 @@ def eval_model(
     )
     if not context and metric.context.get("prompt") == "prompt" and prompt_field != "prompt":
         metric.context["prompt"] = prompt_field
-    under_test = build_model(
-        model,
-        base_url=base_url,
-        api_key=api_key,
-        timeout=120.0,
-        max_retries=3,
-        cache=False,
-    )
+    under_test = options.build()
     result = asyncio.run(
         _run(
             rows,
@@ -114,8 +111,8 @@ def eval_model(
             prompt_template=prompt_template,
             system_prompt=system_prompt,
             max_tokens=max_tokens,
-            temperature=temperature,
-            concurrency=concurrency,
+            temperature=options.temperature,
+            concurrency=options.concurrency,
             progress=progress,
             evaluate=aevaluate_model,
         )
@@ -134,14 +131,15 @@ def eval_model(
         "inference_usage": result.inference_usage.model_dump(),
         "results": str(out_path),
     }
-    (out_path.parent / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    summary = scrub(summary)  # the judge name may carry [model_options.api_key=...]
+    summary_path(out_path).write_text(json.dumps(summary, indent=2) + "\n")
     _print(summary, [(r.index, r.error or "") for r in result.instances if r.score is None])
     return EXIT_FAILED_ITEMS if g.n_failed else EXIT_OK
 
 
 async def _run(rows: Any, under_test: Any, metric: Any, *, evaluate: Any, **kw: Any) -> Any:
     try:
-        with err_console.status(f"preparing {under_test.spec} ...", spinner="dots"):
+        with err_console.status(f"preparing {escape(under_test.spec)} ...", spinner="dots"):
             await under_test.prepare()
         return await evaluate(rows, under_test, metric, **kw)
     finally:
@@ -150,7 +148,7 @@ async def _run(rows: Any, under_test: Any, metric: Any, *, evaluate: Any, **kw: 
 
 def _print(summary: dict[str, Any], failures: list[tuple[int, str]]) -> None:
     console = Console()
-    table = Table(title=f"jurist eval-model: {summary['data']}", show_header=False)
+    table = Table(title=f"jurist eval-model: {escape(summary['data'])}", show_header=False)
     table.add_column("what", style="bold")
     table.add_column("value")
 
@@ -175,7 +173,7 @@ def _print(summary: dict[str, Any], failures: list[tuple[int, str]]) -> None:
         rows.append(("win rate (A)", num(summary["win_rate"])))
     rows.append(("results", summary["results"]))
     for k, v in rows:
-        table.add_row(k, v)
+        table.add_row(k, escape(v))
     console.print(table)
     if failures:
         console.print(f"[yellow]{len(failures)} instance(s) got no score[/]; first 5:")

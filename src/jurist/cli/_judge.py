@@ -3,19 +3,26 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import shlex
+import signal
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
+from jurist._secrets import scrub
 from jurist.cli._app import EXIT_FAILED_ITEMS, EXIT_OK, app, err_console
-from jurist.cli._model_options import build_model, resolve_model_spec
+from jurist.cli._model_options import ModelOptions, model_options
 from jurist.cli._summary import print_summary
-from jurist.errors import ConfigError
+from jurist.errors import ConfigError, OutputError
 from jurist.evaluate import Run, aevaluate, open_source
+from jurist.evaluate._folder import check_run_folder
 from jurist.judges import ItemJudge, LLMJudge
 from jurist.models import Model
 from jurist.templates import get_template
@@ -42,24 +49,19 @@ def _output_path(out: Path | None, data: Path, template: str) -> Path:
     return out / "results.jsonl"
 
 
+RETRY_FAILED_HELP = "On resume, judge again the items that failed (--no-retry-failed keeps them)."
+OVERWRITE_HELP = (
+    "Write into an --out folder or file that jurist did not make (it is refused otherwise)."
+)
+
+
 @app.command("judge")
+@model_options(temperature_help="Judge sampling temperature.")
 def judge(
     data: Annotated[Path, typer.Argument(help="Items to judge: .jsonl, .json, .csv or .parquet.")],
     template: Annotated[
         str, typer.Option(help="Template name (see `jurist templates`).")
     ] = "true_false_uncertain",
-    model: Annotated[
-        str | None,
-        typer.Option(
-            help="provider:name; default $JURIST_MODEL, else hf:Qwen/Qwen2.5-0.5B-Instruct."
-        ),
-    ] = None,
-    base_url: Annotated[
-        str | None, typer.Option(help="OpenAI-compatible server URL (vLLM, llama.cpp, Ollama...).")
-    ] = None,
-    api_key: Annotated[
-        str | None, typer.Option(help="API key; default $OPENAI_API_KEY.", envvar="JURIST_API_KEY")
-    ] = None,
     prompt_field: Annotated[
         str, typer.Option(help="Column holding the prompt / question.")
     ] = "prompt",
@@ -69,35 +71,21 @@ def judge(
     field: Annotated[
         list[str] | None, typer.Option(help="Extra mapping TEMPLATE_FIELD=COLUMN (repeatable).")
     ] = None,
-    concurrency: Annotated[int, typer.Option(min=1, help="Calls in flight at once.")] = 32,
-    rpm: Annotated[
-        int | None, typer.Option(min=1, help="Max calls per minute (paced smoothly).")
-    ] = None,
-    tpm: Annotated[int | None, typer.Option(min=1, help="Max tokens per minute.")] = None,
     retries: Annotated[int, typer.Option(min=0, help="Re-asks for an unreadable verdict.")] = 2,
-    max_retries: Annotated[
-        int, typer.Option(min=0, help="Retries of transient API errors (429, 5xx, timeouts).")
-    ] = 3,
-    timeout: Annotated[float, typer.Option(min=0.1, help="Seconds per API call.")] = 60.0,
     explanations: Annotated[
         bool, typer.Option(help="Ask for a short explanation with each verdict.")
     ] = False,
-    temperature: Annotated[float, typer.Option(min=0.0, help="Judge sampling temperature.")] = 0.0,
     out: Annotated[
         Path | None,
         typer.Option(help="Output folder or .jsonl file; default runs/<data>-<template>/."),
-    ] = None,
-    cache: Annotated[
-        bool, typer.Option(help="Cache deterministic calls in SQLite (--no-cache to turn off).")
-    ] = True,
-    cache_path: Annotated[
-        Path | None, typer.Option(help="Cache file; default $JURIST_CACHE_DIR/cache.sqlite.")
     ] = None,
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
     resume: Annotated[
         bool,
         typer.Option(help="Continue the run in the output folder (--no-resume starts over)."),
     ] = True,
+    retry_failed: Annotated[bool, typer.Option(help=RETRY_FAILED_HELP)] = True,
+    overwrite: Annotated[bool, typer.Option(help=OVERWRITE_HELP)] = False,
     scoring: Annotated[
         str,
         typer.Option(
@@ -111,13 +99,8 @@ def judge(
             help="Judge answer format: auto (JSON where the backend takes a schema), text, json."
         ),
     ] = "auto",
-    json_mode: Annotated[
-        str,
-        typer.Option(
-            help="How an openai: server takes a JSON schema: json_schema (OpenAI, vLLM), "
-            "json_object (llama-cpp-python), none (no JSON output)."
-        ),
-    ] = "json_schema",
+    *,
+    options: ModelOptions,
 ) -> int:
     """Judge every item of DATA with one template and write the results as JSONL."""
     tpl = get_template(template)
@@ -127,23 +110,14 @@ def judge(
         **_parse_field_flags(field or []),
     }
     fields = dict(mapping)  # optional template fields (a reference) map too
+    out_path = _output_path(out, data, template)
+    run_dir = check_outputs(out_path, [data], overwrite=overwrite)
     source = open_source(data)
     if source.scan(fields, tpl.fields).items == 0:
         raise ConfigError(f"{data}: no items to judge")
 
-    spec = resolve_model_spec(model, base_url)
-    judge_model = build_model(
-        spec,
-        base_url=base_url,
-        api_key=api_key,
-        timeout=timeout,
-        max_retries=max_retries,
-        rpm=rpm,
-        tpm=tpm,
-        cache=cache,
-        cache_path=cache_path,
-        json_mode=json_mode,
-    )
+    spec = options.spec
+    judge_model = options.build(spec)
     if scoring not in ("parse", "logprobs", "auto"):
         raise ConfigError(f"--scoring must be parse, logprobs or auto, not {scoring!r}")
     if output not in ("auto", "text", "json"):
@@ -152,24 +126,23 @@ def judge(
         judge_model,
         tpl,
         explanations=explanations,
-        temperature=temperature,
-        concurrency=concurrency,
+        temperature=options.temperature,
+        concurrency=options.concurrency,
         scoring=scoring,  # type: ignore[arg-type]
         output=output,  # type: ignore[arg-type]
     )
-    out_path = _output_path(out, data, template)
-    run_dir = run_folder(out_path)
-    run = asyncio.run(
-        run_through_engine(
-            the_judge,
-            data,
-            run_dir,
-            fields=fields,
-            retries=retries,
-            progress=progress,
-            resume=resume,
-            prepare=the_judge.model,
-        )
+    run = run_engine(
+        the_judge,
+        data,
+        run_dir,
+        command="judge",
+        fields=fields,
+        retries=retries,
+        progress=progress,
+        resume=resume,
+        retry_failed=retry_failed,
+        overwrite=overwrite,
+        prepare=the_judge.model,
     )
     return finish_run(run, out_path, extra={"model": spec, "template": template})
 
@@ -179,6 +152,113 @@ def run_folder(out_path: Path) -> Path:
     if out_path.name == "results.jsonl":
         return out_path.parent
     return out_path.with_name(out_path.stem + ".run")
+
+
+def summary_path(out_path: Path) -> Path:
+    """``summary.json`` in the run folder, or ``<name>.summary.json`` beside a .jsonl file
+    (so two runs' files in one folder never overwrite each other)."""
+    if out_path.name == "results.jsonl":
+        return out_path.parent / "summary.json"
+    return out_path.with_name(out_path.stem + ".summary.json")
+
+
+def check_outputs(out_path: Path, inputs: Sequence[Path], *, overwrite: bool) -> Path:
+    """Stop before any model is loaded if the outputs would overwrite the input or files
+    jurist did not write; the run folder."""
+    run_dir = run_folder(out_path)
+    for target in (out_path, summary_path(out_path)):
+        for data in inputs:
+            if target.exists() and target.resolve() == data.resolve():
+                raise ConfigError(
+                    f"{target}: is the input data; choose another --out (a folder or a new "
+                    ".jsonl file)"
+                )
+    kind = check_run_folder(run_dir, overwrite=overwrite, inputs=inputs)
+    if out_path.name != "results.jsonl" and kind != "run" and not overwrite:
+        # FILE.jsonl and FILE.summary.json are ours only beside our FILE.run folder
+        theirs = [str(p) for p in (out_path, summary_path(out_path)) if p.exists()]
+        if theirs:
+            raise ConfigError(
+                f"{' and '.join(theirs)} already exist(s) and jurist did not write them "
+                f"(there is no run in {run_dir}); choose another --out, or --overwrite"
+            )
+    return run_dir
+
+
+def run_engine(
+    judge: ItemJudge,
+    data: Path,
+    run_dir: Path,
+    *,
+    command: str,
+    fields: dict[str, str] | None,
+    retries: int,
+    progress: bool,
+    resume: bool,
+    retry_failed: bool,
+    overwrite: bool,
+    prepare: Model | Sequence[Model],
+) -> Run:
+    """:func:`run_through_engine` to the end; on Ctrl-C (SIGINT) or SIGTERM the run is
+    recorded as interrupted, the saved items and the command that resumes are printed,
+    and the exit is 130 (SIGINT) or 143 (SIGTERM)."""
+    terminated: list[bool] = []
+
+    async def main() -> Run:
+        loop = asyncio.get_running_loop()
+        task = asyncio.current_task()
+
+        def on_sigterm() -> None:
+            terminated.append(True)
+            if task is not None:
+                task.cancel()
+
+        with contextlib.suppress(NotImplementedError, RuntimeError):  # Windows, not main thread
+            loop.add_signal_handler(signal.SIGTERM, on_sigterm)
+        try:
+            return await run_through_engine(
+                judge,
+                data,
+                run_dir,
+                fields=fields,
+                retries=retries,
+                progress=progress,
+                resume=resume,
+                retry_failed=retry_failed,
+                overwrite=overwrite,
+                prepare=prepare,
+            )
+        finally:
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.remove_signal_handler(signal.SIGTERM)
+
+    try:
+        return asyncio.run(main())
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        _say_interrupted(run_dir, command)
+        raise typer.Exit(143 if terminated else 130) from None
+
+
+def _say_interrupted(run_dir: Path, command: str) -> None:
+    try:
+        run = Run(run_dir)
+        saved, expected = len(run), run.manifest.dataset.items
+    except Exception:  # interrupted before the run folder was made
+        err_console.print("interrupted before any item was judged", highlight=False, markup=False)
+        return
+    argv = sys.argv[1:]
+    again = (
+        scrub(shlex.join(["jurist", *argv]))  # an --api-key value is printed as ***
+        if argv[:1] == [command]
+        else f"the same `jurist {command} ...` command"
+    )
+    of = f" of {expected}" if expected is not None else ""
+    err_console.print(
+        f"interrupted: {saved}{of} items saved in {run_dir}; to resume, run again:\n  {again}",
+        highlight=False,
+        markup=False,
+        soft_wrap=True,
+    )
 
 
 async def run_through_engine(
@@ -191,18 +271,22 @@ async def run_through_engine(
     progress: bool,
     resume: bool,
     prepare: Model | Sequence[Model],
+    retry_failed: bool = True,
+    overwrite: bool = False,
 ) -> Run:
     """Prepare the model(s), run the engine, and close them whatever happens."""
     models = [prepare] if isinstance(prepare, Model) else list(prepare)
     try:
         for m in models:
-            with err_console.status(f"preparing {m.spec} ...", spinner="dots"):
+            with err_console.status(f"preparing {escape(m.spec)} ...", spinner="dots"):
                 await m.prepare()
         return await aevaluate(
             data,
             judge,
             run_dir=run_dir,
             resume=resume,
+            retry_failed=retry_failed,
+            overwrite=overwrite,
             fields=fields,
             retries=retries,
             progress=progress,
@@ -213,9 +297,15 @@ async def run_through_engine(
 
 
 def finish_run(run: Run, out_path: Path, *, extra: dict[str, Any]) -> int:
-    """Write results.jsonl and summary.json, print the summary; the exit code."""
+    """Write the results and the summary (:func:`summary_path`), print the summary; the
+    exit code."""
     run.to_jsonl(out_path)
     summary = {**run.summary().model_dump(), **extra, "results": str(out_path)}
-    (out_path.parent / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    summary = scrub(summary)
+    target = summary_path(out_path)
+    try:
+        target.write_text(json.dumps(summary, indent=2) + "\n")
+    except OSError as e:
+        raise OutputError(f"{target}: cannot write the summary: {e.strerror or e}") from None
     print_summary(Console(), summary, run.failures(limit=5))
     return EXIT_FAILED_ITEMS if summary["failed"] else EXIT_OK

@@ -1,11 +1,26 @@
-"""Building the model stack the CLI judges with: backend, retry, limits, cache."""
+"""The model options every engine command shares, defined once, and the model stack they build.
+
+:func:`model_options` is a decorator for a typer command: it adds the shared flags
+(``--model``, ``--base-url``, ``--api-key``, ``--timeout``, ``--max-retries``, ``--rpm``,
+``--tpm``, ``--cache/--no-cache``, ``--cache-path``, ``--json-mode``, ``--concurrency``,
+``--temperature``) to the command's signature and hands the command one
+:class:`ModelOptions` in its ``options`` parameter. A command cannot forget a flag, and
+the flags cannot drift apart between commands; a command may only change defaults.
+"""
 
 from __future__ import annotations
 
+import functools
+import inspect
 import os
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, TypeVar
 
+import typer
+
+from jurist.errors import ConfigError
 from jurist.models import (
     DEFAULT_MODEL,
     CachedModel,
@@ -15,7 +30,17 @@ from jurist.models import (
     get_model,
 )
 
-__all__ = ["build_model", "resolve_model_spec"]
+__all__ = [
+    "JSON_MODES",
+    "SHARED_OPTIONS",
+    "ModelOptions",
+    "build_model",
+    "model_options",
+    "resolve_model_spec",
+]
+
+JSON_MODES = ("json_schema", "json_object", "none")
+_PANEL = "Model options"
 
 
 def resolve_model_spec(model: str | None, base_url: str | None) -> str:
@@ -50,6 +75,10 @@ def build_model(
     """
     options: dict[str, Any] = {}
     provider = spec.partition(":")[0]
+    if json_mode not in (None, *JSON_MODES):
+        raise ConfigError(
+            f"--json-mode must be json_schema, json_object or none, not {json_mode!r}"
+        )
     if provider == "openai":
         options["timeout"] = timeout
         options["json_mode"] = None if json_mode in (None, "none") else json_mode
@@ -60,10 +89,9 @@ def build_model(
         elif base_url and not os.environ.get("OPENAI_API_KEY"):
             options["api_key"] = "not-needed"
     elif base_url:
-        from jurist.errors import ConfigError
-
         raise ConfigError(f"--base-url only applies to openai: models, not {spec!r}")
-    model: Model = get_model(spec, **options)
+    # max_retries=0: this stack adds its own retry wrapper, outside the limits, once
+    model: Model = get_model(spec, max_retries=0, **options)
     if rpm or tpm:
         model = LimitedModel(model, max_calls_per_min=rpm, max_tokens_per_min=tpm)
     if max_retries > 0 and model.capabilities.remote:
@@ -71,3 +99,174 @@ def build_model(
     if cache:
         model = CachedModel(model, cache_path)
     return model
+
+
+@dataclass(frozen=True)
+class ModelOptions:
+    """The shared model flags of one command line, typed."""
+
+    models: tuple[str, ...]
+    base_url: str | None
+    api_key: str | None
+    timeout: float
+    max_retries: int
+    rpm: int | None
+    tpm: int | None
+    cache: bool
+    cache_path: Path | None
+    json_mode: str
+    concurrency: int
+    temperature: float
+
+    def __repr__(self) -> str:  # never show the API key
+        key = None if self.api_key is None else "***"
+        return (
+            f"ModelOptions(models={self.models!r}, base_url={self.base_url!r}, api_key={key!r}, "
+            f"timeout={self.timeout}, max_retries={self.max_retries}, rpm={self.rpm}, "
+            f"tpm={self.tpm}, cache={self.cache}, cache_path={self.cache_path!r}, "
+            f"json_mode={self.json_mode!r}, concurrency={self.concurrency}, "
+            f"temperature={self.temperature})"
+        )
+
+    @property
+    def spec(self) -> str:
+        """The one model's ``provider:name`` (the first ``--model`` of several)."""
+        return self.specs[0]
+
+    @property
+    def specs(self) -> list[str]:
+        """Every ``--model`` resolved (``$JURIST_MODEL`` or the default when none)."""
+        given = self.models or (None,)
+        return [resolve_model_spec(m, self.base_url) for m in given]
+
+    def build(self, spec: str | None = None) -> Model:
+        """The model stack for ``spec`` (default :attr:`spec`) with these options."""
+        return build_model(
+            spec or self.spec,
+            base_url=self.base_url,
+            api_key=self.api_key,
+            timeout=self.timeout,
+            max_retries=self.max_retries,
+            rpm=self.rpm,
+            tpm=self.tpm,
+            cache=self.cache,
+            cache_path=self.cache_path,
+            json_mode=self.json_mode,
+        )
+
+    def build_all(self) -> list[Model]:
+        """One model stack per ``--model``."""
+        return [self.build(s) for s in self.specs]
+
+
+# name -> (type, default, typer.Option keyword arguments)
+SHARED_OPTIONS: dict[str, tuple[Any, Any, dict[str, Any]]] = {
+    "model": (
+        str | None,
+        None,
+        {"help": "provider:name; default $JURIST_MODEL, else hf:Qwen/Qwen2.5-0.5B-Instruct."},
+    ),
+    "base_url": (
+        str | None,
+        None,
+        {"help": "OpenAI-compatible server URL (vLLM, llama.cpp, Ollama...)."},
+    ),
+    "api_key": (
+        str | None,
+        None,
+        {
+            "help": "API key; default $JURIST_API_KEY, else $OPENAI_API_KEY.",
+            "envvar": "JURIST_API_KEY",
+            "show_default": False,
+            "show_envvar": False,
+        },
+    ),
+    "timeout": (float, 60.0, {"min": 0.1, "help": "Seconds per API call."}),
+    "max_retries": (
+        int,
+        3,
+        {"min": 0, "help": "Retries of transient API errors (429, 5xx, timeouts)."},
+    ),
+    "rpm": (int | None, None, {"min": 1, "help": "Max calls per minute (paced smoothly)."}),
+    "tpm": (int | None, None, {"min": 1, "help": "Max tokens per minute."}),
+    "cache": (
+        bool,
+        True,
+        {"help": "Cache deterministic calls in SQLite (--no-cache to turn off)."},
+    ),
+    "cache_path": (
+        Path | None,
+        None,
+        {"help": "Cache file; default $JURIST_CACHE_DIR/cache.sqlite."},
+    ),
+    "json_mode": (
+        str,
+        "json_schema",
+        {
+            "help": "How an openai: server takes a JSON schema: json_schema (OpenAI, vLLM), "
+            "json_object (llama-cpp-python), none (no JSON output)."
+        },
+    ),
+    "concurrency": (int, 32, {"min": 1, "help": "Model calls in flight at once."}),
+    "temperature": (float, 0.0, {"min": 0.0, "help": "Sampling temperature of the model."}),
+}
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def model_options(
+    *, multiple_models: bool = False, model_required: bool = False, **defaults: Any
+) -> Callable[[F], F]:
+    """Add the shared model flags to a typer command; it receives ``options: ModelOptions``.
+
+    ``multiple_models`` makes ``--model`` repeatable; ``model_required`` makes it required;
+    ``defaults`` change a flag's default (``concurrency=16``) or help (``model_help=...``).
+    """
+    helps = {k[: -len("_help")]: v for k, v in defaults.items() if k.endswith("_help")}
+    values = {k: v for k, v in defaults.items() if not k.endswith("_help")}
+    unknown = (set(values) | set(helps)) - set(SHARED_OPTIONS)
+    if unknown:
+        raise TypeError(f"unknown shared model options: {sorted(unknown)}")
+
+    def decorate(func: F) -> F:
+        own = inspect.signature(func, eval_str=True)
+        if "options" not in own.parameters:
+            raise TypeError(f"{func.__name__} needs an 'options: ModelOptions' parameter")
+        clash = set(own.parameters) & set(SHARED_OPTIONS)
+        if clash:
+            raise TypeError(f"{func.__name__} redefines shared model options {sorted(clash)}")
+        params = [p for name, p in own.parameters.items() if name != "options"]
+        for name, (kind, default, info) in SHARED_OPTIONS.items():
+            info = {**info, "rich_help_panel": _PANEL}
+            if name in helps:
+                info["help"] = helps[name]
+            if name == "model" and multiple_models:
+                kind = list[str] | None
+                info["help"] += " Repeat for an ensemble."
+            value = values.get(name, default)
+            if name == "model" and model_required:
+                kind, value = str, inspect.Parameter.empty
+            params.append(
+                inspect.Parameter(
+                    name,
+                    inspect.Parameter.KEYWORD_ONLY,
+                    default=value,
+                    annotation=Annotated[kind, typer.Option(**info)],
+                )
+            )
+
+        @functools.wraps(func)
+        def command(*args: Any, **kwargs: Any) -> Any:
+            shared = {name: kwargs.pop(name) for name in SHARED_OPTIONS}
+            model = shared.pop("model")
+            models = tuple(model or ()) if multiple_models else ((model,) if model else ())
+            return func(*args, options=ModelOptions(models=models, **shared), **kwargs)
+
+        sig = own.replace(parameters=params)
+        command.__signature__ = sig  # type: ignore[attr-defined]
+        command.__annotations__ = {p.name: p.annotation for p in params}
+        if own.return_annotation is not inspect.Signature.empty:
+            command.__annotations__["return"] = own.return_annotation
+        return command  # type: ignore[return-value]
+
+    return decorate

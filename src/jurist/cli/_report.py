@@ -24,5 +24,5 @@ def report_command(
 ) -> int:
     """Write the HTML report of RUN (summary, distribution, tables, agreement, failures)."""
     path = Run(run_dir).report(out, labels=labels)
-    Console().print(f"report: {path}", highlight=False)
+    Console().print(f"report: {path}", highlight=False, markup=False)
     return EXIT_OK

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 __all__ = ["print_summary"]
@@ -14,11 +15,10 @@ def print_summary(
     console: Console, summary: dict[str, Any], failures: list[tuple[int, str]]
 ) -> None:
     """Print a run's summary (``RunSummary`` fields plus ``model``/``template``/``results``)."""
-    table = Table(title=f"jurist: {summary['data']}", show_header=False)
+    table = Table(title=f"jurist: {escape(str(summary['data']))}", show_header=False)
     table.add_column("what", style="bold")
     table.add_column("value")
     mean = summary["mean_score"]
-    cost = summary.get("cost")
     rows = [
         *((k, str(summary[k])) for k in ("model", "template", "rubric") if summary.get(k)),
         ("judge", str(summary.get("judge", ""))),
@@ -27,22 +27,49 @@ def print_summary(
         ("failed", str(summary["failed"])),
         ("mean score", "-" if mean is None else f"{mean:.4f}"),
         ("verdicts", ", ".join(f"{k}: {v}" for k, v in sorted(summary["verdicts"].items()))),
-        ("calls / cache hits", f"{summary['calls']} / {summary['cache_hits']}"),
+        (
+            "calls / attempts / cache hits",
+            f"{summary['calls']} / {summary.get('attempts', '-')} / {summary['cache_hits']}",
+        ),
         (
             "tokens (prompt / completion)",
             f"{summary['prompt_tokens']} / {summary['completion_tokens']}",
         ),
-        ("cost", "unknown (no price for this model)" if cost is None else f"${cost:.4f}"),
+        ("cost", _cost_text(summary)),
         ("time", f"{summary['seconds']:.2f} s"),
         ("run", str(summary.get("run_dir", ""))),
         ("results", str(summary["results"])),
     ]
     for k, v in rows:
-        table.add_row(k, v)
+        table.add_row(k, escape(v))
     console.print(table)
+    for note, count in sorted((summary.get("notes") or {}).items()):
+        # said once for the run, however many judgments carry it
+        console.print(f"note ({count} item(s)): {note}", highlight=False, markup=False)
     if summary["failed"]:
         console.print(
             f"[yellow]{summary['failed']} item(s) got no score[/]; first {len(failures)}:"
         )
         for i, error in failures:
             console.print(f"  item {i + 1}: {error}", highlight=False, markup=False)
+
+
+def _cost_text(summary: dict[str, Any]) -> str:
+    """The run's cost; unknown (never $0) when any item has no price.
+
+    >>> _cost_text({"cost": 0.5, "items": 2})
+    '$0.5000'
+    >>> _cost_text({"cost": None, "items": 3, "cost_unknown_items": 3})
+    'unknown (no price for this model)'
+    >>> _cost_text({"cost": None, "items": 3, "cost_unknown_items": 1, "cost_of_priced_items": 0.2})
+    'unknown (1 of 3 items unpriced; $0.2000 for the others)'
+    """
+    cost = summary.get("cost")
+    if cost is not None:
+        return f"${cost:.4f}"
+    unknown = int(summary.get("cost_unknown_items") or 0)
+    items = int(summary.get("items") or 0)
+    if not unknown or unknown >= items:
+        return "unknown (no price for this model)"
+    known = float(summary.get("cost_of_priced_items") or 0.0)
+    return f"unknown ({unknown} of {items} items unpriced; ${known:.4f} for the others)"

@@ -3,9 +3,14 @@
 :func:`aevaluate` (and its twin :func:`evaluate`) reads the items lazily, keeps at most
 ``concurrency`` judgments in flight, commits each finished one to the run store at once,
 and returns a :class:`~jurist.evaluate.Run`. Started again on the same ``run_dir`` it
-skips the items already finished, so a killed run completes with exactly one result per
-item and no finished call is sent again. A changed judge, dataset or option stops the
-resume with the list of differences.
+skips the items already scored and judges again the ones that failed (unless
+``retry_failed=False``), so a killed run completes with exactly one result per item and no
+scored call is sent again. A changed judge, dataset or option stops the resume with the
+list of differences; settings that cannot change a successful judgment (concurrency,
+timeouts, transport retries, rate limits, the cache, how a server takes JSON) do not.
+A folder that is not a jurist run folder is refused (``overwrite=True`` writes into it
+anyway), and one process at a time works on a run folder. Interrupted (Ctrl-C, a
+cancelled task), the run is recorded as ``interrupted``.
 
 >>> import jurist, tempfile
 >>> judge = jurist.LLMJudge(jurist.get_model("mock:judge", outputs=["Correct", "Incorrect"]))
@@ -20,6 +25,7 @@ resume with the list of differences.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import tempfile
 import time
@@ -30,13 +36,15 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from jurist._progress import BatchProgress
+from jurist._secrets import scrub
 from jurist._sync import run_sync
-from jurist.errors import ConfigError, DataError, JuristRuntimeError
+from jurist.errors import ConfigError, DataError, JuristError, JuristRuntimeError
 from jurist.evaluate._cost import PriceTable, bill, resolve_prices
+from jurist.evaluate._folder import STORE_NAME, FolderKind, claim_run_folder
 from jurist.evaluate._manifest import DatasetInfo, Manifest
-from jurist.evaluate._run import STORE_NAME, Run
+from jurist.evaluate._run import Run
 from jurist.evaluate._source import item_hash, map_fields, open_source
-from jurist.evaluate._store import RunStore, StoredResult
+from jurist.evaluate._store import FORMAT, RunStore, StoredResult
 from jurist.judges._protocol import ItemJudge
 from jurist.types import Usage
 
@@ -113,7 +121,9 @@ class _Coster:
     def cost(self, outcome: Any) -> tuple[float | None, bool]:
         usage: Usage = outcome.usage
         if usage.calls == 0 and usage.cache_hits == 0 and usage.total_tokens == 0:
-            return 0.0, False  # nothing was sent: nothing to bill, whatever the model
+            # no usage came back (an API error): a priced model billed nothing; an unpriced
+            # one may have billed anything, so its cost stays unknown
+            return (0.0, False) if self.priced else (None, False)
         if self.price is not None:
             return bill(outcome.usage, self.price)
         parts = getattr(outcome, "judgments", None)
@@ -138,6 +148,8 @@ async def aevaluate(
     *,
     run_dir: str | Path | None = None,
     resume: bool = True,
+    retry_failed: bool = True,
+    overwrite: bool = False,
     fields: Mapping[str, str] | None = None,
     retries: int = 0,
     concurrency: int | None = None,
@@ -151,9 +163,13 @@ async def aevaluate(
             ``datasets.Dataset``, or a sequence or iterable of dicts.
         judge: any judge kind meeting :class:`~jurist.judges.ItemJudge`.
         run_dir: the run folder (``manifest.json`` and ``run.sqlite``); a fresh temporary
-            folder when ``None``.
+            folder when ``None``. A missing or empty folder, or a jurist run folder.
         resume: continue a run already in ``run_dir`` (same judge, data and options);
             ``False`` deletes its results and starts over.
+        retry_failed: on resume, judge again the items stored without a score (``False``
+            keeps their failures).
+        overwrite: write into a folder that is not a jurist run folder anyway (a foreign
+            ``run.sqlite`` there is replaced).
         fields: judge field -> column (``{"prompt": "question"}``).
         retries: re-asks for an unreadable verdict, passed to ``judge.judge``.
         concurrency: items in flight at once (default: the judge's, else 16).
@@ -179,33 +195,93 @@ async def aevaluate(
     else:
         dataset = DatasetInfo(source=source.description, items=None, hash=None)
     folder = Path(run_dir) if run_dir is not None else Path(tempfile.mkdtemp(prefix="jurist-run-"))
-    folder.mkdir(parents=True, exist_ok=True)
     table = resolve_prices(prices)
     manifest = Manifest(
-        judge=_normalised(judge.describe()),
+        # scrubbed here, so a stored manifest and a new one compare alike
+        judge=scrub(_normalised(judge.describe())),
         dataset=dataset,
         options={"fields": dict(fields or {}), "retries": retries},
         prices=table.model_dump(mode="json")["prices"],
+        settings={"concurrency": workers, "retry_failed": retry_failed},
     )
-    existing = Manifest.read(folder)
-    store = RunStore(folder / STORE_NAME)
-    try:
-        if existing is not None and resume:
-            diffs = existing.differences(manifest)
-            if diffs:
-                listed = "\n  ".join(diffs)
-                raise ConfigError(
-                    f"{folder}: cannot resume this run: its judge, data or options changed:\n"
-                    f"  {listed}\nUse another run folder, or start over with resume=False "
-                    "(--no-resume)."
-                )
-        else:
-            store.clear()
-            manifest.write(folder)
-        await _judge_all(source, judge, store, manifest, fields, retries, workers, progress, table)
-    finally:
-        store.close()
+    inputs = [Path(data)] if isinstance(data, str | Path) else []
+    with claim_run_folder(folder, overwrite=overwrite, inputs=inputs) as kind:
+        store = RunStore(folder / STORE_NAME)
+        try:
+            manifest = _open_run(store, folder, kind, manifest, resume)
+            await _judge_all(
+                source,
+                judge,
+                store,
+                manifest,
+                fields,
+                retries,
+                workers,
+                progress,
+                table,
+                retry_failed,
+            )
+        finally:
+            store.close()
     return Run(folder)
+
+
+def stored_manifest(store: RunStore, folder: Path) -> Manifest | None:
+    """The manifest the store's rows belong to (``manifest.json`` for an older store)."""
+    kept = store.get_meta("manifest")
+    if kept is not None:
+        return Manifest.model_validate(kept)
+    return Manifest.read(folder)
+
+
+def _open_run(
+    store: RunStore, folder: Path, kind: FolderKind, manifest: Manifest, resume: bool
+) -> Manifest:
+    """Resume the run in ``store`` (after checking it is the same run), or start a new one."""
+    existing = stored_manifest(store, folder) if kind == "run" else None
+    if existing is not None and resume:
+        diffs = existing.differences(manifest)
+        if diffs:
+            listed = "\n  ".join(diffs)
+            totals = store.totals()
+            lost = (
+                f"None of its {totals.items} stored items has a score: starting over loses "
+                "nothing.\n"
+                if totals.items and not totals.scored
+                else ""
+            )
+            raise ConfigError(
+                f"{folder}: cannot resume this run: its judge, data or options changed:\n"
+                f"  {listed}\n{lost}Use another run folder, or start over with resume=False "
+                "(--no-resume)."
+            )
+        # this session's settings and prices; the run's identity stays
+        resumed = existing.model_copy(
+            update={"settings": manifest.settings, "prices": manifest.prices}
+        )
+        if existing.run_id is None:  # a store from before the manifest was kept in it
+            resumed = resumed.model_copy(update={"run_id": manifest.run_id or _new_id()})
+            store.set_meta("format", FORMAT)
+        store.set_meta("manifest", resumed.model_dump(mode="json"))
+        resumed.write(folder)
+        return resumed
+    run_id = store.start(manifest.model_dump(mode="json"))
+    started = manifest.model_copy(update={"run_id": run_id})
+    started.write(folder)
+    return started
+
+
+def _new_id() -> str:
+    import uuid
+
+    return uuid.uuid4().hex
+
+
+def _mark(store: RunStore, status: str) -> None:
+    """Record the run's status on the way out; a store that cannot take it (a full disk)
+    must not hide the error that ended the run."""
+    with contextlib.suppress(JuristError):
+        store.set_meta("status", status)
 
 
 async def _judge_all(
@@ -218,8 +294,10 @@ async def _judge_all(
     workers: int,
     progress: bool,
     table: PriceTable,
+    retry_failed: bool,
 ) -> None:
-    done = store.done_bitmap()
+    done = store.done_bitmap(scored_only=retry_failed)
+    stored = store.done_bitmap() if retry_failed else done
     check_each = manifest.dataset.hash is None
     coster = _Coster(judge, table)
     required = tuple(judge.required_fields)
@@ -239,18 +317,19 @@ async def _judge_all(
         async def worker() -> None:
             for idx, where, row in rows:
                 digest = item_hash(row)
+                if check_each and stored.has(idx) and store.hash_of(idx) != digest:
+                    raise DataError(
+                        f"{where}: this item differs from item {idx} of the run in "
+                        f"{store.path.parent}; the data changed since the run began"
+                    )
                 if done.has(idx):
-                    if check_each and store.hash_of(idx) != digest:
-                        raise DataError(
-                            f"{where}: this item differs from item {idx} of the run in "
-                            f"{store.path.parent}; the data changed since the run began"
-                        )
                     continue
                 values = map_fields(row, fields, required, where)
                 try:
                     outcome: Any = await judge.judge(values, retries=retries)
                 except JuristRuntimeError as e:
-                    outcome = ErrorOutcome(error=f"{e.category}: {e}")
+                    sent = int(getattr(e, "attempts", 0) or 0)
+                    outcome = ErrorOutcome(error=f"{e.category}: {e}", usage=Usage(attempts=sent))
                 usage: Usage = outcome.usage
                 cost, estimated = coster.cost(outcome)
                 dumped = outcome.model_dump(mode="json", exclude={"usage"})
@@ -272,15 +351,24 @@ async def _judge_all(
                 bar.advance(ok=outcome.score is not None, tokens=usage.total_tokens, cost=cost)
 
         try:
-            async with asyncio.TaskGroup() as group:
-                for _ in range(workers):
-                    group.create_task(worker())
-        except BaseExceptionGroup as eg:
-            # one worker's error (bad data, a bug) ends the run; finished items stay stored
-            raise eg.exceptions[0] from None
+            try:
+                async with asyncio.TaskGroup() as group:
+                    for _ in range(workers):
+                        group.create_task(worker())
+            except BaseExceptionGroup as eg:
+                # one worker's error (bad data, a bug, a full disk) ends the run; finished
+                # items stay stored
+                raise eg.exceptions[0] from None
+        except (asyncio.CancelledError, KeyboardInterrupt):
+            _mark(store, "interrupted")
+            raise
+        except BaseException:
+            _mark(store, "failed")
+            raise
         finally:
             elapsed = float(store.get_meta("seconds") or 0.0) + time.perf_counter() - started
-            store.set_meta("seconds", round(elapsed, 6))
+            with contextlib.suppress(JuristError):
+                store.set_meta("seconds", round(elapsed, 6))
     complete = manifest.dataset.items is None or store.count() >= manifest.dataset.items
     if manifest.dataset.items is None:
         store.set_meta("items", store.count())
@@ -293,6 +381,8 @@ def evaluate(
     *,
     run_dir: str | Path | None = None,
     resume: bool = True,
+    retry_failed: bool = True,
+    overwrite: bool = False,
     fields: Mapping[str, str] | None = None,
     retries: int = 0,
     concurrency: int | None = None,
@@ -306,6 +396,8 @@ def evaluate(
             judge,
             run_dir=run_dir,
             resume=resume,
+            retry_failed=retry_failed,
+            overwrite=overwrite,
             fields=fields,
             retries=retries,
             concurrency=concurrency,

@@ -3,7 +3,10 @@
 ``manifest.json`` in the run folder records the judge's whole configuration (its
 ``describe()``), the dataset's hash and size, the options that change results (field
 mapping, re-asks), the price table and the jurist version. A resumed run must have the
-same judge, dataset and options, or it stops and says what differs.
+same judge, dataset and options, or it stops and says what differs. ``settings`` records
+how the run was driven (concurrency, whether failures are judged again); they cannot
+change a successful judgment, so they are never compared. The run store keeps the same
+manifest (see :mod:`jurist.evaluate._store`); the file is a readable copy of it.
 
 >>> a = Manifest(judge={"kind": "llm_judge", "temperature": 0.0}, dataset=DatasetInfo(
 ...     source="d.jsonl", items=3, hash="abc"), options={"retries": 0})
@@ -16,16 +19,18 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
+from jurist._secrets import scrub
 from jurist._version import __version__
 from jurist.errors import ConfigError
 
-__all__ = ["MANIFEST_NAME", "DatasetInfo", "Manifest"]
+__all__ = ["MANIFEST_NAME", "DatasetInfo", "Manifest", "temporary_beside"]
 
 MANIFEST_NAME = "manifest.json"
 
@@ -50,25 +55,33 @@ class Manifest(BaseModel):
     dataset: DatasetInfo
     options: dict[str, Any] = Field(default_factory=dict)
     prices: dict[str, Any] = Field(default_factory=dict)
+    settings: dict[str, Any] = Field(default_factory=dict)
+    run_id: str | None = None
 
     def differences(self, other: Manifest) -> list[str]:
         """What differs between this run's judge, dataset and options and ``other``'s."""
         diffs: list[str] = []
-        _diff("judge", self.judge, other.judge, diffs)
+        _diff("judge", scrub(self.judge), scrub(other.judge), diffs)  # as written
         if self.dataset.hash and other.dataset.hash and self.dataset.hash != other.dataset.hash:
             diffs.append(
                 f"dataset: {self.dataset.source} ({self.dataset.items} items, hash "
                 f"{self.dataset.hash[:12]}) -> {other.dataset.source} ({other.dataset.items} "
                 f"items, hash {other.dataset.hash[:12]})"
             )
-        _diff("options", self.options, other.options, diffs)
+        _diff("options", scrub(self.options), scrub(other.options), diffs)
         return diffs
 
     def write(self, run_dir: Path) -> None:
+        """Write ``manifest.json`` atomically (a temporary file of this process, renamed)."""
         path = run_dir / MANIFEST_NAME
-        tmp = path.with_suffix(".json.tmp")
-        tmp.write_text(self.model_dump_json(indent=2) + "\n", encoding="utf-8")
-        os.replace(tmp, path)
+        text = json.dumps(scrub(self.model_dump(mode="json")), indent=2, ensure_ascii=False) + "\n"
+        tmp = temporary_beside(path)
+        try:
+            tmp.write_text(text, encoding="utf-8")
+            os.replace(tmp, path)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
 
     @classmethod
     def read(cls, run_dir: Path) -> Manifest | None:
@@ -80,6 +93,22 @@ class Manifest(BaseModel):
             return cls.model_validate(json.loads(path.read_text(encoding="utf-8")))
         except (ValueError, ValidationError) as e:
             raise ConfigError(f"{path}: not a jurist run manifest ({e})") from None
+
+
+def temporary_beside(out: Path) -> Path:
+    """A new empty file of this process beside ``out``, to be renamed over it when written.
+
+    Unique per process and call (never a fixed ``out.tmp`` that two writers would share),
+    with the permissions an ordinary new file gets.
+    """
+    fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=".tmp")
+    try:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.fchmod(fd, 0o666 & ~umask)
+    finally:
+        os.close(fd)
+    return Path(tmp)
 
 
 def _diff(prefix: str, old: Any, new: Any, out: list[str]) -> None:

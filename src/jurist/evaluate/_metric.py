@@ -31,6 +31,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from jurist._missing import is_missing
 from jurist._sync import run_sync
 from jurist.errors import ConfigError, DataError, JuristError, UserError
 from jurist.evaluate._metric_results import (
@@ -162,9 +163,9 @@ class JudgeMetric:
                         i, self.reference_target, f"column {self.reference_field!r}", row
                     )
                 ref = row[self.reference_field]
-            if ref is not None:
+            if not is_missing(ref):
                 item[self.reference_target] = ref
-            absent = [f for f in self.judge.required_fields if item.get(f) is None]
+            absent = [f for f in self.judge.required_fields if is_missing(item.get(f))]
             if absent:
                 field = absent[0]
                 source = (
@@ -246,25 +247,35 @@ class JudgeMetric:
             **extra,
         )
 
+    def mean_interval(self, values: Sequence[float]) -> tuple[float | None, float | None]:
+        """The bootstrap interval of the mean of ``values`` at this metric's
+        ``confidence`` (``None, None`` with fewer than 3 values).
+
+        A percentile bootstrap: ``n_resamples`` resamples of the values drawn by
+        ``numpy.random.default_rng(seed)``, the same draws and quantiles as
+        ``scipy.stats.bootstrap(..., method="percentile")``, computed with numpy alone
+        (a core dependency), so a metric never needs an optional package after judging.
+
+        >>> import jurist
+        >>> m = JudgeMetric(jurist.LLMJudge("mock:j"), seed=0)
+        >>> m.mean_interval([0.0, 1.0, 1.0, 1.0])
+        (0.25, 1.0)
+        >>> m.mean_interval([0.5, 0.5, 0.5]), m.mean_interval([0.0, 1.0])
+        ((0.5, 0.5), (None, None))
+        """
+        if len(values) < 3:
+            return None, None
+        if min(values) == max(values):
+            return values[0], values[0]  # every resample has this mean
+        return bootstrap_mean(
+            values, n_resamples=self.n_resamples, confidence=self.confidence, seed=self.seed
+        )
+
     def _mean_ci(self, values: Sequence[float]) -> tuple[float | None, float | None, float | None]:
         if not values:
             return None, None, None
-        mean = statistics.fmean(values)
-        if len(values) < 3:
-            return mean, None, None
-        if min(values) == max(values):
-            return mean, mean, mean  # every resample has this mean
-        from jurist.metrics import bootstrap_ci
-
-        est = bootstrap_ci(
-            lambda a, _b: statistics.fmean(a),
-            list(values),
-            list(values),
-            n_resamples=self.n_resamples,
-            confidence=self.confidence,
-            seed=self.seed,
-        )
-        return mean, est.low, est.high
+        low, high = self.mean_interval(values)
+        return statistics.fmean(values), low, high
 
     def _pairwise(self, instances: Sequence[InstanceResult]) -> dict[str, Any]:
         winners = [r.verdict for r in instances if r.score is not None]
@@ -282,6 +293,30 @@ class JudgeMetric:
             "n_inconsistent": winners.count("inconsistent"),
             "consistency_rate": sum(judged) / len(judged) if judged else None,
         }
+
+
+_DRAWS_PER_BATCH = 4_000_000  # resampled indices held at once (32 MB of int64)
+
+
+def bootstrap_mean(
+    values: Sequence[float], *, n_resamples: int, confidence: float, seed: int
+) -> tuple[float, float]:
+    """The percentile bootstrap interval of the mean of ``values`` (see
+    :meth:`JudgeMetric.mean_interval`); resamples are drawn in batches so memory stays
+    bounded on large runs."""
+    import numpy as np
+
+    data = np.asarray(values, dtype=float)
+    n = len(data)
+    rng = np.random.default_rng(seed)
+    means = np.empty(n_resamples)
+    step = max(1, _DRAWS_PER_BATCH // n)
+    for start in range(0, n_resamples, step):
+        stop = min(n_resamples, start + step)
+        means[start:stop] = data[rng.integers(0, n, (stop - start, n))].mean(axis=-1)
+    alpha = (1 - confidence) / 2
+    low, high = np.quantile(means, [alpha, 1 - alpha])
+    return float(low), float(high)
 
 
 def _is_pairwise(judge: Any) -> bool:

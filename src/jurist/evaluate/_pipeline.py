@@ -31,6 +31,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from jurist._missing import is_missing
 from jurist._sync import run_sync
 from jurist.errors import ConfigError, DataError, JuristError
 from jurist.evaluate._metric import GlobalScores, InstanceResult, JudgeMetric
@@ -118,13 +119,13 @@ def _rows(dataset: Any) -> list[dict[str, Any]]:
 def _prompt_of(row: Mapping[str, Any], index: int, prompt_field: str, template: str | None) -> str:
     if template is None:
         value = row.get(prompt_field)
-        if value is None:
+        if is_missing(value):
             raise DataError(
                 f"instance {index}: the prompt field {prompt_field!r} is missing; the "
                 f"instance has fields {sorted(row)}"
             )
         return str(value)
-    missing = [f for f in _PLACEHOLDER.findall(template) if row.get(f) is None]
+    missing = [f for f in _PLACEHOLDER.findall(template) if is_missing(row.get(f))]
     if missing:
         raise DataError(
             f"instance {index}: the prompt template needs field {missing[0]!r}, which is "

@@ -15,6 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from jurist._missing import field_problem
 from jurist.errors import DataError
 
 __all__ = ["Records", "read_records", "require_fields"]
@@ -55,8 +56,6 @@ def require_fields(rows: Records, fields: dict[str, str]) -> None:
     """
     for i, row in enumerate(rows):
         for role, column in fields.items():
-            if row.get(column) is None:
-                where = rows.where(i)
-                raise DataError(
-                    f"{where}: missing field {column!r} (the {role}); the fields are {sorted(row)}"
-                )
+            problem = field_problem(row, column, role=role)
+            if problem is not None:
+                raise DataError(f"{rows.where(i)}: {problem}; the fields are {sorted(row)}")

@@ -1,15 +1,32 @@
-"""The self-contained HTML report of a run: one file, no script, no external resource.
+"""The self-contained HTML report of a run: one file, no network, no external resource.
 
-Sections: the summary (items, failures, tokens, cost), the score distribution, a per-judge
-table (panels, graders), a per-criterion table (rubric grades), agreement with a label
-field when one is given (figures from :mod:`jurist.metrics`, a scatter plot or a
-confusion matrix), the failures with their reasons, and sample items. Every piece of text
-from the data or a model passes through :func:`html.escape`, and a Content-Security-Policy
-forbids scripts as a second line of defence.
+Sections: the summary (items, failures, tokens, cost), for a pairwise run A's win rate,
+the consistency of the two orders and the first-position win rate, the score
+distribution and the verdicts in the scale's order, a per-judge table (panels, graders),
+a per-criterion table (rubric grades), agreement with a label field when one is given,
+the failures with their reasons, and a browser over every item.
 
-The rows are read once, streamed from the store; the report keeps the scores, the label
-pairs and the first failures and samples. Charts are small inline SVGs drawn here (no
-script, no external reference).
+Agreement compares like with like: labels that are values of the judge's verdict scale
+(1-5 labels for a 1-5 judge) are compared with the verdicts, other numeric labels with the
+0-1 score, text labels with the verdicts as text; the section says which
+(:mod:`jurist.evaluate._report_scale`). Figures come from :mod:`jurist.metrics`; without
+the ``metrics`` extra the section says so and the rest of the report is written.
+
+The item browser (:mod:`jurist.evaluate._report_browse`) embeds the rows as JSON data
+and shows them a page at a time, with filters (failed, score range, verdict,
+disagreement with the labels) and a text search; opening an item shows the full judge
+prompt, the judge's raw answer, the attempts and the error. The first rows are also
+written as a plain table, for a reader without scripts.
+
+No key reaches the page: jurist's own text (run folder, judge, errors) passes through
+:func:`~jurist._secrets.scrub`, and the whole page through
+:func:`~jurist._secrets.redact_known`. Every piece of text from the data or a model is
+escaped: :func:`html.escape` in the HTML, ``textContent`` in the script. The
+Content-Security-Policy allows exactly the page's one script (by its hash) and nothing
+from outside.
+
+The rows are read once, streamed from the store. Charts are small inline SVGs
+(:mod:`jurist.evaluate._report_charts`).
 
 >>> svg = histogram([0.0, 0.5, 0.5, 1.0], bins=2)
 >>> svg.startswith("<svg") and svg.count("<rect") == 2
@@ -19,97 +36,38 @@ True
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from html import escape
 from importlib import resources
 from pathlib import Path
 from string import Template
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from jurist._secrets import redact_known, scrub
 from jurist._version import __version__
-
-if TYPE_CHECKING:
-    from jurist.evaluate._run import Run, RunSummary
+from jurist.errors import MissingDependencyError
+from jurist.evaluate._report_browse import COLUMNS, DATA, browse_row, script_tag, write_page
+from jurist.evaluate._report_charts import bars, histogram, scatter
+from jurist.evaluate._report_scale import (
+    FAILED,
+    AnyScale,
+    Comparison,
+    choose,
+    ordered_counts,
+    scale_of,
+    sort_names,
+    verdict_text,
+)
+from jurist.evaluate._run_types import ReportSource, RunSummary
+from jurist.judges._pairwise_results import side
 
 __all__ = ["write_report"]
-
-_W, _H, _PAD = 480, 200, 30
-
-
-def histogram(
-    values: Sequence[float], *, bins: int = 10, low: float = 0.0, high: float = 1.0
-) -> str:
-    """Counts of ``values`` in ``bins`` equal bins over [low, high]."""
-    counts = [0] * bins
-    width = (high - low) / bins or 1.0
-    for v in values:
-        counts[min(bins - 1, max(0, int((v - low) / width)))] += 1
-    labels = [f"{low + i * width:.2g}-{low + (i + 1) * width:.2g}" for i in range(bins)]
-    return bars(labels, counts)
-
-
-def bars(labels: Sequence[str], counts: Sequence[int]) -> str:
-    """A bar chart, one bar per label, with its count above it."""
-    n = max(1, len(counts))
-    top = max([1, *counts])
-    step = (_W - 2 * _PAD) / n
-    parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{_W}" height="{_H + 20}" '
-        f'role="img" class="chart">'
-    ]
-    for i, (label, count) in enumerate(zip(labels, counts, strict=True)):
-        h = (_H - 2 * _PAD) * count / top
-        x = _PAD + i * step
-        y = _H - _PAD - h
-        parts.append(
-            f'<rect x="{x + 2:.1f}" y="{y:.1f}" width="{max(1.0, step - 4):.1f}" '
-            f'height="{h:.1f}" fill="#4a78b5"><title>{escape(label)}: {count}</title></rect>'
-        )
-        parts.append(
-            f'<text x="{x + step / 2:.1f}" y="{y - 4:.1f}" font-size="10" '
-            f'text-anchor="middle">{count}</text>'
-        )
-        parts.append(
-            f'<text x="{x + step / 2:.1f}" y="{_H - _PAD + 14:.1f}" font-size="9" '
-            f'text-anchor="middle">{escape(label[:12])}</text>'
-        )
-    parts.append("</svg>")
-    return "".join(parts)
-
-
-def scatter(xs: Sequence[float], ys: Sequence[float], *, x_label: str, y_label: str) -> str:
-    """A scatter plot of paired values (each axis scaled to its own range)."""
-
-    def scale(values: Sequence[float], size: float) -> list[float]:
-        lo, hi = min(values), max(values)
-        span = (hi - lo) or 1.0
-        return [(v - lo) / span * size for v in values]
-
-    parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{_W}" height="{_H + 20}" '
-        f'role="img" class="chart">',
-        f'<line x1="{_PAD}" y1="{_H - _PAD}" x2="{_W - _PAD}" y2="{_H - _PAD}" stroke="#888"/>',
-        f'<line x1="{_PAD}" y1="{_PAD}" x2="{_PAD}" y2="{_H - _PAD}" stroke="#888"/>',
-        f'<text x="{_W / 2}" y="{_H - 5}" font-size="11" text-anchor="middle">'
-        f"{escape(x_label)}</text>",
-        f'<text x="10" y="{_H / 2}" font-size="11" transform="rotate(-90 10 {_H / 2})" '
-        f'text-anchor="middle">{escape(y_label)}</text>',
-    ]
-    if xs:
-        px = scale(xs, _W - 2 * _PAD)
-        py = scale(ys, _H - 2 * _PAD)
-        for x, y in zip(px[:5000], py[:5000], strict=True):
-            parts.append(
-                f'<circle cx="{_PAD + x:.1f}" cy="{_H - _PAD - y:.1f}" r="2.5" '
-                f'fill="#b5524a" fill-opacity="0.5"/>'
-            )
-    parts.append("</svg>")
-    return "".join(parts)
-
 
 _MAX_FAILURES = 200
 _MAX_SAMPLES = 20
 _TEXT_LIMIT = 2000
+_CI_MAX_ITEMS = 2000  # bootstrap intervals cost n x 300 resamples x 7 metrics
+_COL = {name: i for i, name in enumerate(COLUMNS)}
 
 
 def _cell(value: Any) -> str:
@@ -135,9 +93,12 @@ def _table(header: Sequence[str], rows: Iterable[Sequence[Any]], *, table_id: st
 class _Collector:
     """One pass over the rows: what every section needs."""
 
-    def __init__(self, labels: str | None, judge_names: list[str]) -> None:
+    def __init__(self, labels: str | None, judge_names: list[str], scale: AnyScale | None) -> None:
         self.labels = labels
         self.judge_names = judge_names
+        self.scale = scale
+        self.verdicts: dict[str, int] = {}
+        self.first: list[list[Any]] = []  # the first rows, for the page without scripts
         self.scores: list[float] = []
         self.failures: list[tuple[int, str, Any]] = []
         self.samples: list[dict[str, Any]] = []
@@ -145,13 +106,24 @@ class _Collector:
         self.judge_failed: dict[str, int] = {}
         self.criteria: dict[str, list[Any]] = {}
         self.pairs: list[tuple[Any, Any, Any]] = []
+        self.pairwise = _PairCounts()
 
     def add(self, row: dict[str, Any]) -> None:
         outcome, item = row["outcome"], row["item"]
+        self.pairwise.add(row)
+        verdict, text = _verdict(row, self.scale)
+        if row["score"] is None:
+            self.verdicts[FAILED] = self.verdicts.get(FAILED, 0) + 1
+        elif "verdict" in outcome or "winner" in outcome:  # a grade names no verdict
+            self.verdicts[str(text)] = self.verdicts.get(str(text), 0) + 1
+        label = item.get(self.labels) if self.labels is not None else None
+        if len(self.first) < _MAX_SAMPLES:
+            self.first.append(browse_row(row, text, label, None))
         if row["score"] is not None:
             self.scores.append(float(row["score"]))
         elif len(self.failures) < _MAX_FAILURES:
-            self.failures.append((row["idx"], row["error"] or "error", outcome.get("response")))
+            reason = scrub(row["error"] or "error")
+            self.failures.append((row["idx"], reason, outcome.get("response")))
         if len(self.samples) < _MAX_SAMPLES:
             self.samples.append(row)
         for name, score in self._judge_scores(outcome):
@@ -172,7 +144,7 @@ class _Collector:
                 acc[4] += float(c["agreement"])
                 acc[5] += 1
         if self.labels is not None:
-            self.pairs.append((row["score"], outcome.get("verdict"), item.get(self.labels)))
+            self.pairs.append((row["score"], verdict, label))
 
     def _judge_scores(self, outcome: dict[str, Any]) -> list[tuple[str, Any]]:
         if isinstance(outcome.get("judge_scores"), dict):
@@ -185,6 +157,76 @@ class _Collector:
                 out.append((name, sub.get("score") if isinstance(sub, dict) else None))
             return out
         return []
+
+
+def _verdict(row: dict[str, Any], scale: AnyScale | None) -> tuple[Any, str | None]:
+    """A row's verdict (a pairwise run's winner) and its text (``None`` when it failed)."""
+    verdict = row["outcome"].get("verdict", row["outcome"].get("winner"))
+    if verdict is None or row["score"] is None:
+        return verdict, None
+    return verdict, verdict_text(verdict, scale)
+
+
+class _PairCounts:
+    """The pairwise figures of a run, counted row by row (the definitions of
+    :class:`~jurist.judges.PairwiseSummary`)."""
+
+    def __init__(self) -> None:
+        self.n = self.failed = self.both = self.consistent = self.sided = self.first_won = 0
+        self.winners = {"A": 0, "B": 0, "tie": 0, "inconsistent": 0}
+
+    def add(self, row: dict[str, Any]) -> None:
+        outcome = row["outcome"]
+        self.n += 1
+        if row["score"] is None:
+            self.failed += 1
+        winner = outcome.get("winner")
+        if winner in self.winners:
+            self.winners[winner] += 1
+        consistent = outcome.get("consistent")
+        if isinstance(consistent, bool):
+            self.both += 1
+            self.consistent += consistent
+        for order in ("forward", "swapped"):
+            judgment = outcome.get(order)
+            score = judgment.get("score") if isinstance(judgment, dict) else None
+            if score is not None and side(float(score)) != "tie":
+                self.sided += 1
+                self.first_won += side(float(score)) == "A"
+
+    def section(self) -> str:
+        w = self.winners
+        counted = w["A"] + w["B"] + w["tie"]
+        consistency = (
+            f"{self.consistent / self.both:.4f} ({self.consistent} of {self.both})"
+            if self.both
+            else None
+        )
+        rows = [
+            (
+                "pairs (A / B / tie / inconsistent / failed)",
+                f"{self.n} ({w['A']} / {w['B']} / {w['tie']} / {w['inconsistent']} / "
+                f"{self.failed})",
+            ),
+            (
+                "win rate of A (ties count half)",
+                (w["A"] + w["tie"] / 2) / counted if counted else None,
+            ),
+            ("consistency of the two orders", consistency),
+            ("first-position win rate", self.first_won / self.sided if self.sided else None),
+        ]
+        note = (
+            "<p>The win rate counts the pairs that named A, B or a tie (inconsistent and "
+            "failed pairs are left out). Consistency is the share of pairs judged in both "
+            "orders whose two orders named the same winner. The first-position win rate is, "
+            "over the single-order verdicts that named a side, how often the response shown "
+            "first won: 0.5 means no position bias.</p>"
+        )
+        return (
+            '<h2 id="pairwise-figures">Pairwise</h2>'
+            + _table(["what", "value"], rows, table_id="pairwise")
+            + note
+        )
 
 
 def _summary_section(s: RunSummary) -> str:
@@ -212,45 +254,64 @@ def _summary_section(s: RunSummary) -> str:
     return _table(["what", "value"], rows, table_id="summary")
 
 
-def _agreement_section(c: _Collector) -> str:
+def _agreement_section(c: _Collector) -> tuple[str, Comparison | None]:
+    label = escape(c.labels or "")
+    head = f'<h2 id="agreement">Agreement with {label}</h2>'
+    scored = [(s, v, h) for s, v, h in c.pairs if s is not None and h is not None]
+    if not scored:
+        return head + f"<p>No item has both a score and a value in {label}.</p>", None
+    comparison = choose(scored, c.scale)
+    try:
+        return head + _agreement_figures(c, comparison), comparison
+    except MissingDependencyError as e:
+        return head + f'<p class="missing">{escape(str(e))}</p>', comparison
+
+
+def _agreement_figures(c: _Collector, cmp: Comparison) -> str:
     from jurist.metrics import agreement, confusion
 
     label = c.labels or ""
-    scored = [(s, v, h) for s, v, h in c.pairs if s is not None and h is not None]
-    head = f'<h2 id="agreement">Agreement with {escape(label)}</h2>'
-    if not scored:
-        return head + f"<p>No item has both a score and a value in {escape(label)!s}.</p>"
-    numeric = all(isinstance(h, int | float) and not isinstance(h, bool) for _, _, h in scored)
-    if numeric:
-        xs = [float(h) for _, _, h in scored]
-        ys = [float(s) for s, _, _ in scored]
-        res = agreement(ys, xs, kind="interval", n_resamples=300)
-        rows = [(k, v.value, v.low, v.high) for k, v in res.metrics.items()]
-        plot = scatter(xs, ys, x_label=label, y_label="judge score")
-        note = f"<p>{res.n} items; judge score (0-1) against {escape(label)}.</p>"
-        return head + note + _table(["metric", "value", "low", "high"], rows) + plot
-    verdicts = [str(v) for _, v, _ in scored]
-    truth = [str(h) for _, _, h in scored]
-    res = agreement(verdicts, truth, kind="nominal", n_resamples=300)
+    with_ci = len(cmp.judge) <= _CI_MAX_ITEMS
+    res = agreement(cmp.judge, cmp.human, kind=cmp.kind, ci=with_ci, n_resamples=300)
     rows = [(k, v.value, v.low, v.high) for k, v in res.metrics.items()]
-    names, matrix = confusion(verdicts, truth)
-    conf = _table(
-        [f"{label} \\ verdict", *names], ([n, *r] for n, r in zip(names, matrix, strict=True))
+    intervals = (
+        "95% bootstrap intervals"
+        if with_ci
+        else f"no intervals: over {_CI_MAX_ITEMS:,} items the bootstrap takes minutes; "
+        "jurist.metrics.agreement computes them"
     )
-    return head + _table(["metric", "value", "low", "high"], rows) + conf
+    note = (
+        f'<p id="agreement-note">Compared on the {cmp.on} scale: {escape(cmp.note)}. '
+        f"{res.n} items ({escape(cmp.kind)} figures, {intervals}).</p>"
+    )
+    figures = _table(["metric", "value", "low", "high"], rows, table_id="agreement-figures")
+    if cmp.kind == "nominal":
+        names, matrix = confusion(cmp.judge, cmp.human)
+        ordered = sort_names(names, c.scale)
+        at = [names.index(n) for n in ordered]
+        conf = _table(
+            [f"{label} \\ verdict", *ordered],
+            ([n, *(matrix[i][j] for j in at)] for n, i in zip(ordered, at, strict=True)),
+            table_id="confusion",
+        )
+        return note + figures + conf
+    integer = cmp.kind == "ordinal"
+    plot = scatter(
+        [float(h) for h in cmp.human],
+        [float(j) for j in cmp.judge],
+        x_label=label,
+        y_label="judge verdict" if cmp.on == "verdict" else "judge score",
+        x_range=cmp.span,
+        y_range=cmp.span if cmp.on == "verdict" else (0.0, 1.0),
+        x_integer=integer,
+        y_integer=integer,
+        chart_id="agreement-scatter",
+    )
+    return note + figures + plot
 
 
-def write_report(run: Run, path: Path, labels: str | None = None) -> Path:
-    """Write ``run``'s report to ``path`` (see the module docs)."""
-    judge_cfg = run.manifest.judge
-    names = [
-        str(j.get("name", f"judge {i + 1}"))
-        for i, j in enumerate(judge_cfg.get("judges") or [])
-        if isinstance(j, dict)
-    ]
-    c = _Collector(labels, names)
-    for row in run.rows():
-        c.add(row)
+def _tables(c: _Collector) -> tuple[str, str]:
+    """The per-judge and per-criterion sections (empty when the run has neither)."""
     judges = ""
     if c.judge_stats or c.judge_failed:
         rows = [
@@ -276,40 +337,110 @@ def write_report(run: Run, path: Path, labels: str | None = None) -> Path:
             crit_rows,
             table_id="per-criterion",
         )
+    return judges, criteria
+
+
+def _samples(c: _Collector) -> str:
+    """The first items as a plain table: what a reader without scripts sees (the page's
+    script replaces it with the browser)."""
+    return _table(
+        ["item", "input", "score", "verdict", "judge response"],
+        (
+            (
+                r[_COL["idx"]],
+                "\n".join(f"{k}: {v}" for k, v in r[_COL["fields"]].items()),
+                r[_COL["score"]],
+                r[_COL["verdict"]],
+                r[_COL["response"]],
+            )
+            for r in c.first
+        ),
+        table_id="sample-table",
+    )
+
+
+def write_report(run: ReportSource, path: Path, labels: str | None = None) -> Path:
+    """Write ``run``'s report to ``path`` (see the module docs)."""
+    judge_cfg = run.manifest.judge
+    names = [
+        str(j.get("name", f"judge {i + 1}"))
+        for i, j in enumerate(judge_cfg.get("judges") or [])
+        if isinstance(j, dict)
+    ]
+    c = _Collector(labels, names, scale_of(judge_cfg))
+    for row in run.rows():
+        c.add(row)
+    judges, criteria = _tables(c)
     summary = run.summary()
-    verdicts = summary.verdicts
-    distribution = histogram(c.scores) + bars(list(verdicts), list(verdicts.values()))
+    summary = summary.model_validate(scrub(summary.model_dump()))
+    ordered = ordered_counts(c.verdicts, c.scale)
+    distribution = histogram(c.scores) + (
+        bars([k for k, _ in ordered], [n for _, n in ordered], chart_id="verdicts")
+        if ordered
+        else ""
+    )
     failures = (
         _table(["item", "reason", "judge response"], c.failures, table_id="failure-table")
         if c.failures
         else "<p>None.</p>"
     )
-    samples = _table(
-        ["item", "input", "score", "verdict", "judge response"],
-        (
-            (
-                r["idx"],
-                "\n".join(f"{k}: {v}" for k, v in r["item"].items()),
-                r["score"],
-                None if r["outcome"].get("verdict") is None else str(r["outcome"]["verdict"]),
-                r["outcome"].get("response"),
-            )
-            for r in c.samples
-        ),
-        table_id="sample-table",
-    )
+    agreement, comparison = _agreement_section(c) if labels else ("", None)
+    system = judge_cfg.get("system")
+    meta = {
+        "labels": labels,
+        "failed": FAILED,
+        "verdicts": [k for k, n in ordered if n],
+        "system": scrub(system) if isinstance(system, str) else None,
+        "tolerance": comparison.tolerance if comparison else 0.0,
+        "compared": f"{comparison.on} scale" if comparison else None,
+    }
+    script, script_src = script_tag()
     page = Template(resources.files("jurist.evaluate").joinpath("report.html").read_text("utf-8"))
+    pairwise = c.pairwise.section() if judge_cfg.get("kind") == "pairwise" else ""
     html = page.substitute(
-        title=escape(str(run.run_dir)),
+        title=escape(scrub(str(run.run_dir))),
         version=escape(__version__),
+        script_src=script_src,
         summary=_summary_section(summary),
+        pairwise=pairwise,
         distribution=distribution,
         judges=judges,
         criteria=criteria,
-        agreement=_agreement_section(c) if labels else "",
+        agreement=agreement,
         failures=failures,
-        samples=samples,
+        samples_note=escape(_samples_note(c.pairwise.n, comparison)),
+        samples=_samples(c),
+        data=DATA,
+        script=script,
     )
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(html, encoding="utf-8")
-    return path
+    return write_page(path, html, meta, _browse_rows(run, c, comparison), redact_known)
+
+
+def _browse_rows(
+    run: ReportSource, c: _Collector, comparison: Comparison | None
+) -> Iterator[list[Any]]:
+    """The second pass over the store: every row as the item browser reads it."""
+    for row in run.rows():
+        verdict, text = _verdict(row, c.scale)
+        label = row["item"].get(c.labels) if c.labels is not None else None
+        far = None
+        if comparison is not None:
+            pair = comparison.values(row["score"], verdict, label, c.scale)
+            far = comparison.disagreement(pair)
+        yield browse_row(row, text, label, far)
+
+
+def _samples_note(n: int, comparison: Comparison | None) -> str:
+    note = (
+        f"All {n} items, a page at a time: filter them, search their text, and open one "
+        "(click its row) to see the judge prompt, the raw answer, the attempts and the error. "
+        "The filters are kept in the address (#...), so a view can be linked."
+    )
+    if comparison is not None:
+        which = (
+            "any difference"
+            if comparison.tolerance == 0
+            else f"a difference over {comparison.tolerance:g}"
+        )
+        note += f" A disagreement with the labels is {which} on the {comparison.on} scale."
+    return note

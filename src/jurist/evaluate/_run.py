@@ -8,7 +8,15 @@ totals items, failures, tokens and cost; :meth:`Run.report` writes the HTML repo
 Each record is the item's input fields followed by the outcome's fields prefixed
 ``judge_`` (``judge_score``, ``judge_error``, ``judge_verdict``...), then the usage and
 cost: ``judge_prompt_tokens``, ``judge_completion_tokens``, ``judge_cached_tokens``,
-``judge_calls``, ``judge_cache_hits``, ``judge_cost``.
+``judge_calls``, ``judge_attempts``, ``judge_cache_hits``, ``judge_cost``. An input column
+whose name the judge's fields use (``judge_score`` in the data) is kept, renamed
+``input_<name>``, so nothing of the input is lost.
+
+>>> row = {"item": {"q": "2+2?", "judge_score": 5}, "outcome": {"score": 1.0},
+...        "usage": Usage(calls=1, attempts=2), "cost": 0.0}
+>>> rec = flatten(row)
+>>> rec["input_judge_score"], rec["judge_score"], rec["judge_attempts"]
+(5, 1.0, 2)
 """
 
 from __future__ import annotations
@@ -19,55 +27,38 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from pydantic import BaseModel
 
-from jurist.errors import ConfigError, MissingDependencyError
-from jurist.evaluate._manifest import Manifest
+from jurist.errors import ConfigError, MissingDependencyError, OutputError
+from jurist.evaluate._folder import STORE_NAME
+from jurist.evaluate._manifest import Manifest, temporary_beside
+from jurist.evaluate._report import write_report
+from jurist.evaluate._run_types import RunSummary
 from jurist.evaluate._store import RunStore
+from jurist.types import Usage
 
 __all__ = ["STORE_NAME", "Run", "RunSummary"]
-
-STORE_NAME = "run.sqlite"
-
-
-class RunSummary(BaseModel):
-    """The totals of a run."""
-
-    run_dir: str
-    judge: str
-    data: str
-    items: int
-    expected_items: int | None
-    status: str
-    scored: int
-    failed: int
-    mean_score: float | None
-    verdicts: dict[str, int]
-    errors: dict[str, int]
-    calls: int
-    cache_hits: int
-    prompt_tokens: int
-    completion_tokens: int
-    cached_tokens: int
-    cost: float | None
-    cost_unknown_items: int
-    cost_estimated_items: int
-    seconds: float
-    sessions: int
 
 
 def flatten(row: dict[str, Any]) -> dict[str, Any]:
     """One export record from a stored row (see the module docs)."""
-    record: dict[str, Any] = dict(row["item"])
+    judged: dict[str, Any] = {}
     for key, value in row["outcome"].items():
-        record[key if key.startswith("judge_") else f"judge_{key}"] = value
-    usage = row["usage"]
-    record["judge_prompt_tokens"] = usage.prompt_tokens
-    record["judge_completion_tokens"] = usage.completion_tokens
-    record["judge_cached_tokens"] = usage.cached_tokens
-    record["judge_calls"] = usage.calls
-    record["judge_cache_hits"] = usage.cache_hits
-    record["judge_cost"] = row["cost"]
+        judged[key if key.startswith("judge_") else f"judge_{key}"] = value
+    usage: Usage = row["usage"]
+    judged["judge_prompt_tokens"] = usage.prompt_tokens
+    judged["judge_completion_tokens"] = usage.completion_tokens
+    judged["judge_cached_tokens"] = usage.cached_tokens
+    judged["judge_calls"] = usage.calls
+    judged["judge_attempts"] = usage.attempts
+    judged["judge_cache_hits"] = usage.cache_hits
+    judged["judge_cost"] = row["cost"]
+    record: dict[str, Any] = {}
+    for key, value in row["item"].items():
+        name = key
+        while name in judged or name in record:
+            name = f"input_{name}"
+        record[name] = value
+    record.update(judged)
     return record
 
 
@@ -76,16 +67,33 @@ class Run:
 
     def __init__(self, run_dir: str | Path) -> None:
         self.run_dir = Path(run_dir)
-        manifest = Manifest.read(self.run_dir)
-        if manifest is None or not (self.run_dir / STORE_NAME).exists():
+        if not (self.run_dir / STORE_NAME).exists():
+            raise ConfigError(f"{self.run_dir}: not a jurist run folder (no {STORE_NAME})")
+        store = RunStore(self.run_dir / STORE_NAME, readonly=True)
+        try:
+            kept = store.get_meta("manifest")
+        finally:
+            store.close()
+        # the store keeps the manifest its rows belong to; older stores have only the file
+        manifest = Manifest.model_validate(kept) if kept else Manifest.read(self.run_dir)
+        if manifest is None:
             raise ConfigError(f"{self.run_dir}: not a jurist run folder (no manifest.json)")
         self.manifest: Manifest = manifest
+        self._run_id: str | None = (kept or {}).get("run_id")
 
     def __repr__(self) -> str:
         return f"Run({str(self.run_dir)!r}, items={len(self)})"
 
     def _store(self) -> RunStore:
-        return RunStore(self.run_dir / STORE_NAME, readonly=True)
+        store = RunStore(self.run_dir / STORE_NAME, readonly=True)
+        kept = store.get_meta("manifest")
+        if self._run_id is not None and (kept or {}).get("run_id") != self._run_id:
+            store.close()
+            raise ConfigError(
+                f"{self.run_dir}: this run was started over since it was opened; its rows "
+                "now belong to another run (open it again: jurist.Run(folder))"
+            )
+        return store
 
     def __len__(self) -> int:
         store = self._store()
@@ -130,8 +138,11 @@ class Run:
             status = str(store.get_meta("status") or "unknown")
             sessions = int(store.get_meta("sessions") or 0)
             verdicts: dict[str, int] = {}
+            notes: dict[str, int] = {}
             for row in store.rows():
                 outcome = row["outcome"]
+                for note in _output_notes(outcome):
+                    notes[note] = notes.get(note, 0) + 1
                 if row["score"] is None:
                     key = "(failed)"
                 elif "verdict" in outcome or "winner" in outcome:
@@ -154,15 +165,18 @@ class Run:
             verdicts=verdicts,
             errors=errors,
             calls=totals.usage.calls,
+            attempts=totals.usage.attempts,
             cache_hits=totals.usage.cache_hits,
             prompt_tokens=totals.usage.prompt_tokens,
             completion_tokens=totals.usage.completion_tokens,
             cached_tokens=totals.usage.cached_tokens,
             cost=totals.cost,
+            cost_of_priced_items=totals.cost_known,
             cost_unknown_items=totals.cost_unknown,
             cost_estimated_items=totals.cost_estimated,
             seconds=seconds,
             sessions=sessions,
+            notes=notes,
         )
 
     # -- exports ---------------------------------------------------------------------------
@@ -171,12 +185,19 @@ class Run:
         """Write the records as JSON Lines (atomically: a temporary file, then a rename)."""
         out = Path(path)
         out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = out.with_name(out.name + ".tmp")
-        with tmp.open("wb") as f:
-            for record in self.records():
-                f.write(orjson.dumps(record, option=orjson.OPT_NON_STR_KEYS, default=str))
-                f.write(b"\n")
-        os.replace(tmp, out)
+        tmp = temporary_beside(out)
+        try:
+            with tmp.open("wb") as f:
+                for record in self.records():
+                    f.write(orjson.dumps(record, option=orjson.OPT_NON_STR_KEYS, default=str))
+                    f.write(b"\n")
+            os.replace(tmp, out)
+        except OSError as e:
+            tmp.unlink(missing_ok=True)
+            raise OutputError(f"{out}: cannot write the results: {e.strerror or e}") from None
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
         return out
 
     def to_parquet(self, path: str | Path, *, batch_size: int = 4096) -> Path:
@@ -189,18 +210,25 @@ class Run:
         out = Path(path)
         out.parent.mkdir(parents=True, exist_ok=True)
         schema = _parquet_schema(pa, self.records())
-        tmp = out.with_name(out.name + ".tmp")
+        tmp = temporary_beside(out)
         kinds = {f.name: str(f.type) for f in schema}
         batch: list[dict[str, Any]] = []
-        with pq.ParquetWriter(tmp, schema) as writer:
-            for record in self.records():
-                batch.append({k: _as_column(v, kinds[k]) for k, v in record.items()})
-                if len(batch) >= batch_size:
+        try:
+            with pq.ParquetWriter(tmp, schema) as writer:
+                for record in self.records():
+                    batch.append({k: _as_column(v, kinds[k]) for k, v in record.items()})
+                    if len(batch) >= batch_size:
+                        writer.write_table(pa.Table.from_pylist(batch, schema=schema))
+                        batch.clear()
+                if batch:
                     writer.write_table(pa.Table.from_pylist(batch, schema=schema))
-                    batch.clear()
-            if batch:
-                writer.write_table(pa.Table.from_pylist(batch, schema=schema))
-        os.replace(tmp, out)
+            os.replace(tmp, out)
+        except OSError as e:
+            tmp.unlink(missing_ok=True)
+            raise OutputError(f"{out}: cannot write the results: {e.strerror or e}") from None
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
         return out
 
     def to_pandas(self) -> Any:
@@ -213,9 +241,25 @@ class Run:
 
     def report(self, path: str | Path | None = None, *, labels: str | None = None) -> Path:
         """Write the self-contained HTML report (default ``<run_dir>/report.html``)."""
-        from jurist.evaluate._report import write_report
-
         return write_report(self, Path(path) if path else self.run_dir / "report.html", labels)
+
+
+def _output_notes(outcome: Any, depth: int = 0) -> set[str]:
+    """The distinct ``output_note`` texts of an outcome and of the judgments inside it
+    (a panel's or a pairwise judge's), each counted once per item."""
+    found: set[str] = set()
+    if isinstance(outcome, dict):
+        note = outcome.get("output_note")
+        if isinstance(note, str) and note:
+            found.add(note)
+        if depth < 3:
+            for value in outcome.values():
+                if isinstance(value, dict | list):
+                    found |= _output_notes(value, depth + 1)
+    elif isinstance(outcome, list) and depth < 3:
+        for value in outcome:
+            found |= _output_notes(value, depth + 1)
+    return found
 
 
 def _parquet_schema(pa: Any, records: Iterator[dict[str, Any]]) -> Any:

@@ -20,6 +20,7 @@ are checked and hashed as they go.
 
 from __future__ import annotations
 
+import codecs
 import csv
 import hashlib
 import json
@@ -30,11 +31,14 @@ from typing import Any
 
 import orjson
 
+from jurist._files import decode_error, read_utf8
+from jurist._missing import field_problem
 from jurist.errors import DataError, MissingDependencyError
 
 __all__ = ["ItemSource", "Scan", "item_hash", "map_fields", "open_source"]
 
 _BATCH = 1024
+_CSV_FIELD_LIMIT = 2**31 - 1  # the largest the csv module takes on every platform
 
 
 def item_hash(row: Mapping[str, Any]) -> str:
@@ -57,7 +61,8 @@ def map_fields(
     """The values a judge sees: the row, with each role filled from its column.
 
     ``fields`` maps a judge field (``prompt``) to the column holding it (``question``).
-    A missing or null required field stops with the row's place.
+    A required field that is missing, null or NaN stops with the row's place (see
+    :mod:`jurist._missing`); an empty string is a value.
 
     >>> map_fields({"question": "q"}, {"prompt": "question"}, ["prompt"], "d.jsonl:1")
     {'question': 'q', 'prompt': 'q'}
@@ -65,16 +70,20 @@ def map_fields(
     Traceback (most recent call last):
     ...
     jurist.errors.DataError: d.jsonl:4: missing field 'prompt'; the fields are ['q']
+    >>> map_fields({"prompt": None}, None, ["prompt"], "d.jsonl:5")
+    Traceback (most recent call last):
+    ...
+    jurist.errors.DataError: d.jsonl:5: field 'prompt' is null; the fields are ['prompt']
     """
     values = dict(row)
     if fields:
         for role, column in fields.items():
             values[role] = row.get(column)
     for role in required:
-        if values.get(role) is None:
-            column = fields.get(role, role) if fields else role
-            what = f"field {column!r}" + (f" (the {role})" if column != role else "")
-            raise DataError(f"{where}: missing {what}; the fields are {sorted(row)}")
+        column = fields.get(role, role) if fields else role
+        problem = field_problem(row, column, role=role)
+        if problem is not None:
+            raise DataError(f"{where}: {problem}; the fields are {sorted(row)}")
     return values
 
 
@@ -169,6 +178,10 @@ def open_source(data: Any) -> ItemSource:
         path = Path(data)
         if not path.exists():
             raise DataError(f"{path}: no such file")
+        if path.is_dir():
+            raise DataError(
+                f"{path}: is a folder; pass a data file (.jsonl, .json, .csv, .parquet)"
+            )
         if path.suffix.lower() not in (".jsonl", ".ndjson", ".json", ".csv", ".parquet"):
             raise DataError(
                 f"{path}: unknown data format {path.suffix!r}; use .jsonl, .json, .csv or .parquet"
@@ -201,11 +214,18 @@ def open_source(data: Any) -> ItemSource:
 def _jsonl_rows(p: Path) -> Iterator[tuple[str, dict[str, Any]]]:
     with p.open("rb") as f:
         for lineno, line in enumerate(f, start=1):
+            if lineno == 1 and line.startswith(codecs.BOM_UTF8):
+                line = line[len(codecs.BOM_UTF8) :]
             if not line.strip():
                 continue
             try:
                 row = orjson.loads(line)
             except orjson.JSONDecodeError as e:
+                try:
+                    line.decode("utf-8")
+                except UnicodeDecodeError as bad:
+                    message = decode_error(p, line, bad, "the data file", first_line=lineno)
+                    raise DataError(message) from None
                 raise DataError(f"{p}:{lineno}: not valid JSON ({e})") from None
             if not isinstance(row, dict):
                 raise DataError(f"{p}:{lineno}: expected a JSON object, got {type(row).__name__}")
@@ -214,7 +234,7 @@ def _jsonl_rows(p: Path) -> Iterator[tuple[str, dict[str, Any]]]:
 
 def _json_rows(p: Path) -> Iterator[tuple[str, dict[str, Any]]]:
     try:
-        data = json.loads(p.read_text(encoding="utf-8"))
+        data = json.loads(read_utf8(p, what="the data file", error=DataError))
     except json.JSONDecodeError as e:
         raise DataError(f"{p}:{e.lineno}: not valid JSON ({e.msg})") from None
     if not isinstance(data, list):
@@ -226,17 +246,27 @@ def _json_rows(p: Path) -> Iterator[tuple[str, dict[str, Any]]]:
 
 
 def _csv_rows(p: Path) -> Iterator[tuple[str, dict[str, Any]]]:
-    with p.open(encoding="utf-8", newline="") as f:
+    """CSV rows; an empty cell is the empty string (a value, not a missing one)."""
+    # a long model response is a legitimate field: lift the csv module's 128 KiB cap
+    if csv.field_size_limit() < _CSV_FIELD_LIMIT:
+        csv.field_size_limit(_CSV_FIELD_LIMIT)
+    with p.open(encoding="utf-8-sig", newline="") as f:
         reader = csv.DictReader(f)
-        if reader.fieldnames is None:
-            raise DataError(f"{p}: empty CSV file (no header line)")
-        for row in reader:
-            if None in row:
-                raise DataError(
-                    f"{p}:{reader.line_num}: more values than the {len(reader.fieldnames)} "
-                    "columns of the header"
-                )
-            yield f"{p}:{reader.line_num}", dict(row)
+        try:
+            if reader.fieldnames is None:
+                raise DataError(f"{p}: empty CSV file (no header line)")
+            for row in reader:
+                if None in row:
+                    raise DataError(
+                        f"{p}:{reader.line_num}: more values than the {len(reader.fieldnames)} "
+                        "columns of the header"
+                    )
+                yield f"{p}:{reader.line_num}", dict(row)
+        except UnicodeDecodeError:
+            read_utf8(p, what="the data file", error=DataError)  # raises, naming the line
+            raise
+        except csv.Error as e:
+            raise DataError(f"{p}:{reader.line_num}: not valid CSV ({e})") from None
 
 
 def _parquet_rows(p: Path) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -244,8 +274,15 @@ def _parquet_rows(p: Path) -> Iterator[tuple[str, dict[str, Any]]]:
         import pyarrow.parquet as pq
     except ImportError as e:
         raise MissingDependencyError("pyarrow", "dev", "Reading Parquet") from e
+    import pyarrow as pa
+
     n = 0
-    for batch in pq.ParquetFile(p).iter_batches(batch_size=_BATCH):
-        for row in batch.to_pylist():
-            n += 1
-            yield f"{p}: row {n}", row
+    try:
+        batches = pq.ParquetFile(p).iter_batches(batch_size=_BATCH)
+        for batch in batches:
+            for row in batch.to_pylist():
+                n += 1
+                yield f"{p}: row {n}", row
+    except (pa.ArrowException, OSError) as e:
+        after = f" after row {n}" if n else ""
+        raise DataError(f"{p}: not a readable Parquet file{after} ({e})") from None

@@ -3,8 +3,16 @@
 Every finished judgment is committed as it completes. The file runs in WAL mode with
 ``synchronous=NORMAL``: a commit survives the process being killed (even by SIGKILL), and
 costs tens of microseconds since there is no fsync per commit. ``idx`` (the item's
-position in the dataset) is the primary key and rows are inserted with ``OR IGNORE``, so
-an item can never have two results.
+position in the dataset) is the primary key, so an item can never have two results; a
+new result replaces a stored one only when that one has no score (a failure judged again
+on resume), never a scored one.
+
+The ``meta`` table marks the file as jurist's (``format = jurist-run/1``) and keeps the
+run's manifest, written in the same transaction that clears a run started over, so the
+rows and the manifest they belong to can never disagree. An existing file is checked
+before anything is written to it: another program's SQLite file is refused, never
+cleared. A write that fails (a full disk) raises :class:`~jurist.errors.OutputError`
+naming the file; the rows committed before it stay.
 
 Reading is streamed (:meth:`RunStore.rows` walks a cursor in ``idx`` order), so exports
 and reports of a 100,000-item run hold one row at a time.
@@ -24,6 +32,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,9 +40,12 @@ from typing import Any
 
 import orjson
 
+from jurist.errors import ConfigError, JuristError, OutputError
 from jurist.types import Usage
 
-__all__ = ["Bitmap", "RunStore", "StoredResult", "Totals"]
+__all__ = ["FORMAT", "Bitmap", "RunStore", "StoredResult", "Totals", "is_jurist_store"]
+
+FORMAT = "jurist-run/1"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS results (
@@ -51,10 +63,37 @@ CREATE TABLE IF NOT EXISTS results (
     cost REAL,
     cost_estimated INTEGER NOT NULL DEFAULT 0,
     latency REAL NOT NULL DEFAULT 0,
-    finished REAL NOT NULL
+    finished REAL NOT NULL,
+    attempts INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
+
+# The columns every jurist store has had (``attempts`` came later and is added when missing).
+_COLUMNS = (
+    "idx",
+    "item_hash",
+    "item",
+    "score",
+    "error",
+    "outcome",
+    "prompt_tokens",
+    "completion_tokens",
+    "cached_tokens",
+    "calls",
+    "cache_hits",
+    "cost",
+    "cost_estimated",
+    "latency",
+    "finished",
+)
+_WRITTEN = (*_COLUMNS, "attempts")
+_INSERT = (
+    f"INSERT INTO results ({', '.join(_WRITTEN)}) VALUES ({', '.join('?' * len(_WRITTEN))}) "
+    "ON CONFLICT(idx) DO UPDATE SET "
+    + ", ".join(f"{c} = excluded.{c}" for c in _WRITTEN if c != "idx")
+    + " WHERE results.score IS NULL"
+)
 
 _DUMP = orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY
 
@@ -91,6 +130,7 @@ class Totals:
     cost_unknown: int
     cost_estimated: int
     mean_score: float | None
+    cost_known: float = 0.0
 
 
 class Bitmap:
@@ -114,20 +154,84 @@ class Bitmap:
         return byte < len(self._bits) and bool(self._bits[byte] & (1 << (i & 7)))
 
 
+def _schema_problem(db: sqlite3.Connection) -> str | None:
+    """Why an open SQLite file is not a jurist run store (``None`` when it is one)."""
+    tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    if not tables:
+        return None  # an empty database: jurist makes its tables
+    if not {"results", "meta"} <= tables:
+        return f"its tables are {sorted(tables)}, not jurist's results and meta"
+    columns = {r[1] for r in db.execute("PRAGMA table_info(results)")}
+    missing = [c for c in _COLUMNS if c not in columns]
+    if missing:
+        return f"its results table has no {', '.join(missing)} column"
+    row = db.execute("SELECT value FROM meta WHERE key = 'format'").fetchone()
+    if row is not None and orjson.loads(row[0]) != FORMAT:
+        return f"its format is {orjson.loads(row[0])!r}, not {FORMAT!r}"
+    return None
+
+
+def is_jurist_store(path: Path) -> str | None:
+    """``None`` when ``path`` is a jurist run store (or an empty file), else why it is not.
+
+    The file is opened read-only and nothing is written.
+    """
+    if path.stat().st_size == 0:
+        return None
+    try:
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=10)
+        try:
+            return _schema_problem(db)
+        finally:
+            db.close()
+    except sqlite3.DatabaseError as e:
+        return f"it cannot be read as SQLite ({e})"
+
+
 class RunStore:
-    """The SQLite file of one run (made on first use)."""
+    """The SQLite file of one run (made on first use; an existing one must be jurist's)."""
 
     def __init__(self, path: str | Path, *, readonly: bool = False) -> None:
         self.path = Path(path)
-        if readonly:
-            self._db = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True)
-        else:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(self.path, isolation_level=None)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.executescript(_SCHEMA)
-        self._db.execute("PRAGMA busy_timeout=10000")
+        try:
+            if readonly:
+                self._db = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True)
+                self._db.execute("PRAGMA busy_timeout=10000")
+                problem = _schema_problem(self._db)
+                self._attempts = "attempts" in {
+                    r[1] for r in self._db.execute("PRAGMA table_info(results)")
+                }
+            else:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                self._db = sqlite3.connect(self.path, isolation_level=None)
+                self._db.execute("PRAGMA busy_timeout=10000")
+                problem = _schema_problem(self._db)
+                if problem is None:
+                    self._db.execute("PRAGMA journal_mode=WAL")
+                    self._db.execute("PRAGMA synchronous=NORMAL")
+                    self._db.executescript(_SCHEMA)
+                    columns = {r[1] for r in self._db.execute("PRAGMA table_info(results)")}
+                    if "attempts" not in columns:  # a store written before attempts were kept
+                        self._db.execute(
+                            "ALTER TABLE results ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0"
+                        )
+                    self._attempts = True
+        except sqlite3.DatabaseError as e:
+            raise self._error("open", e) from None
+        if problem is not None:
+            self._db.close()
+            raise ConfigError(f"{self.path}: not a jurist run store: {problem}")
+
+    def _error(self, doing: str, e: sqlite3.Error) -> JuristError:
+        text = str(e)
+        if "full" in text or "disk" in text or "I/O" in text:
+            return OutputError(
+                f"{self.path}: cannot {doing} the run store: {text} "
+                "(free some space, then run again to resume)"
+            )
+        if isinstance(e, sqlite3.DatabaseError) and "not a database" in text:
+            return ConfigError(f"{self.path}: not a jurist run store ({text})")
+        return OutputError(f"{self.path}: cannot {doing} the run store: {text}")
 
     def close(self) -> None:
         self._db.close()
@@ -135,29 +239,53 @@ class RunStore:
     # -- writing -----------------------------------------------------------------------
 
     def write(self, r: StoredResult) -> bool:
-        """Commit one result; ``False`` if the item already had one (nothing changes)."""
+        """Commit one result; ``False`` if the item already had a scored one (kept as is)."""
         u = r.usage
-        cur = self._db.execute(
-            "INSERT OR IGNORE INTO results VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (
-                r.idx,
-                r.item_hash,
-                dumps(r.item),
-                r.score,
-                r.error,
-                dumps(r.outcome),
-                u.prompt_tokens,
-                u.completion_tokens,
-                u.cached_tokens,
-                u.calls,
-                u.cache_hits,
-                r.cost,
-                int(r.cost_estimated),
-                r.latency,
-                time.time(),
-            ),
-        )
+        try:
+            cur = self._db.execute(
+                _INSERT,
+                (
+                    r.idx,
+                    r.item_hash,
+                    dumps(r.item),
+                    r.score,
+                    r.error,
+                    dumps(r.outcome),
+                    u.prompt_tokens,
+                    u.completion_tokens,
+                    u.cached_tokens,
+                    u.calls,
+                    u.cache_hits,
+                    r.cost,
+                    int(r.cost_estimated),
+                    r.latency,
+                    time.time(),
+                    u.attempts,
+                ),
+            )
+        except sqlite3.Error as e:
+            raise self._error(f"write item {r.idx} to", e) from None
         return cur.rowcount == 1
+
+    def start(self, manifest: dict[str, Any]) -> str:
+        """Begin a run: delete every result and meta entry, mark the file as jurist's and
+        keep ``manifest`` (with a new ``run_id``), all in one transaction; the run id."""
+        run_id = uuid.uuid4().hex
+        manifest = {**manifest, "run_id": run_id}
+        try:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                self._db.execute("DELETE FROM results")
+                self._db.execute("DELETE FROM meta")
+                for key, value in (("format", FORMAT), ("manifest", manifest)):
+                    self._db.execute("INSERT INTO meta VALUES (?, ?)", (key, dumps(value).decode()))
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+        except sqlite3.Error as e:
+            raise self._error("start", e) from None
+        return run_id
 
     def clear(self) -> None:
         """Delete every result and meta entry (a run started over)."""
@@ -165,7 +293,12 @@ class RunStore:
         self._db.execute("DELETE FROM meta")
 
     def set_meta(self, key: str, value: Any) -> None:
-        self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, dumps(value).decode()))
+        try:
+            self._db.execute(
+                "INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, dumps(value).decode())
+            )
+        except sqlite3.Error as e:
+            raise self._error(f"record {key} in", e) from None
 
     def get_meta(self, key: str) -> Any:
         row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
@@ -176,9 +309,11 @@ class RunStore:
     def count(self) -> int:
         return int(self._db.execute("SELECT COUNT(*) FROM results").fetchone()[0])
 
-    def done_bitmap(self) -> Bitmap:
+    def done_bitmap(self, *, scored_only: bool = False) -> Bitmap:
+        """The stored indices (only those with a score when ``scored_only``)."""
         bits = Bitmap()
-        for (idx,) in self._db.execute("SELECT idx FROM results"):
+        sql = "SELECT idx FROM results" + (" WHERE score IS NOT NULL" if scored_only else "")
+        for (idx,) in self._db.execute(sql):
             bits.add(int(idx))
         return bits
 
@@ -193,7 +328,8 @@ class RunStore:
         ``usage``, ``cost``...), in dataset order, read one at a time."""
         sql = (
             "SELECT idx, item, score, error, outcome, prompt_tokens, completion_tokens, "
-            "cached_tokens, calls, cache_hits, cost, cost_estimated, latency FROM results"
+            "cached_tokens, calls, cache_hits, cost, cost_estimated, latency, "
+            f"{'attempts' if self._attempts else '0'} FROM results"
         )
         if failed_only:
             sql += " WHERE score IS NULL"
@@ -213,6 +349,7 @@ class RunStore:
                     cached_tokens=row[7],
                     calls=row[8],
                     cache_hits=row[9],
+                    attempts=row[13],
                 ),
                 "cost": row[10],
                 "cost_estimated": bool(row[11]),
@@ -235,7 +372,8 @@ class RunStore:
         row = self._db.execute(
             "SELECT COUNT(*), COUNT(score), AVG(score), TOTAL(prompt_tokens), "
             "TOTAL(completion_tokens), TOTAL(cached_tokens), TOTAL(calls), TOTAL(cache_hits), "
-            "TOTAL(cost), SUM(cost IS NULL), TOTAL(cost_estimated) FROM results"
+            "TOTAL(cost), SUM(cost IS NULL), TOTAL(cost_estimated), "
+            f"TOTAL({'attempts' if self._attempts else '0'}) FROM results"
         ).fetchone()
         items = int(row[0])
         unknown = int(row[9] or 0)
@@ -249,8 +387,11 @@ class RunStore:
                 cached_tokens=int(row[5]),
                 calls=int(row[6]),
                 cache_hits=int(row[7]),
+                attempts=int(row[11]),
             ),
-            cost=None if items and unknown == items else float(row[8]),
+            # one unpriced item makes the total unknown: never a sum that looks complete
+            cost=None if unknown else float(row[8]),
+            cost_known=float(row[8]),
             cost_unknown=unknown,
             cost_estimated=int(row[10]),
         )

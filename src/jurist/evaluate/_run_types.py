@@ -1,0 +1,66 @@
+"""The shapes a finished run is read through: its totals and what a report reads of it.
+
+:class:`RunSummary` is what :meth:`jurist.Run.summary` returns; :class:`ReportSource` is
+what :func:`jurist.evaluate._report.write_report` needs of a run (a :class:`jurist.Run`
+has it). They live here, apart from both, so that ``_run`` imports ``_report`` (for
+:meth:`jurist.Run.report`) and ``_report`` imports nothing of ``_run``: the dependency
+points one way (mypy checks that a :class:`jurist.Run` is a :class:`ReportSource`, where
+:meth:`jurist.Run.report` passes itself to ``write_report``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Protocol
+
+from pydantic import BaseModel
+
+from jurist.evaluate._manifest import Manifest
+
+__all__ = ["ReportSource", "RunSummary"]
+
+
+class RunSummary(BaseModel):
+    """The totals of a run."""
+
+    run_dir: str
+    judge: str
+    data: str
+    items: int
+    expected_items: int | None
+    status: str
+    scored: int
+    failed: int
+    mean_score: float | None
+    verdicts: dict[str, int]
+    errors: dict[str, int]
+    calls: int
+    attempts: int
+    cache_hits: int
+    prompt_tokens: int
+    completion_tokens: int
+    cached_tokens: int
+    cost: float | None
+    cost_of_priced_items: float
+    cost_unknown_items: int
+    cost_estimated_items: int
+    seconds: float
+    sessions: int
+    notes: dict[str, int] = {}
+
+
+class ReportSource(Protocol):
+    """What the HTML report reads of a run: its folder, manifest, rows and totals."""
+
+    @property
+    def run_dir(self) -> Path: ...
+
+    @property
+    def manifest(self) -> Manifest: ...
+
+    def rows(
+        self, *, failed_only: bool = False, limit: int | None = None
+    ) -> Iterator[dict[str, Any]]: ...
+
+    def summary(self) -> RunSummary: ...
