@@ -20,6 +20,18 @@ from tests._fault_server import Fault, FaultServer, status
 ANSWER = Fault("ok", text="Correct")
 
 
+
+def settled_requests(server: FaultServer, quiet: float = 0.3, limit: float = 10.0) -> int:
+    """The server's request count once it stops changing: a request the killed process sent
+    just before it died may reach the server's thread a moment later (more so on a loaded
+    machine), and must not be counted as one the resumed run sent."""
+    count, since, deadline = server.requests, time.monotonic(), time.monotonic() + limit
+    while time.monotonic() - since < quiet and time.monotonic() < deadline:
+        time.sleep(0.02)
+        if server.requests != count:
+            count, since = server.requests, time.monotonic()
+    return count
+
 def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
     code = main(args)
     out, err = capsys.readouterr()
@@ -174,7 +186,7 @@ def test_ctrl_c_marks_the_run_interrupted_and_says_how_to_resume(tmp_path: Path)
         (status_text,) = db.execute("SELECT value FROM meta WHERE key='status'").fetchone()
         db.close()
         assert json.loads(status_text) == "interrupted"
-        first = server.requests
+        first = settled_requests(server)
         done = subprocess.run(args, capture_output=True, text=True, timeout=120)
         assert done.returncode == 0, done.stderr
         assert stored(out / "run.sqlite") == n
