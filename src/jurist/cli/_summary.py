@@ -26,7 +26,7 @@ def print_summary(
         ("scored", str(summary["scored"])),
         ("failed", str(summary["failed"])),
         ("mean score", "-" if mean is None else f"{mean:.4f}"),
-        ("verdicts", ", ".join(f"{k}: {v}" for k, v in sorted(summary["verdicts"].items()))),
+        ("verdicts", ", ".join(f"{k}: {v}" for k, v in summary["verdicts"].items())),
         (
             "calls / attempts / cache hits",
             f"{summary['calls']} / {summary.get('attempts', '-')} / {summary['cache_hits']}",

@@ -32,6 +32,7 @@ from jurist.errors import ConfigError, MissingDependencyError, OutputError
 from jurist.evaluate._folder import STORE_NAME
 from jurist.evaluate._manifest import Manifest, temporary_beside
 from jurist.evaluate._report import write_report
+from jurist.evaluate._report_scale import ordered_counts, scale_of, verdict_text
 from jurist.evaluate._run_types import RunSummary
 from jurist.evaluate._store import RunStore
 from jurist.types import Usage
@@ -137,6 +138,7 @@ class Run:
             seconds = float(store.get_meta("seconds") or 0.0)
             status = str(store.get_meta("status") or "unknown")
             sessions = int(store.get_meta("sessions") or 0)
+            scale = scale_of(self.manifest.judge)
             verdicts: dict[str, int] = {}
             notes: dict[str, int] = {}
             for row in store.rows():
@@ -146,7 +148,7 @@ class Run:
                 if row["score"] is None:
                     key = "(failed)"
                 elif "verdict" in outcome or "winner" in outcome:
-                    key = str(outcome.get("verdict", outcome.get("winner")))
+                    key = verdict_text(outcome.get("verdict", outcome.get("winner")), scale)
                 else:
                     continue  # this judge kind names no verdict (a grade): scores only
                 verdicts[key] = verdicts.get(key, 0) + 1
@@ -162,7 +164,7 @@ class Run:
             scored=totals.scored,
             failed=totals.items - totals.scored,
             mean_score=totals.mean_score,
-            verdicts=verdicts,
+            verdicts={k: n for k, n in ordered_counts(verdicts, scale) if n},
             errors=errors,
             calls=totals.usage.calls,
             attempts=totals.usage.attempts,
