@@ -20,7 +20,6 @@ from tests._fault_server import Fault, FaultServer, status
 ANSWER = Fault("ok", text="Correct")
 
 
-
 def settled_requests(server: FaultServer, quiet: float = 0.3, limit: float = 10.0) -> int:
     """The server's request count once it stops changing: a request the killed process sent
     just before it died may reach the server's thread a moment later (more so on a loaded
@@ -31,6 +30,7 @@ def settled_requests(server: FaultServer, quiet: float = 0.3, limit: float = 10.
         if server.requests != count:
             count, since = server.requests, time.monotonic()
     return count
+
 
 def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
     code = main(args)

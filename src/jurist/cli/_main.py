@@ -26,6 +26,7 @@ from jurist.cli import (  # noqa: F401
     _grade,
     _judge,
     _report,
+    _serve_reward,
     _templates,
 )
 from jurist.cli._app import (

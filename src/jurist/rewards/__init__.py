@@ -11,13 +11,19 @@ True
 0.95
 """
 
-from jurist.rewards._adapters import compute_score, trl_reward_func, verl_compute_score
+from jurist.rewards._adapters import (
+    compute_score,
+    trl_reward_func,
+    trl_reward_func_async,
+    verl_compute_score,
+)
 from jurist.rewards._backend import (
     DEFAULT_JUDGE_MODEL,
     DEFAULT_LLM_CONFIG,
     RewardBackend,
     build_backend,
 )
+from jurist.rewards._batch import RewardJudge, reward_judge_from_kwargs
 from jurist.rewards._judge_reward import (
     DEFAULT_TOLERANCE,
     judgment_to_reward,
@@ -35,16 +41,23 @@ from jurist.rewards._registry import (
     register_reward,
     reward,
 )
+from jurist.rewards._trl import AsyncTRLReward, TRLReward
+from jurist.rewards._verl import batch_compute_score, compute_score_async
 
 __all__ = [
     "DEFAULT_JUDGE_MODEL",
     "DEFAULT_LLM_CONFIG",
     "DEFAULT_TOLERANCE",
+    "AsyncTRLReward",
     "RewardBackend",
     "RewardFunction",
+    "RewardJudge",
+    "TRLReward",
     "UnknownRewardError",
+    "batch_compute_score",
     "build_backend",
     "compute_score",
+    "compute_score_async",
     "get_reward_from_name",
     "judgment_to_reward",
     "list_rewards",
@@ -55,6 +68,8 @@ __all__ = [
     "read_raw_score",
     "register_reward",
     "reward",
+    "reward_judge_from_kwargs",
     "trl_reward_func",
+    "trl_reward_func_async",
     "verl_compute_score",
 ]

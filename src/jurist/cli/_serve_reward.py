@@ -1,0 +1,138 @@
+"""``jurist serve-reward``: a judge as an HTTP reward service (OpenRLHF's remote reward model)."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from jurist.cli._app import EXIT_OK, app
+from jurist.cli._model_options import ModelOptions, model_options
+from jurist.errors import ConfigError
+from jurist.judges import LLMJudge
+from jurist.rewards._batch import RewardJudge
+from jurist.rewards._judge_reward import DEFAULT_TOLERANCE
+
+__all__ = ["reward_judge", "serve_reward"]
+
+
+def reward_judge(
+    options: ModelOptions,
+    *,
+    template: str | None,
+    judge: str | None,
+    catalog_dir: Path | None = None,
+    failure_value: float = 0.0,
+    tolerance: float = DEFAULT_TOLERANCE,
+    retries: int = 0,
+    max_tokens: int | None = None,
+) -> RewardJudge:
+    """The server's judge from the command line (the one place it is built).
+
+    ``--template`` (default ``reward``) with ``--model``; or ``--judge`` (a catalog judge,
+    its template and settings), whose model ``--model`` replaces when given. ``--timeout``
+    bounds each judgment, retries included.
+    """
+    if template is not None and judge is not None:
+        raise ConfigError("--template and --judge exclude each other: give one")
+    if judge is not None:
+        from jurist import catalog
+
+        found = catalog.get(judge, root=catalog_dir)
+        if not isinstance(found, LLMJudge):
+            raise ConfigError(
+                f"--judge {judge!r} is a {type(found).__name__}, not a judge (a judges.* entry)"
+            )
+        changes: dict[str, object] = {"concurrency": options.concurrency}
+        if options.models:
+            changes["model"] = options.build()
+        if max_tokens is not None:
+            changes["max_tokens"] = max_tokens
+        base = found.with_options(**changes)
+    else:
+        base = LLMJudge(
+            options.build(),
+            template=template or "reward",
+            temperature=options.temperature,
+            max_tokens=max_tokens,
+            concurrency=options.concurrency,
+        )
+    return RewardJudge(
+        base,
+        failure_value=failure_value,
+        tolerance=tolerance,
+        retries=retries,
+        timeout=options.timeout,
+    )
+
+
+@app.command("serve-reward")
+@model_options(
+    concurrency=256,
+    concurrency_help="Judgments in flight at once, across all requests.",
+    timeout_help="Seconds per judgment, retries included; a slower one gets --failure-value.",
+    cache=False,
+    temperature_help="Judge sampling temperature (with --template).",
+)
+def serve_reward(
+    template: Annotated[
+        str | None,
+        typer.Option(help="Judge template (default: reward). Excludes --judge."),
+    ] = None,
+    judge: Annotated[
+        str | None,
+        typer.Option(help="A catalog judge instead of --template; --model replaces its model."),
+    ] = None,
+    host: Annotated[
+        str, typer.Option(help="Address to bind; 0.0.0.0 exposes the server to the network.")
+    ] = "127.0.0.1",
+    port: Annotated[int, typer.Option(min=0, max=65535, help="Port; 0 picks a free one.")] = 8000,
+    failure_value: Annotated[
+        float, typer.Option(help="Reward of a judgment that failed or timed out (flagged).")
+    ] = 0.0,
+    retries: Annotated[int, typer.Option(min=0, help="Re-asks for an unreadable verdict.")] = 0,
+    tolerance: Annotated[
+        float,
+        typer.Option(min=0.0, help="How far outside [0, 1] a reward-template score is clamped."),
+    ] = DEFAULT_TOLERANCE,
+    max_tokens: Annotated[
+        int | None, typer.Option(min=1, help="Tokens per verdict (default: the template's).")
+    ] = None,
+    catalog_dir: Annotated[
+        Path | None, typer.Option("--catalog", help="User catalog folder (else $JURIST_CATALOG).")
+    ] = None,
+    *,
+    options: ModelOptions,
+) -> int:
+    """Serve a judge as rewards: POST /get_reward (OpenRLHF), POST /v1/rewards, GET /health,
+    GET /metrics. SIGTERM finishes the requests in flight, then exits."""
+    from jurist.rewards._server import RewardService
+    from jurist.rewards._server_app import serve
+
+    rj = reward_judge(
+        options,
+        template=template,
+        judge=judge,
+        catalog_dir=catalog_dir,
+        failure_value=failure_value,
+        tolerance=tolerance,
+        retries=retries,
+        max_tokens=max_tokens,
+    )
+    service = RewardService(rj, concurrency=options.concurrency)
+
+    def ready(url: str) -> None:
+        print(
+            f"serving rewards on {url} (model {rj.judge.model.spec}, "
+            f"template {rj.judge.template.name}); SIGTERM or Ctrl-C stops",
+            flush=True,
+        )
+
+    # queued judgments wait for the bound, then each may take --timeout
+    grace = 2 * options.timeout + 5.0
+    asyncio.run(serve(service, host=host, port=port, on_ready=ready, shutdown_timeout=grace))
+    print("reward server stopped", file=sys.stderr, flush=True)
+    return EXIT_OK

@@ -1,0 +1,188 @@
+"""The aiohttp app of ``jurist serve-reward`` and the loop that serves it.
+
+Endpoints (see ``docs/rewards.md``, "Reward server"):
+
+- ``POST /get_reward``: OpenRLHF's remote reward model. Body ``{"query": [...],
+  "prompts": [...], "labels": [...]}``; answer ``{"rewards": [...], "scores": [...],
+  "extra_logs": {...}}`` where ``scores`` are the rewards clamped to [0, 1] and
+  ``extra_logs`` holds one list per flag: ``parse_failed``, ``clamped``, ``failed``,
+  ``timed_out`` (0 or 1) and ``raw_score`` (NaN where the judge gave no number).
+- ``POST /v1/rewards``: ``{"items": [{"response", "reference", "prompt"}, ...]}`` in,
+  ``{"rewards": [record, ...]}`` out (``reward``, ``raw_score``, ``judge_output``,
+  ``clamped``, ``parse_failed``, ``error``).
+- ``GET /health``: ``{"status": "ok", ...}``; ``GET /metrics``: Prometheus text.
+
+A body that cannot be judged gets HTTP 400 with ``{"error": "<field[index]>: <problem>"}``.
+:func:`serve` binds, calls ``on_ready`` with the URL, and on SIGTERM or SIGINT stops
+accepting connections and finishes the requests in flight before it returns.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from aiohttp import web
+
+from jurist._secrets import get_logger, scrub
+from jurist.rewards._server import BadBody, RewardService
+from jurist.rewards._server_metrics import CONTENT_TYPE
+
+__all__ = ["MAX_BODY_BYTES", "make_app", "serve"]
+
+MAX_BODY_BYTES = 256 * 1024 * 1024
+"""The largest request body accepted (a big OpenRLHF batch of long rollouts)."""
+
+_log = get_logger("jurist.rewards.server")
+_SERVICE: web.AppKey[RewardService] = web.AppKey("service", RewardService)
+_Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+def make_app(service: RewardService) -> web.Application:
+    """The app serving ``service`` (see the module doc for the endpoints)."""
+    app = web.Application(middlewares=[_timed], client_max_size=MAX_BODY_BYTES)
+    app[_SERVICE] = service
+    app.router.add_post("/get_reward", _get_reward)
+    app.router.add_post("/v1/rewards", _rewards)
+    app.router.add_get("/health", _health)
+    app.router.add_get("/metrics", _metrics)
+    return app
+
+
+@web.middleware
+async def _timed(request: web.Request, handler: _Handler) -> web.StreamResponse:
+    start = time.perf_counter()
+    status = 500
+    try:
+        response = await handler(request)
+        status = response.status
+        return response
+    except web.HTTPException as e:
+        status = e.status
+        raise
+    finally:
+        if request.match_info.route.resource is not None:  # a known endpoint
+            endpoint = request.match_info.route.resource.canonical
+            service = request.app[_SERVICE]
+            service.metrics.count_request(endpoint, status, time.perf_counter() - start)
+
+
+async def _body(request: web.Request) -> Any:
+    try:
+        return await request.json()
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise _bad(f"body: not valid JSON: {e}") from None
+
+
+def _bad(message: str) -> web.HTTPBadRequest:
+    return web.HTTPBadRequest(
+        text=json.dumps({"error": scrub(message)}), content_type="application/json"
+    )
+
+
+async def _get_reward(request: web.Request) -> web.Response:
+    service = request.app[_SERVICE]
+    try:
+        items = service.openrlhf_items(await _body(request))
+    except BadBody as e:
+        raise _bad(str(e)) from None
+    records = await service.score(items, "/get_reward")
+    rewards = [r["reward"] for r in records]
+    body = {
+        "rewards": rewards,
+        "scores": [_unit(r) for r in rewards],
+        "extra_logs": {
+            "parse_failed": [int(bool(r["parse_failed"])) for r in records],
+            "clamped": [int(bool(r["clamped"])) for r in records],
+            "failed": [int(r["error"] is not None) for r in records],
+            "timed_out": [int(str(r["error"]).startswith("timeout:")) for r in records],
+            "raw_score": [_raw(r["raw_score"]) for r in records],
+        },
+    }
+    return web.json_response(body)
+
+
+def _unit(reward: float | None) -> float:
+    if reward is None:  # a RewardJudge built with failure_value=None
+        return float("nan")
+    return min(1.0, max(0.0, float(reward)))
+
+
+def _raw(raw: float | None) -> float:
+    return float("nan") if raw is None else float(raw)
+
+
+async def _rewards(request: web.Request) -> web.Response:
+    service = request.app[_SERVICE]
+    try:
+        items = service.jurist_items(await _body(request))
+    except BadBody as e:
+        raise _bad(str(e)) from None
+    records = await service.score(items, "/v1/rewards")
+    return web.json_response({"rewards": records})
+
+
+async def _health(request: web.Request) -> web.Response:
+    service = request.app[_SERVICE]
+    judge = service.judge.judge
+    return web.json_response(
+        {
+            "status": "ok",
+            "model": scrub(judge.model.spec),
+            "template": judge.template.name,
+            "in_flight": service.in_flight,
+            "concurrency": service.concurrency,
+        }
+    )
+
+
+async def _metrics(request: web.Request) -> web.Response:
+    service = request.app[_SERVICE]
+    text = service.metrics.render(in_flight=service.in_flight)
+    return web.Response(body=text.encode(), headers={"Content-Type": CONTENT_TYPE})
+
+
+async def serve(
+    service: RewardService,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    on_ready: Callable[[str], None] | None = None,
+    shutdown_timeout: float = 60.0,
+) -> None:
+    """Serve until SIGTERM or SIGINT, then finish the requests in flight and return.
+
+    ``on_ready`` gets the URL once the socket is bound (with the real port when ``port``
+    is 0). ``shutdown_timeout``: how long in-flight requests may take to finish.
+    """
+    runner = web.AppRunner(
+        make_app(service),
+        handle_signals=False,
+        shutdown_timeout=shutdown_timeout,
+        access_log=None,
+    )
+    await runner.setup()
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    try:
+        site = web.TCPSite(runner, host, port)
+        await site.start()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, stop.set)
+        bound_host, bound_port = runner.addresses[0][:2]
+        shown = f"[{bound_host}]" if ":" in str(bound_host) else str(bound_host)
+        url = f"http://{shown}:{bound_port}"
+        _log.info("reward server listening on %s", url)
+        if on_ready is not None:
+            on_ready(url)
+        await stop.wait()
+        _log.info("reward server stopping: finishing %d judgment(s) in flight", service.in_flight)
+    finally:
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.remove_signal_handler(sig)
+        await runner.cleanup()
+        await service.aclose()

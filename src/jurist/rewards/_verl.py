@@ -1,0 +1,131 @@
+"""verl's batch and async reward shapes over one cached reward judge.
+
+Targets verl 0.9.1 (read from its source):
+
+- ``batch_compute_score`` is called the way ``verl.workers.reward_manager.batch.
+  BatchRewardManager.verify`` calls ``compute_score``: ``compute_score(data_sources=,
+  solution_strs=, ground_truths=, extra_infos=, **reward_kwargs)``, expecting one score or
+  dict per sample. The whole batch is judged concurrently.
+- ``compute_score_async`` is an ``async def`` with the per-sample signature: verl's reward
+  loop (``verl.experimental.reward_loop.reward_manager.naive.NaiveRewardManager.
+  run_single``) awaits a coroutine-function ``compute_score`` on its worker's event loop,
+  every sample of a chunk at once (``RewardLoopWorker.compute_score_batch`` gathers them),
+  instead of running a sync one in a thread pool.
+
+Each sample's dict has ``score`` plus the extras verl collects per key: ``raw_score``
+(``None`` when the judge gave no number: verl's validation metrics drop ``None`` before
+averaging, where a NaN would turn the mean into NaN), and ``parse_failed``, ``clamped`` and
+``failed`` as 0.0 / 1.0. Every dict has the same keys (verl's reward loop reads the keys of
+the first sample from all of them). A failed judgment scores ``failure_value``.
+
+The keyword arguments are :func:`~jurist.rewards._batch.reward_judge_from_kwargs`'s
+(verl's ``reward_kwargs``); ``reward_router_address`` and ``reward_model_tokenizer``, which
+verl's reward loop adds when a reward model router runs, are accepted and not used.
+
+>>> out = batch_compute_score(["gsm8k", "gsm8k"], ["42", "41"], ["42", "42"],
+...                           model="mock:v", outputs=["Score: 1.0", "no idea"])
+>>> out[0]
+{'score': 1.0, 'raw_score': 1.0, 'parse_failed': 0.0, 'clamped': 0.0, 'failed': 0.0}
+>>> out[1]
+{'score': 0.0, 'raw_score': None, 'parse_failed': 1.0, 'clamped': 0.0, 'failed': 1.0}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
+
+from jurist.errors import ConfigError, DataError
+from jurist.rewards._batch import RewardJudge, reward_judge_from_kwargs
+
+__all__ = ["batch_compute_score", "compute_score_async", "verl_record"]
+
+
+class Column(Protocol):
+    """A list or a numpy array: what verl passes (its non-tensor columns are arrays)."""
+
+    def __len__(self) -> int: ...
+
+    def __getitem__(self, index: int, /) -> Any: ...
+
+
+_VERL_EXTRAS = ("reward_router_address", "reward_model_tokenizer")
+
+
+def verl_record(record: Mapping[str, Any]) -> dict[str, float | None]:
+    """A reward record as the dict verl takes: ``score`` plus numeric extras."""
+    score = record["reward"]
+    if score is None:
+        raise ConfigError("verl needs a number for every sample: failure_value must not be None")
+    raw = record.get("raw_score")
+    return {
+        "score": float(score),
+        "raw_score": None if raw is None else float(raw),
+        "parse_failed": float(bool(record.get("parse_failed"))),
+        "clamped": float(bool(record.get("clamped"))),
+        "failed": float(record.get("error") is not None),
+    }
+
+
+def _judge(kwargs: dict[str, Any]) -> RewardJudge:
+    for key in _VERL_EXTRAS:
+        kwargs.pop(key, None)
+    judge = reward_judge_from_kwargs(**kwargs)
+    if judge.failure_value is None:
+        raise ConfigError("verl needs a number for every sample: failure_value must not be None")
+    return judge
+
+
+def _question(extra_info: Any) -> str | None:
+    """The question verl's data preprocessing usually keeps in ``extra_info``."""
+    if isinstance(extra_info, Mapping):
+        for key in ("question", "prompt"):
+            value = extra_info.get(key)
+            if isinstance(value, str) and value:
+                return value
+    return None
+
+
+def _reference(ground_truth: Any, where: str) -> str:
+    if ground_truth is None:
+        raise DataError(f"{where}: ground_truth is None; the judge needs a reference answer")
+    return str(ground_truth)
+
+
+def batch_compute_score(
+    data_sources: Column,
+    solution_strs: Sequence[str],
+    ground_truths: Column,
+    extra_infos: Column | None = None,
+    **kwargs: Any,
+) -> list[dict[str, float | None]]:
+    """verl's batch ``compute_score``: the whole batch judged concurrently (module doc)."""
+    judge = _judge(kwargs)
+    n = len(solution_strs)
+    if len(ground_truths) != n or len(data_sources) != n:
+        raise DataError(
+            f"batch_compute_score: {n} solution_strs, {len(ground_truths)} ground_truths, "
+            f"{len(data_sources)} data_sources; they must match"
+        )
+    if extra_infos is not None and len(extra_infos) != n:
+        raise DataError(
+            f"batch_compute_score: {len(extra_infos)} extra_infos for {n} solution_strs"
+        )
+    refs = [_reference(ground_truths[i], f"batch_compute_score: sample {i}") for i in range(n)]
+    prompts = None if extra_infos is None else [_question(extra_infos[i]) for i in range(n)]
+    records = judge.score_batch_sync(list(solution_strs), refs, prompts)
+    return [verl_record(r) for r in records]
+
+
+async def compute_score_async(
+    data_source: Any,
+    solution_str: str,
+    ground_truth: Any,
+    extra_info: Any = None,
+    **kwargs: Any,
+) -> dict[str, float | None]:
+    """verl's per-sample ``compute_score`` as a coroutine function, for its reward loop."""
+    judge = _judge(kwargs)
+    reference = _reference(ground_truth, f"compute_score_async ({data_source})")
+    record = await judge.score_one(solution_str, reference, _question(extra_info))
+    return verl_record(record)
