@@ -49,6 +49,10 @@ def test_agreement_nominal_and_ordinal(tmp_path: Path, capsys: pytest.CaptureFix
         capsys,
     )
     assert code == EXIT_OK and "pearson" in out and "rmse" in out
+    # compared on the stars' own 1-5 scale (verdicts 1 2 3 5 5 2 vs stars 1 2 3 4 5 3),
+    # never the 0-1 score against 1-5 labels (RMSE ~2.8)
+    assert "verdict scale" in " ".join(out.split()) or "judge's scale" in " ".join(out.split())
+    assert re.search(r"rmse\W+0\.5774", out), out
     code, _, err = run(["agreement", str(tmp_path / "ordinal"), "--labels", "nope"], capsys)
     assert code == EXIT_USAGE and "item 0 has no field 'nope'" in err
     code, _, err = run(["agreement", str(tmp_path / "missing"), "--labels", "x"], capsys)

@@ -2,8 +2,11 @@
 
 For a rubric run (its results carry criteria) FIELD holds each item's ground truth, one
 label per criterion; the command prints per-criterion, between-judge and per-judge
-figures. Otherwise FIELD holds one label per item and the judge's verdict (nominal,
-ordinal) or score (interval) is compared with it.
+figures. Otherwise FIELD holds one label per item, compared as the HTML report compares
+it: with the judge's verdicts when every label is on the judge's scale (a 1-5 judge and
+1-5 labels: ordinal figures on 1-5), else with the 0-1 score; the table's title says which.
+``--kind`` picks the statistics, never the scale: ``--kind interval`` on 1-5 labels gives
+RMSE in stars, not between a 0-1 score and stars.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from rich.table import Table
 from jurist.cli._app import EXIT_OK, app
 from jurist.errors import ConfigError, DataError
 from jurist.evaluate import Run
+from jurist.evaluate._report_scale import choose, scale_of
 from jurist.metrics import Agreement, RubricMetrics, agreement, criteria_info, rubric_metrics
 
 
@@ -110,9 +114,26 @@ def agreement_command(
         _print_rubric(console, rubric_metrics(info, truth, outcomes))
         return EXIT_OK
     verdicts = [o.get("verdict") for o in outcomes]
-    chosen = choose_kind(verdicts, [t for t in truth if t is not None]) if kind == "auto" else kind
-    values = scores if chosen == "interval" else verdicts
-    what = f"judge {'score' if chosen == 'interval' else 'verdict'} vs {labels}"
+    scale = scale_of(run.manifest.judge)
+    if scale is not None:
+        # the report's rule: on the verdict scale when the labels are on it, else the score
+        triples = [
+            (s, v, t)
+            for s, v, t in zip(scores, verdicts, truth, strict=True)
+            if s is not None and t is not None
+        ]
+        comparison = choose(triples, scale)
+        chosen = comparison.kind if kind == "auto" else kind
+        pairs = [comparison.values(*x, scale) for x in zip(scores, verdicts, truth, strict=True)]
+        values: list[Any] = [None if p is None else p[0] for p in pairs]
+        truth = [None if p is None else p[1] for p in pairs]
+        what = f"{comparison.note}; labels from {labels}"
+    else:
+        chosen = (
+            choose_kind(verdicts, [t for t in truth if t is not None]) if kind == "auto" else kind
+        )
+        values = scores if chosen == "interval" else verdicts
+        what = f"judge {'score' if chosen == 'interval' else 'verdict'} vs {labels}"
     res = agreement(values, truth, kind=chosen, ci=ci)  # type: ignore[arg-type]
     _print_agreement(console, res, what)
     return EXIT_OK
