@@ -33,6 +33,7 @@ from pydantic import (
     ConfigDict,
     Field,
     SerializerFunctionWrapHandler,
+    ValidationError,
     model_serializer,
     model_validator,
 )
@@ -48,6 +49,7 @@ from jurist.templates._parse import (
     split_reasoning,
 )
 from jurist.templates._scale import LabelScale, NumericScale, Scale
+from jurist.templates._yaml_format import read_template_file, template_error, template_kwargs
 from jurist.types import Message
 
 __all__ = ["Template"]
@@ -127,9 +129,26 @@ class Template(BaseModel):
     @classmethod
     def from_yaml(cls, path: str | Path) -> Template:
         """A custom template from a YAML file (see :func:`jurist.templates.load_template`)."""
-        from jurist.templates._yaml import load_template
+        p = Path(path)
+        data, lines = read_template_file(p)
+        return cls.from_dict(data, source=str(p), default_name=p.stem, lines=lines)
 
-        return load_template(path)
+    @classmethod
+    def from_dict(
+        cls,
+        data: dict[str, Any],
+        *,
+        source: str = "<template>",
+        default_name: str = "custom",
+        lines: Mapping[str, int] | None = None,
+    ) -> Template:
+        """A custom template from the mapping a YAML template file holds (``lines``: the line
+        of each top-level key, for error messages); errors name ``source``, line and key."""
+        kwargs = template_kwargs(data, source=source, default_name=default_name, lines=lines)
+        try:
+            return cls(**kwargs)
+        except ValidationError as e:
+            raise template_error(e, source, lines) from None
 
     # -- the verdict form ------------------------------------------------------------------
 

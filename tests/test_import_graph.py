@@ -1,0 +1,189 @@
+"""jurist's modules import each other one way: the import graph of src/jurist has no cycle.
+
+The graph is built statically, with :mod:`ast`, from every ``import`` and ``from ... import``
+anywhere in a module: at the top, inside functions and methods (a lazy import that dodges a
+cycle at run time is still a cycle in the design) and under ``if TYPE_CHECKING:`` (a type
+that only one side may name is still a dependency). The rules:
+
+- a node is a module of src/jurist; a package is its ``__init__``;
+- ``import a.b.c`` is an edge to ``a.b.c``; ``from a.b import c`` is an edge to ``a.b.c``
+  when ``c`` is a module, else to ``a.b``; relative imports are resolved first;
+- every edge counts, a package ``__init__`` importing its own submodules included (then a
+  submodule that imports from its own package's ``__init__`` closes a cycle);
+- importing ``a.b.c`` also runs ``a/__init__`` and ``a/b/__init__``; those implicit parent
+  imports are not edges (every module would otherwise depend on ``jurist/__init__``);
+- imports of modules outside jurist are ignored.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+
+
+def _modules(src: Path) -> dict[str, Path]:
+    """Dotted module name -> file, for every module of the ``jurist`` package under ``src``."""
+    out: dict[str, Path] = {}
+    for path in sorted((src / "jurist").rglob("*.py")):
+        parts = list(path.relative_to(src).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        out[".".join(parts)] = path
+    return out
+
+
+def _imports(name: str, path: Path, modules: dict[str, Path]) -> Iterator[tuple[str, int]]:
+    """``(imported jurist module, line)`` for every import statement in ``path``."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name in modules:
+                    yield alias.name, node.lineno
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - (node.level - 1)]
+                target = ".".join([*base, node.module] if node.module else base)
+            else:
+                target = node.module or ""
+            for alias in node.names:
+                submodule = f"{target}.{alias.name}"
+                if submodule in modules:
+                    yield submodule, node.lineno
+                elif target in modules:
+                    yield target, node.lineno
+
+
+def import_graph(src: Path = SRC) -> dict[str, dict[str, int]]:
+    """module -> {imported module: first line importing it}, jurist modules only."""
+    modules = _modules(src)
+    graph: dict[str, dict[str, int]] = {}
+    for name, path in modules.items():
+        edges: dict[str, int] = {}
+        for target, line in _imports(name, path, modules):
+            if target != name:
+                edges[target] = min(line, edges.get(target, line))
+        graph[name] = edges
+    return graph
+
+
+def cycles(graph: dict[str, dict[str, int]]) -> list[list[str]]:
+    """The strongly connected components with more than one module (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component: list[str] = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return sorted(found)
+
+
+def _describe(graph: dict[str, dict[str, int]], component: list[str]) -> str:
+    members = set(component)
+    edges = [
+        f"  {src}:{line} imports {dst}"
+        for src in component
+        for dst, line in sorted(graph[src].items())
+        if dst in members
+    ]
+    return "cycle between " + ", ".join(component) + "\n" + "\n".join(edges)
+
+
+def test_the_graph_sees_every_kind_of_import(tmp_path: Path) -> None:
+    pkg = tmp_path / "jurist"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("from jurist.a import A\n")
+    (pkg / "a.py").write_text("import jurist.sub.b\nimport os\n")
+    (pkg / "sub" / "__init__.py").write_text("from . import b\n")
+    (pkg / "sub" / "b.py").write_text(
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n    from ..a import A\n"
+        "def f():\n    from jurist.sub import c\n    from jurist import a\n"
+    )
+    (pkg / "sub" / "c.py").write_text("from jurist.sub import X\n")
+    graph = import_graph(tmp_path)
+    assert graph == {
+        "jurist": {"jurist.a": 1},
+        "jurist.a": {"jurist.sub.b": 1},
+        "jurist.sub": {"jurist.sub.b": 1},
+        "jurist.sub.b": {"jurist.a": 3, "jurist.sub.c": 5},
+        "jurist.sub.c": {"jurist.sub": 1},
+    }
+    # a <-> b through a TYPE_CHECKING import; sub -> b -> c -> sub through a lazy import
+    assert cycles(graph) == [["jurist.a", "jurist.sub", "jurist.sub.b", "jurist.sub.c"]]
+
+
+def test_no_import_cycle_between_jurist_modules() -> None:
+    graph = import_graph()
+    assert "jurist.cli" in graph and "jurist.judges.rubric._grader" in graph
+    found = cycles(graph)
+    assert not found, "\n".join(_describe(graph, c) for c in found)
+
+
+def test_the_cli_app_has_every_command_once_jurist_cli_is_imported() -> None:
+    # the commands register on the app when jurist.cli imports them (jurist.cli._main);
+    # nothing needs main() to run first, and _app itself imports no command
+    import typer
+
+    from jurist.cli import app
+
+    group = typer.main.get_command(app)
+    commands = set(group.commands)  # type: ignore[attr-defined]
+    expected = {"agreement", "catalog", "compare", "eval-model", "grade", "judge", "report"}
+    assert expected | {"templates"} <= commands
+    assert not {m for m in import_graph()["jurist.cli._app"] if m.startswith("jurist.cli.")}
+
+
+def test_template_from_dict_and_from_yaml_build_the_same_template(tmp_path: Path) -> None:
+    # Template builds itself from the YAML format module (_yaml_format imports no Template)
+    from jurist.errors import ConfigError
+    from jurist.templates import Template, load_template
+
+    text = (
+        "name: ok\nmessages:\n  - {role: user, content: 'Is it right? {response}'}\n"
+        "fields: [response]\nscale: {labels: {'Yes': 1.0, 'No': 0.0}}\n"
+    )
+    path = tmp_path / "ok.yaml"
+    path.write_text(text)
+    data = {
+        "name": "ok",
+        "messages": [{"role": "user", "content": "Is it right? {response}"}],
+        "fields": ["response"],
+        "scale": {"labels": {"Yes": 1.0, "No": 0.0}},
+    }
+    from_dict = Template.from_dict(data, source=str(path))
+    assert from_dict == Template.from_yaml(path) == load_template(path)
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(text + "max_tokens: lots\n")  # the error building the Template names the line
+    with pytest.raises(ConfigError, match=r"bad\.yaml:6: max_tokens: .*integer"):
+        Template.from_yaml(bad)
