@@ -18,17 +18,8 @@ adapters read ``llm_as_judge_reward`` strictly: a score further than ``tolerance
 clamping (``lenient=True`` on the reward itself) is never used here, since a policy
 trained on it learns to make the judge print large numbers.
 
->>> from jurist.rewards import RewardBackend, trl_reward_func
->>> from jurist.models import MockModel
->>> backend = RewardBackend(MockModel("j", outputs=["Score: 1.0", "Score: 0.2"]))
->>> fn = trl_reward_func(answer_column="solution", llm_backend=backend)
->>> fn(completions=[[{"role": "assistant", "content": "Paris"}],
-...                 [{"role": "assistant", "content": "Lyon"}]],
-...    solution=["Paris", "Paris"])
-[1.0, 0.2]
->>> fn.__name__
-'llm_as_judge_reward'
->>> fn.close()
+The TRL functions live in :mod:`jurist.rewards._trl` (examples there); verl's in
+:mod:`jurist.rewards._verl`.
 """
 
 from __future__ import annotations
