@@ -27,6 +27,8 @@ from typing import Any, Literal
 
 from aiohttp import web
 
+from tests._loopback import Loopback
+
 __all__ = ["Fault", "FaultServer", "drop", "hang", "ok", "status"]
 
 FaultKind = Literal["ok", "status", "hang", "drop"]
@@ -70,8 +72,11 @@ def drop() -> Fault:
     return Fault("drop")
 
 
-class FaultServer:
-    """The server; use it as a context manager, or call :meth:`start` and :meth:`stop`."""
+class FaultServer(Loopback):
+    """The server; use it as a context manager, or call :meth:`start` and :meth:`stop`.
+
+    ``url`` is the base URL to give the client (``http://127.0.0.1:PORT/v1``).
+    """
 
     def __init__(
         self,
@@ -79,6 +84,7 @@ class FaultServer:
         *,
         by_prompt: Mapping[str, Sequence[Fault]] | None = None,
     ) -> None:
+        super().__init__(self._handle, shutdown_timeout=0.5)
         self._lock = threading.Lock()
         self._queue: collections.deque[Fault] = collections.deque(script)
         self._by_prompt: dict[str, collections.deque[Fault]] = {
@@ -87,16 +93,6 @@ class FaultServer:
         self.requests = 0
         self.bodies: list[dict[str, Any]] = []
         self.faults_served: list[FaultKind] = []
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread: threading.Thread | None = None
-        self._runner: web.AppRunner | None = None
-        self._stopping: asyncio.Event | None = None
-        self.port = 0
-
-    @property
-    def url(self) -> str:
-        """The base URL to give the client (``http://127.0.0.1:PORT/v1``)."""
-        return f"http://127.0.0.1:{self.port}/v1"
 
     def script(self, *faults: Fault) -> None:
         """Append faults to the global queue."""
@@ -107,45 +103,6 @@ class FaultServer:
         """Append faults for requests whose last user message is ``prompt``."""
         with self._lock:
             self._by_prompt.setdefault(prompt, collections.deque()).extend(faults)
-
-    # -- lifecycle --------------------------------------------------------------------
-
-    def start(self) -> FaultServer:
-        self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
-        self._thread.start()
-        asyncio.run_coroutine_threadsafe(self._serve(), self._loop).result(timeout=10)
-        return self
-
-    async def _serve(self) -> None:
-        self._stopping = asyncio.Event()
-        app = web.Application()
-        app.router.add_post("/v1/chat/completions", self._handle)
-        self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0, shutdown_timeout=0.5)
-        await site.start()
-        self.port = int(self._runner.addresses[0][1])
-
-    def stop(self) -> None:
-        if self._loop is None or self._thread is None:
-            return
-        asyncio.run_coroutine_threadsafe(self._shutdown(), self._loop).result(timeout=10)
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(timeout=10)
-        self._loop.close()
-        self._loop = None
-
-    async def _shutdown(self) -> None:
-        assert self._stopping is not None and self._runner is not None
-        self._stopping.set()
-        await self._runner.cleanup()
-
-    def __enter__(self) -> FaultServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
     # -- requests ---------------------------------------------------------------------
 
@@ -175,9 +132,8 @@ class FaultServer:
             # Nothing more can be written; a cancelled handler is not logged as an error.
             raise asyncio.CancelledError
         if fault.kind == "hang":
-            assert self._stopping is not None
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._stopping.wait(), fault.seconds)
+                await asyncio.wait_for(self.stopping.wait(), fault.seconds)
         if fault.kind == "status":
             error = {"message": f"scripted HTTP {fault.status}", "type": "scripted"}
             return web.json_response(

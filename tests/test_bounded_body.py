@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import gzip
-import threading
 import tracemalloc
 from collections.abc import Iterator
 
@@ -21,47 +20,20 @@ from jurist.models import RetryModel
 from jurist.models._openai import OpenAIModel
 from jurist.models._retry import is_transient
 from jurist.types import Message, Request
+from tests._loopback import Loopback
 
 REQ = Request(messages=(Message(role="user", content="q"),), temperature=0)
 CHUNK = b"x" * 65536
 
 
-class _Server:
+class _Server(Loopback):
     """Serves ``/v1/chat/completions`` in one of several misbehaving modes."""
 
     def __init__(self, mode: str) -> None:
+        super().__init__(self._handle, shutdown_timeout=0.2)
         self.mode = mode
         self.requests = 0
         self.sent = 0
-        self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
-        self._runner: web.AppRunner | None = None
-        self.port = 0
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
-
-    def __enter__(self) -> _Server:
-        self._thread.start()
-        asyncio.run_coroutine_threadsafe(self._serve(), self._loop).result(timeout=10)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        assert self._runner is not None
-        asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop).result(timeout=10)
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(timeout=10)
-        self._loop.close()
-
-    async def _serve(self) -> None:
-        app = web.Application()
-        app.router.add_post("/v1/chat/completions", self._handle)
-        self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0, shutdown_timeout=0.2)
-        await site.start()
-        self.port = int(self._runner.addresses[0][1])
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         await request.read()

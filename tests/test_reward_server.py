@@ -36,53 +36,21 @@ from jurist.rewards._batch import RewardJudge
 from jurist.rewards._server import RewardService
 from jurist.rewards._server_app import make_app
 from tests._fault_server import _completion
+from tests._loopback import Loopback
 
 API_KEY = "sk-test-serve-reward-4a7b9c"
 _RESPONSE = re.compile(r"<response>\n(.*?)\n</response>", re.S)
 
 
-class ScoreServer:
+class ScoreServer(Loopback):
     """An OpenAI-compatible chat server whose answer depends on the judged response."""
 
     def __init__(self) -> None:
+        super().__init__(self._handle)
         self.calls: collections.Counter[str] = collections.Counter()
         self.running = 0
         self.most_running = 0
-        self.port = 0
         self._lock = threading.Lock()
-        self._loop = asyncio.new_event_loop()
-        self._stopping: asyncio.Event | None = None
-        self._runner: web.AppRunner | None = None
-        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
-
-    def start(self) -> ScoreServer:
-        self._thread.start()
-        asyncio.run_coroutine_threadsafe(self._serve(), self._loop).result(timeout=10)
-        return self
-
-    async def _serve(self) -> None:
-        self._stopping = asyncio.Event()
-        app = web.Application()
-        app.router.add_post("/v1/chat/completions", self._handle)
-        self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        self.port = int(self._runner.addresses[0][1])
-
-    def stop(self) -> None:
-        async def down() -> None:
-            assert self._stopping is not None and self._runner is not None
-            self._stopping.set()
-            await self._runner.cleanup()
-
-        asyncio.run_coroutine_threadsafe(down(), self._loop).result(timeout=10)
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(timeout=10)
 
     def reset(self) -> None:
         with self._lock:
@@ -102,9 +70,8 @@ class ScoreServer:
         try:
             wait = re.search(r"wait=([\d.]+)", response)
             if wait:
-                assert self._stopping is not None
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._stopping.wait(), float(wait.group(1)))
+                    await asyncio.wait_for(self.stopping.wait(), float(wait.group(1)))
             if "boom" in response:
                 error = {"message": "the judge refuses this one", "type": "invalid_request"}
                 return web.json_response({"error": error}, status=400)

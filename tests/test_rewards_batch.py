@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import re
 import threading
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -26,55 +25,29 @@ from jurist.rewards import (
     compute_score_async,
     reward_judge_from_kwargs,
 )
+from tests._fault_server import _completion
+from tests._loopback import Loopback
 
 _RESPONSE = re.compile(r"<response>\n(?P<text>.*)\n</response>", re.S)
 
 
-class ScoreServer:
+class ScoreServer(Loopback):
     """A loopback judge that scores by the response in the prompt (see the module doc)."""
 
     def __init__(self, delay: float = 0.02) -> None:
+        super().__init__(self._handle, shutdown_timeout=0.2)
         self.delay = delay
         self.bodies: list[dict[str, Any]] = []
         self.peers: set[Any] = set()
         self.in_flight = 0
         self.peak = 0
         self._lock = threading.Lock()
-        self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
-        self._runner: web.AppRunner | None = None
-        self.port = 0
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
 
     def reset(self) -> None:
         with self._lock:
             self.bodies.clear()
             self.peers.clear()
             self.peak = 0
-
-    def __enter__(self) -> ScoreServer:
-        self._thread.start()
-        asyncio.run_coroutine_threadsafe(self._start(), self._loop).result(timeout=10)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        assert self._runner is not None
-        asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop).result(timeout=10)
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(timeout=10)
-        self._loop.close()
-
-    async def _start(self) -> None:
-        app = web.Application()
-        app.router.add_post("/v1/chat/completions", self._handle)
-        self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0, shutdown_timeout=0.2)
-        await site.start()
-        self.port = int(self._runner.addresses[0][1])
 
     async def _handle(self, request: web.Request) -> web.Response:
         body = await request.json()
@@ -96,22 +69,7 @@ class ScoreServer:
             return web.json_response({"error": {"message": "boom"}}, status=500)
         answer = {"good": "Score: 0.9", "hair": "Score: 1.03", "garbage": "I like it"}
         content = answer.get(text, "Score: 0.2")
-        return web.json_response(
-            {
-                "id": "x",
-                "object": "chat.completion",
-                "created": int(time.time()),
-                "model": body.get("model", "x"),
-                "choices": [
-                    {
-                        "index": 0,
-                        "message": {"role": "assistant", "content": content},
-                        "finish_reason": "stop",
-                    }
-                ],
-                "usage": {"prompt_tokens": 10, "completion_tokens": 3, "total_tokens": 13},
-            }
-        )
+        return web.json_response(_completion(body, content))
 
 
 @pytest.fixture(scope="module")

@@ -9,10 +9,8 @@ proxies do.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,6 +22,7 @@ import jurist
 from jurist._secrets import REDACTED, ScrubFilter, get_logger, is_secret_key, scrub
 from jurist.cli import main
 from jurist.models import RetryModel
+from tests._loopback import Loopback
 
 KEYS = {
     "flag": "flag-KEY-6f1d2c3b4a",
@@ -38,37 +37,13 @@ KEYS = {
 }
 
 
-class KeyServer:
+class KeyServer(Loopback):
     """A minimal chat-completions server in its own thread, recording Authorization."""
 
     def __init__(self) -> None:
+        super().__init__(self._handle)
         self.auth: list[str] = []
         self._echoed: set[str] = set()
-        self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
-        self._runner: web.AppRunner | None = None
-        self.url = ""
-
-    def __enter__(self) -> KeyServer:
-        self._thread.start()
-        asyncio.run_coroutine_threadsafe(self._start(), self._loop).result(timeout=10)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        assert self._runner is not None
-        asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop).result(timeout=10)
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(timeout=10)
-        self._loop.close()
-
-    async def _start(self) -> None:
-        app = web.Application()
-        app.router.add_post("/v1/chat/completions", self._handle)
-        self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        self.url = f"http://127.0.0.1:{self._runner.addresses[0][1]}/v1"
 
     async def _handle(self, request: web.Request) -> web.Response:
         auth = request.headers.get("Authorization", "")

@@ -58,6 +58,7 @@ from jurist.judges import LLMJudge
 from jurist.judges._batch import run_items
 from jurist.models import LimitedModel, Model, get_model
 from jurist.rewards._judge_reward import DEFAULT_TOLERANCE, judgment_to_reward
+from jurist.rewards._loop import LoopThread
 from jurist.types import Judgment
 
 __all__ = [
@@ -220,34 +221,15 @@ def judgment_record(
 
 # -- the background loop for sync callers ---------------------------------------------
 
-_loop: asyncio.AbstractEventLoop | None = None
-_loop_lock = threading.Lock()
+_BACKGROUND = LoopThread("jurist-rewards-loop")
 
 
-def _background_loop() -> asyncio.AbstractEventLoop:
-    global _loop
-    with _loop_lock:
-        if _loop is None or _loop.is_closed():
-            loop = asyncio.new_event_loop()
-            thread = threading.Thread(
-                target=loop.run_forever, name="jurist-rewards-loop", daemon=True
-            )
-            thread.start()
-            if _loop is None:
-                atexit.register(_close_background_loop)
-            _loop = loop
-        return _loop
-
-
+@atexit.register
 def _close_background_loop() -> None:
     """At exit: close what the loop holds open (HTTP pools close via async generators)."""
-    loop = _loop
-    if loop is None or loop.is_closed() or not loop.is_running():
-        return
     # exiting anyway: an unfinished close only costs a warning
     with contextlib.suppress(TimeoutError, RuntimeError):
-        asyncio.run_coroutine_threadsafe(loop.shutdown_asyncgens(), loop).result(timeout=5)
-    loop.call_soon_threadsafe(loop.stop)
+        _BACKGROUND.close(timeout=5)
 
 
 def run_in_background(coro: Coroutine[Any, Any, T]) -> T:
@@ -255,18 +237,7 @@ def run_in_background(coro: Coroutine[Any, Any, T]) -> T:
 
     One loop serves every sync call, so connection pools are opened once and reused.
     """
-    loop = _background_loop()
-    try:
-        running = asyncio.get_running_loop()
-    except RuntimeError:
-        running = None
-    if running is loop:
-        coro.close()
-        raise RuntimeError(
-            "a sync reward call was made from the reward event loop itself; await the "
-            "async form (score_batch) instead"
-        )
-    return asyncio.run_coroutine_threadsafe(coro, loop).result()
+    return _BACKGROUND.run(coro)
 
 
 # -- building from keyword arguments ------------------------------------------------

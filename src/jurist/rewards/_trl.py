@@ -13,6 +13,10 @@ kept for the reward's lifetime, so an HTTP judge keeps one connection pool acros
 coroutine function: TRL (1.x) sees that and awaits it, together with its other async
 rewards, on the trainer's own event loop, which also lives as long as the trainer.
 
+Instead of ``llm_backend=``, keyword options such as ``model=``, ``template=``, ``rpm=``
+(:data:`JUDGE_OPTIONS`) describe the judge as verl's ``reward_kwargs`` do: they build the
+process's cached :class:`~jurist.rewards.RewardJudge` for that configuration.
+
 A failed judgment (API error, unreadable or far out-of-range verdict) gives
 ``failure_value``: 0.0 by default, as :func:`~jurist.rewards.llm_as_judge_reward` does;
 ``None`` makes TRL skip the completion (a completion every reward skips gets advantage 0,
@@ -37,28 +41,30 @@ and ``<name>/clamped`` as metrics (the same keys on every call, as TRL needs acr
 from __future__ import annotations
 
 import asyncio
-import threading
-from collections.abc import Coroutine, Mapping, Sequence
-from typing import Any, TypeVar
+from collections.abc import Mapping, Sequence
+from typing import Any, TypedDict, Unpack
 
-from jurist.errors import DataError
+from jurist.errors import ConfigError, DataError
 from jurist.judges._batch import run_items
 from jurist.models import Model
 from jurist.rewards._backend import RewardBackend
+from jurist.rewards._batch import (
+    DEFAULT_CONCURRENCY,
+    REWARD_KWARGS,
+    RewardJudge,
+    reward_judge_from_kwargs,
+)
 from jurist.rewards._judge_reward import (
     DEFAULT_TOLERANCE,
     llm_as_judge_reward,
     llm_as_judge_rewards_async,
 )
+from jurist.rewards._loop import LoopThread
 from jurist.rewards._registry import RewardFunction, get_reward_from_name
 
 __all__ = ["AsyncTRLReward", "TRLReward", "trl_reward_func", "trl_reward_func_async"]
 
 Backend = RewardBackend | Model | str | None
-T = TypeVar("T")
-
-DEFAULT_CONCURRENCY = 256
-"""Judgments in flight at once per call (a local model batches what it can of them)."""
 
 
 def _text(x: Any, what: str) -> str:
@@ -75,52 +81,36 @@ def _text(x: Any, what: str) -> str:
     )
 
 
-class _LoopThread:
-    """An event loop in a daemon thread, started on first use and kept until :meth:`close`."""
+class TRLOptions(TypedDict, total=False):
+    """The keyword options of :func:`trl_reward_func` and :func:`trl_reward_func_async`."""
 
-    def __init__(self, name: str) -> None:
-        self._name = name
-        self._lock = threading.Lock()
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread: threading.Thread | None = None
+    answer_column: str
+    include_prompt: bool
+    failure_value: float | None
+    llm_backend: Backend
+    tolerance: float
+    concurrency: int
+    retries: int
+    name: str | None
+    model: str
+    base_url: str
+    api_key: str
+    template: str
+    judge: str
+    rpm: float
+    tpm: float
+    max_retries: int
+    timeout: float
+    temperature: float
+    max_tokens: int
+    outputs: list[str]
+    cycle: bool
 
-    @property
-    def loop(self) -> asyncio.AbstractEventLoop | None:
-        return self._loop
 
-    def _start(self) -> asyncio.AbstractEventLoop:
-        with self._lock:
-            if self._loop is None:
-                loop = asyncio.new_event_loop()
-                thread = threading.Thread(target=loop.run_forever, name=self._name, daemon=True)
-                thread.start()
-                self._loop, self._thread = loop, thread
-            return self._loop
-
-    def run(self, coro: Coroutine[Any, Any, T]) -> T:
-        loop = self._start()
-        try:
-            running = asyncio.get_running_loop()
-        except RuntimeError:
-            running = None
-        if running is loop:
-            coro.close()
-            raise RuntimeError(
-                f"{self._name}: called from its own event loop; await the async variant there"
-            )
-        return asyncio.run_coroutine_threadsafe(coro, loop).result()
-
-    def close(self) -> None:
-        """Close the loop's async generators (an HTTP model's session closer is one), stop it."""
-        with self._lock:
-            loop, thread = self._loop, self._thread
-            self._loop = self._thread = None
-        if loop is None or thread is None:
-            return
-        asyncio.run_coroutine_threadsafe(loop.shutdown_asyncgens(), loop).result()
-        loop.call_soon_threadsafe(loop.stop)
-        thread.join()
-        loop.close()
+JUDGE_OPTIONS = tuple(
+    k for k in REWARD_KWARGS if k not in {"concurrency", "retries", "failure_value", "tolerance"}
+)
+"""The options that build the judge as :func:`~jurist.rewards.reward_judge_from_kwargs` does."""
 
 
 class _TRLRewardBase:
@@ -128,16 +118,17 @@ class _TRLRewardBase:
 
     def __init__(
         self,
-        reward_name: str,
+        reward_name: str = "llm_as_judge_reward",
         *,
-        answer_column: str,
-        include_prompt: bool,
-        failure_value: float | None,
-        llm_backend: Backend,
-        tolerance: float,
-        concurrency: int,
-        retries: int,
+        answer_column: str = "answer",
+        include_prompt: bool = True,
+        failure_value: float | None = 0.0,
+        llm_backend: Backend = None,
+        tolerance: float = DEFAULT_TOLERANCE,
+        concurrency: int = DEFAULT_CONCURRENCY,
+        retries: int = 0,
         name: str | None = None,
+        **judge_options: Any,
     ) -> None:
         if concurrency < 1:
             raise ValueError(f"concurrency must be >= 1, got {concurrency!r}")
@@ -151,6 +142,36 @@ class _TRLRewardBase:
         self.retries = retries
         # TRL names a reward by ``__name__`` (metrics ``rewards/<name>/mean``).
         self.__name__ = self.__qualname__ = name or self.target.name
+        self.judge_options = judge_options
+        self._reward_judge = self._build_reward_judge()
+
+    def _build_reward_judge(self) -> RewardJudge | None:
+        """The cached :class:`RewardJudge` that the judge options describe, if any are given."""
+        if not self.judge_options:
+            return None
+        where = f"the TRL reward {self.__name__!r}"
+        unknown = sorted(set(self.judge_options) - set(JUDGE_OPTIONS))
+        if unknown:
+            raise ConfigError(
+                f"{where}: unknown option(s) {unknown}; the judge options are {list(JUDGE_OPTIONS)}"
+            )
+        if self.target is not llm_as_judge_reward:
+            raise ConfigError(
+                f"{where}: the judge options {sorted(self.judge_options)} build the judge of "
+                f"llm_as_judge_reward; the reward {self.target.name!r} takes llm_backend="
+            )
+        if self.llm_backend is not None:
+            raise ConfigError(
+                f"{where}: give llm_backend= or the judge options "
+                f"{sorted(self.judge_options)}, not both"
+            )
+        return reward_judge_from_kwargs(
+            **self.judge_options,
+            concurrency=self.concurrency,
+            retries=self.retries,
+            failure_value=self.failure_value,
+            tolerance=self.tolerance,
+        )
 
     def __repr__(self) -> str:
         return (
@@ -162,13 +183,17 @@ class _TRLRewardBase:
         # TRL's async GRPO worker pickles reward functions into a spawned process. The
         # registered reward travels by name: the child imports jurist, which registers
         # it (a custom reward's module must be imported there too).
+        # A judge built from options travels as its options and is rebuilt (once per
+        # process and configuration) in the child.
         state = dict(self.__dict__)
         state["target"] = self.target.name
+        del state["_reward_judge"]
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self.target = get_reward_from_name(state["target"])
+        self._reward_judge = self._build_reward_judge()
 
     def _read(
         self, completions: Sequence[Any], prompts: Sequence[Any] | None, columns: dict[str, Any]
@@ -202,6 +227,8 @@ class _TRLRewardBase:
     ) -> list[Any]:
         if not texts:
             return []
+        if self._reward_judge is not None:
+            return await self._reward_judge.score_batch(texts, answers, questions)
         if self.target is llm_as_judge_reward:
             backend = self.llm_backend
             if backend is None:
@@ -268,9 +295,11 @@ class TRLReward(_TRLRewardBase):
     unused HTTP or local backend does; the copy starts its own loop.
     """
 
-    def __init__(self, reward_name: str = "llm_as_judge_reward", **options: Any) -> None:
+    def __init__(
+        self, reward_name: str = "llm_as_judge_reward", **options: Unpack[TRLOptions]
+    ) -> None:
         super().__init__(reward_name, **options)
-        self._runner = _LoopThread(f"jurist-trl-reward-{self.target.name}")
+        self._runner = LoopThread(f"jurist-trl-reward-{self.target.name}")
 
     def __call__(
         self,
@@ -294,7 +323,7 @@ class TRLReward(_TRLRewardBase):
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         super().__setstate__(state)
-        self._runner = _LoopThread(f"jurist-trl-reward-{self.target.name}")
+        self._runner = LoopThread(f"jurist-trl-reward-{self.target.name}")
 
     def close(self) -> None:
         """Close the judge's connections opened on the reward's loop and stop the loop.
@@ -322,19 +351,13 @@ class AsyncTRLReward(_TRLRewardBase):
 
 
 def trl_reward_func(
-    reward_name: str = "llm_as_judge_reward",
-    *,
-    answer_column: str = "answer",
-    include_prompt: bool = True,
-    failure_value: float | None = 0.0,
-    llm_backend: Backend = None,
-    tolerance: float = DEFAULT_TOLERANCE,
-    concurrency: int = DEFAULT_CONCURRENCY,
-    retries: int = 0,
-    name: str | None = None,
+    reward_name: str = "llm_as_judge_reward", **options: Unpack[TRLOptions]
 ) -> TRLReward:
     """A sync TRL reward function over the registered reward ``reward_name`` (module doc).
 
+    The options (:class:`TRLOptions`) and their defaults: ``answer_column="answer"``,
+    ``include_prompt=True``, ``failure_value=0.0``, ``llm_backend=None``,
+    ``tolerance=0.05``, ``concurrency=256``, ``retries=0``, ``name=None``.
     The golden answer comes from the dataset column ``answer_column``; with
     ``include_prompt`` the judge also sees the prompt (the last message of a conversation).
     ``tolerance`` applies to ``llm_as_judge_reward``, read strictly (never lenient);
@@ -342,40 +365,11 @@ def trl_reward_func(
     flight per call. ``name`` (default: the reward's) is what TRL logs it under
     (``rewards/<name>/mean``) and the prefix of the columns and metrics it logs.
     """
-    return TRLReward(
-        reward_name,
-        answer_column=answer_column,
-        include_prompt=include_prompt,
-        failure_value=failure_value,
-        llm_backend=llm_backend,
-        tolerance=tolerance,
-        concurrency=concurrency,
-        retries=retries,
-        name=name,
-    )
+    return TRLReward(reward_name, **options)
 
 
 def trl_reward_func_async(
-    reward_name: str = "llm_as_judge_reward",
-    *,
-    answer_column: str = "answer",
-    include_prompt: bool = True,
-    failure_value: float | None = 0.0,
-    llm_backend: Backend = None,
-    tolerance: float = DEFAULT_TOLERANCE,
-    concurrency: int = DEFAULT_CONCURRENCY,
-    retries: int = 0,
-    name: str | None = None,
+    reward_name: str = "llm_as_judge_reward", **options: Unpack[TRLOptions]
 ) -> AsyncTRLReward:
     """The async variant of :func:`trl_reward_func` (same options), for TRL's async rewards."""
-    return AsyncTRLReward(
-        reward_name,
-        answer_column=answer_column,
-        include_prompt=include_prompt,
-        failure_value=failure_value,
-        llm_backend=llm_backend,
-        tolerance=tolerance,
-        concurrency=concurrency,
-        retries=retries,
-        name=name,
-    )
+    return AsyncTRLReward(reward_name, **options)
