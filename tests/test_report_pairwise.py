@@ -3,6 +3,7 @@ and the first-position rate, the same figures as the run's pairwise summary."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 from html.parser import HTMLParser
@@ -12,6 +13,7 @@ import pytest
 
 import jurist
 from jurist.cli import EXIT_FAILED_ITEMS, EXIT_OK, main
+from jurist.evaluate._report import pair_figures
 from jurist.judges import PairwiseResults
 from jurist.types import Request
 
@@ -96,6 +98,10 @@ def test_pairwise_report_shows_win_rate_consistency_and_position(
     # by hand: 4 of 5 pairs agree in both orders; 8 single-order verdicts named a side
     # (the tie's two named none) and the response shown first won 5 of them: one per
     # order for q1, q2 and q3, both for the biased pair
+    numbers = pair_figures(run.rows())  # what `jurist compare` writes to summary.json
+    assert numbers["win_rate_a"] == pytest.approx(expected.win_rate)
+    assert numbers["consistency"] == pytest.approx(expected.consistency_rate)
+    assert numbers["first_position_win_rate"] == pytest.approx(expected.first_position_rate)
     assert expected.consistency_rate == pytest.approx(0.8)
     assert expected.first_position_rate == pytest.approx(0.625)
     if consistency == "tie":
@@ -127,6 +133,11 @@ def test_compare_command_report(tmp_path: Path, capsys: pytest.CaptureFixture[st
     figures = table((out / "report.html").read_text(), "pairwise")
     assert figures["pairs (A / B / tie / inconsistent / failed)"] == "2 (0 / 0 / 0 / 0 / 2)"
     assert figures["win rate of A (ties count half)"] == "-"
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["wins"] == {"A": 0, "B": 0, "tie": 0, "inconsistent": 0}
+    assert summary["failed_pairs"] == 2 and summary["pairs"] == 2
+    for key in ("win_rate_a", "consistency", "first_position_win_rate"):
+        assert summary[key] is None  # no pair named a winner: unknown, never 0
 
 
 @pytest.mark.slow

@@ -25,6 +25,7 @@ from jurist.cli._judge import (
 from jurist.cli._model_options import ModelOptions, model_options
 from jurist.errors import ConfigError, DataError
 from jurist.evaluate import open_source
+from jurist.evaluate._report import pair_figures
 
 
 def write_pairs(
@@ -134,16 +135,6 @@ def compare(
         overwrite=overwrite,
         prepare=judge_model,
     )
-    winners = {"A": 0, "B": 0, "tie": 0, "inconsistent": 0}
-    for row in run.rows():
-        w = row["outcome"].get("winner")
-        if w in winners:
-            winners[w] += 1
-    counted = winners["A"] + winners["B"] + winners["tie"]
-    extra = {
-        "model": spec,
-        "template": template,
-        "wins": winners,
-        "win_rate_a": (winners["A"] + winners["tie"] / 2) / counted if counted else None,
-    }
+    figures = pair_figures(run.rows())  # the report's figures, one definition
+    extra = {"model": spec, "template": template, **figures}
     return finish_run(run, run_dir / "results.jsonl", extra=extra)

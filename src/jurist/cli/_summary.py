@@ -11,6 +11,14 @@ from rich.table import Table
 __all__ = ["print_summary"]
 
 
+# what `jurist compare` adds to its summary (evaluate._report.pair_figures), in print order
+_PAIRWISE = (
+    ("win_rate_a", "win rate of A (ties half)"),
+    ("consistency", "consistency of the two orders"),
+    ("first_position_win_rate", "first-position win rate"),
+)
+
+
 def print_summary(
     console: Console, summary: dict[str, Any], failures: list[tuple[int, str]]
 ) -> None:
@@ -27,6 +35,11 @@ def print_summary(
         ("failed", str(summary["failed"])),
         ("mean score", "-" if mean is None else f"{mean:.4f}"),
         ("verdicts", ", ".join(f"{k}: {v}" for k, v in summary["verdicts"].items())),
+        *(
+            (label, "-" if summary[key] is None else f"{summary[key]:.4f}")
+            for key, label in _PAIRWISE
+            if key in summary
+        ),
         (
             "calls / attempts / cache hits",
             f"{summary['calls']} / {summary.get('attempts', '-')} / {summary['cache_hits']}",

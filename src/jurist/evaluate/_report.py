@@ -61,7 +61,7 @@ from jurist.evaluate._report_scale import (
 from jurist.evaluate._run_types import ReportSource, RunSummary
 from jurist.judges._pairwise_results import side
 
-__all__ = ["write_report"]
+__all__ = ["pair_figures", "write_report"]
 
 _MAX_FAILURES = 200
 _MAX_SAMPLES = 20
@@ -194,6 +194,20 @@ class _PairCounts:
                 self.sided += 1
                 self.first_won += side(float(score)) == "A"
 
+    def figures(self) -> dict[str, Any]:
+        """The figures as numbers (what ``jurist compare`` writes to its summary)."""
+        w = self.winners
+        counted = w["A"] + w["B"] + w["tie"]
+        return {
+            "pairs": self.n,
+            "wins": dict(w),
+            "failed_pairs": self.failed,
+            "win_rate_a": (w["A"] + w["tie"] / 2) / counted if counted else None,
+            "consistency": self.consistent / self.both if self.both else None,
+            "pairs_in_both_orders": self.both,
+            "first_position_win_rate": self.first_won / self.sided if self.sided else None,
+        }
+
     def section(self) -> str:
         w = self.winners
         counted = w["A"] + w["B"] + w["tie"]
@@ -227,6 +241,15 @@ class _PairCounts:
             + _table(["what", "value"], rows, table_id="pairwise")
             + note
         )
+
+
+def pair_figures(rows: Iterable[dict[str, Any]]) -> dict[str, Any]:
+    """Win counts, A's win rate (ties half), consistency of the two orders and the
+    first-position win rate of a pairwise run's stored rows, counted one row at a time."""
+    counts = _PairCounts()
+    for row in rows:
+        counts.add(row)
+    return counts.figures()
 
 
 def _summary_section(s: RunSummary) -> str:
