@@ -1,4 +1,5 @@
-"""Reading the text files users hand jurist (data, rubrics, templates, catalog entries).
+"""Reading the text files users hand jurist (data, rubrics, templates, catalog entries),
+and writing jurist's own files whole or not at all (:func:`replaced_atomically`).
 
 Files are read as UTF-8, with or without a byte order mark (spreadsheet programs and
 Windows editors write one). A file in another encoding, a folder where a file was
@@ -20,11 +21,52 @@ jurist.errors.ConfigError: ...r.yaml:2: the rubric file is not UTF-8 text (byte 
 from __future__ import annotations
 
 import codecs
+import contextlib
+import os
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
-from jurist.errors import ConfigError, UserError
+from jurist.errors import ConfigError, OutputError, UserError
 
-__all__ = ["decode_error", "read_utf8"]
+__all__ = ["decode_error", "read_utf8", "replaced_atomically"]
+
+
+@contextlib.contextmanager
+def replaced_atomically(out: Path, *, what: str) -> Iterator[Path]:
+    """A new temporary file of this process beside ``out`` to write; renamed over ``out``
+    when the block ends, removed when it fails.
+
+    The name is unique per process and call (never a fixed ``out.tmp`` that two writers
+    would share) and the file gets the permissions an ordinary new file gets. A failure to
+    write (a full disk) is an :class:`~jurist.errors.OutputError` naming ``out``; other
+    errors pass through.
+
+    >>> import tempfile, pathlib
+    >>> out = pathlib.Path(tempfile.mkdtemp()) / "results.jsonl"
+    >>> with replaced_atomically(out, what="the results") as tmp:
+    ...     _ = tmp.write_text("{}\\n")
+    >>> out.read_text(), [p.name for p in out.parent.iterdir()]
+    ('{}\\n', ['results.jsonl'])
+    """
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fd, name = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=".tmp")
+    tmp = Path(name)
+    try:
+        try:
+            umask = os.umask(0)
+            os.umask(umask)
+            os.fchmod(fd, 0o666 & ~umask)
+        finally:
+            os.close(fd)
+        yield tmp
+        os.replace(tmp, out)
+    except OSError as e:
+        tmp.unlink(missing_ok=True)
+        raise OutputError(f"{out}: cannot write {what}: {e.strerror or e}") from None
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def decode_error(

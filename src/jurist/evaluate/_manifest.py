@@ -18,19 +18,18 @@ manifest (see :mod:`jurist.evaluate._store`); the file is a readable copy of it.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
+from jurist._files import replaced_atomically
 from jurist._secrets import scrub
 from jurist._version import __version__
 from jurist.errors import ConfigError
 
-__all__ = ["MANIFEST_NAME", "DatasetInfo", "Manifest", "temporary_beside"]
+__all__ = ["MANIFEST_NAME", "DatasetInfo", "Manifest"]
 
 MANIFEST_NAME = "manifest.json"
 
@@ -75,13 +74,8 @@ class Manifest(BaseModel):
         """Write ``manifest.json`` atomically (a temporary file of this process, renamed)."""
         path = run_dir / MANIFEST_NAME
         text = json.dumps(scrub(self.model_dump(mode="json")), indent=2, ensure_ascii=False) + "\n"
-        tmp = temporary_beside(path)
-        try:
+        with replaced_atomically(path, what="the run manifest") as tmp:
             tmp.write_text(text, encoding="utf-8")
-            os.replace(tmp, path)
-        except BaseException:
-            tmp.unlink(missing_ok=True)
-            raise
 
     @classmethod
     def read(cls, run_dir: Path) -> Manifest | None:
@@ -93,22 +87,6 @@ class Manifest(BaseModel):
             return cls.model_validate(json.loads(path.read_text(encoding="utf-8")))
         except (ValueError, ValidationError) as e:
             raise ConfigError(f"{path}: not a jurist run manifest ({e})") from None
-
-
-def temporary_beside(out: Path) -> Path:
-    """A new empty file of this process beside ``out``, to be renamed over it when written.
-
-    Unique per process and call (never a fixed ``out.tmp`` that two writers would share),
-    with the permissions an ordinary new file gets.
-    """
-    fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=".tmp")
-    try:
-        umask = os.umask(0)
-        os.umask(umask)
-        os.fchmod(fd, 0o666 & ~umask)
-    finally:
-        os.close(fd)
-    return Path(tmp)
 
 
 def _diff(prefix: str, old: Any, new: Any, out: list[str]) -> None:

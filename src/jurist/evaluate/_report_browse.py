@@ -26,7 +26,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import os
 from collections.abc import Callable, Iterable
 from importlib import resources
 from pathlib import Path
@@ -34,9 +33,8 @@ from typing import Any
 
 import orjson
 
+from jurist._files import replaced_atomically
 from jurist._secrets import scrub
-from jurist.errors import OutputError
-from jurist.evaluate._manifest import temporary_beside
 
 __all__ = [
     "COLUMNS",
@@ -158,25 +156,18 @@ def write_page(
     (a temporary file, then a rename)."""
     head, _, tail = html.rpartition(DATA)  # the last: model text before it may hold DATA too
     meta = {**meta, "columns": COLUMNS, "page_size": PAGE_SIZE}
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = temporary_beside(path)
-    try:
-        with tmp.open("w", encoding="utf-8") as out:
-            out.write(redact(head))
-            out.write(redact(embed_json(meta, "report-meta")))
-            out.write('\n<script type="application/json" id="report-rows">[')
-            for n, row in enumerate(rows):
-                text = redact(orjson.dumps(row, option=_DUMP, default=str).decode())
-                out.write(("," if n else "") + _escape(text))
-            out.write("]</script>")
-            out.write(redact(tail))
-        os.replace(tmp, path)
-    except OSError as e:
-        tmp.unlink(missing_ok=True)
-        raise OutputError(f"{path}: cannot write the report: {e.strerror or e}") from None
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    with (
+        replaced_atomically(path, what="the report") as tmp,
+        tmp.open("w", encoding="utf-8") as out,
+    ):
+        out.write(redact(head))
+        out.write(redact(embed_json(meta, "report-meta")))
+        out.write('\n<script type="application/json" id="report-rows">[')
+        for n, row in enumerate(rows):
+            text = redact(orjson.dumps(row, option=_DUMP, default=str).decode())
+            out.write(("," if n else "") + _escape(text))
+        out.write("]</script>")
+        out.write(redact(tail))
     return path
 
 

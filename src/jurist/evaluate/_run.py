@@ -21,16 +21,16 @@ whose name the judge's fields use (``judge_score`` in the data) is kept, renamed
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from jurist.errors import ConfigError, MissingDependencyError, OutputError
+from jurist._files import replaced_atomically
+from jurist.errors import ConfigError, MissingDependencyError
 from jurist.evaluate._folder import STORE_NAME
-from jurist.evaluate._manifest import Manifest, temporary_beside
+from jurist.evaluate._manifest import Manifest
 from jurist.evaluate._report import write_report
 from jurist.evaluate._report_scale import ordered_counts, scale_of, verdict_text
 from jurist.evaluate._run_types import RunSummary
@@ -187,19 +187,10 @@ class Run:
         """Write the records as JSON Lines (atomically: a temporary file, then a rename)."""
         out = Path(path)
         out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = temporary_beside(out)
-        try:
-            with tmp.open("wb") as f:
-                for record in self.records():
-                    f.write(orjson.dumps(record, option=orjson.OPT_NON_STR_KEYS, default=str))
-                    f.write(b"\n")
-            os.replace(tmp, out)
-        except OSError as e:
-            tmp.unlink(missing_ok=True)
-            raise OutputError(f"{out}: cannot write the results: {e.strerror or e}") from None
-        except BaseException:
-            tmp.unlink(missing_ok=True)
-            raise
+        with replaced_atomically(out, what="the results") as tmp, tmp.open("wb") as f:
+            for record in self.records():
+                f.write(orjson.dumps(record, option=orjson.OPT_NON_STR_KEYS, default=str))
+                f.write(b"\n")
         return out
 
     def to_parquet(self, path: str | Path, *, batch_size: int = 4096) -> Path:
@@ -212,25 +203,19 @@ class Run:
         out = Path(path)
         out.parent.mkdir(parents=True, exist_ok=True)
         schema = _parquet_schema(pa, self.records())
-        tmp = temporary_beside(out)
         kinds = {f.name: str(f.type) for f in schema}
         batch: list[dict[str, Any]] = []
-        try:
-            with pq.ParquetWriter(tmp, schema) as writer:
-                for record in self.records():
-                    batch.append({k: _as_column(v, kinds[k]) for k, v in record.items()})
-                    if len(batch) >= batch_size:
-                        writer.write_table(pa.Table.from_pylist(batch, schema=schema))
-                        batch.clear()
-                if batch:
+        with (
+            replaced_atomically(out, what="the results") as tmp,
+            pq.ParquetWriter(tmp, schema) as writer,
+        ):
+            for record in self.records():
+                batch.append({k: _as_column(v, kinds[k]) for k, v in record.items()})
+                if len(batch) >= batch_size:
                     writer.write_table(pa.Table.from_pylist(batch, schema=schema))
-            os.replace(tmp, out)
-        except OSError as e:
-            tmp.unlink(missing_ok=True)
-            raise OutputError(f"{out}: cannot write the results: {e.strerror or e}") from None
-        except BaseException:
-            tmp.unlink(missing_ok=True)
-            raise
+                    batch.clear()
+            if batch:
+                writer.write_table(pa.Table.from_pylist(batch, schema=schema))
         return out
 
     def to_pandas(self) -> Any:
