@@ -243,7 +243,7 @@ def _say_interrupted(run_dir: Path, command: str) -> None:
     try:
         run = Run(run_dir)
         saved, expected = len(run), run.manifest.dataset.items
-    except Exception:  # interrupted before the run folder was made
+    except ConfigError:  # interrupted before the run folder was made (no manifest yet)
         err_console.print("interrupted before any item was judged", highlight=False, markup=False)
         return
     argv = sys.argv[1:]
