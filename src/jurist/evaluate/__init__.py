@@ -5,6 +5,7 @@ run folder that survives a crash and resumes; :class:`Run` reads it back (record
 JSONL / Parquet / pandas, summary, HTML report). See ``docs/evaluate.md``.
 """
 
+from jurist.evaluate._batch_options import BatchAPIOptions
 from jurist.evaluate._cost import Price, PriceTable
 from jurist.evaluate._engine import ErrorOutcome, aevaluate, evaluate, judge_models
 from jurist.evaluate._manifest import DatasetInfo, Manifest
@@ -21,11 +22,13 @@ from jurist.evaluate._pipeline import (
     aevaluate_model,
     evaluate_model,
 )
+from jurist.evaluate._ray_options import RayOptions
 from jurist.evaluate._readers import Records, read_records, require_fields
 from jurist.evaluate._run import Run, RunSummary
 from jurist.evaluate._source import ItemSource, open_source
 
 __all__ = [
+    "BatchAPIOptions",
     "DatasetInfo",
     "ErrorOutcome",
     "EvaluationResults",
@@ -39,6 +42,7 @@ __all__ = [
     "MetricResults",
     "Price",
     "PriceTable",
+    "RayOptions",
     "Records",
     "Run",
     "RunSummary",

@@ -29,113 +29,43 @@ import contextlib
 import json
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-from pydantic import BaseModel, ConfigDict
 
 from jurist._progress import BatchProgress
 from jurist._secrets import scrub
 from jurist._sync import run_sync
-from jurist.errors import ConfigError, DataError, JuristError, JuristRuntimeError
-from jurist.evaluate._cost import PriceTable, bill, resolve_prices
+from jurist.errors import ConfigError, DataError, JuristError
+from jurist.evaluate._batch_options import BatchAPIOptions
+from jurist.evaluate._cost import PriceTable, resolve_prices
 from jurist.evaluate._folder import STORE_NAME, FolderKind, claim_run_folder
+from jurist.evaluate._item_path import (
+    Coster,
+    ErrorOutcome,
+    judge_models,
+    judge_one,
+    stored_result,
+)
 from jurist.evaluate._manifest import DatasetInfo, Manifest
+from jurist.evaluate._ray_options import RayOptions
 from jurist.evaluate._run import Run
-from jurist.evaluate._source import item_hash, map_fields, open_source
-from jurist.evaluate._store import FORMAT, RunStore, StoredResult
+from jurist.evaluate._source import ItemSource, item_hash, map_fields, open_source
+from jurist.evaluate._store import FORMAT, Bitmap, RunStore, StoredResult
 from jurist.judges._protocol import ItemJudge
-from jurist.types import Usage
 
-__all__ = ["ErrorOutcome", "aevaluate", "evaluate", "judge_models"]
+__all__ = [
+    "EngineContext",
+    "ErrorOutcome",
+    "aevaluate",
+    "evaluate",
+    "judge_locally",
+    "judge_models",
+    "run_session",
+]
 
 DEFAULT_CONCURRENCY = 16
-
-
-class ErrorOutcome(BaseModel):
-    """The outcome recorded when a judge raised a runtime error instead of returning one."""
-
-    model_config = ConfigDict(frozen=True)
-
-    score: float | None = None
-    error: str
-    usage: Usage = Usage()
-
-
-def judge_models(judge: Any) -> list[str]:
-    """The model specs a judge calls (``[]`` when it does not say).
-
-    >>> import jurist
-    >>> judge_models(jurist.LLMJudge("mock:a"))
-    ['mock:a']
-    """
-    from jurist.models import Model
-
-    model = getattr(judge, "model", None)
-    if isinstance(model, Model):
-        return [model.spec]
-    specs: list[str] = []
-    for sub in getattr(judge, "judges", None) or ():
-        specs.extend(s for s in judge_models(sub) if s not in specs)
-    if not specs and hasattr(judge, "describe"):
-        _models_in(judge.describe(), specs)
-    return specs
-
-
-def _models_in(config: Any, specs: list[str]) -> None:
-    """Collect ``provider:name`` of every model identity (``{"model": {...}}``) in a config."""
-    if isinstance(config, dict):
-        model = config.get("model")
-        if isinstance(model, dict) and "provider" in model and "name" in model:
-            spec = f"{model['provider']}:{model['name']}"
-            if spec not in specs:
-                specs.append(spec)
-        for value in config.values():
-            _models_in(value, specs)
-    elif isinstance(config, list | tuple):
-        for value in config:
-            _models_in(value, specs)
-
-
-class _Coster:
-    """Prices one outcome by the judge's model(s).
-
-    One price for every model the judge calls: the outcome's total usage prices exactly.
-    Otherwise a judge with sub-judges (a panel) whose outcome keeps each sub-judge's own
-    outcome (``judgments``, in the same order) is priced sub-judge by sub-judge; anything
-    else is unpriced (``None``), never guessed.
-    """
-
-    def __init__(self, judge: Any, table: PriceTable) -> None:
-        self.specs = judge_models(judge)
-        prices = {table.price_for(s) for s in self.specs}
-        self.price = prices.pop() if len(prices) == 1 else None
-        subs = getattr(judge, "judges", None) or ()
-        self.subs = [] if self.price is not None else [_Coster(j, table) for j in subs]
-
-    @property
-    def priced(self) -> bool:
-        return self.price is not None or (bool(self.subs) and all(s.priced for s in self.subs))
-
-    def cost(self, outcome: Any) -> tuple[float | None, bool]:
-        usage: Usage = outcome.usage
-        if usage.calls == 0 and usage.cache_hits == 0 and usage.total_tokens == 0:
-            # no usage came back (an API error): a priced model billed nothing; an unpriced
-            # one may have billed anything, so its cost stays unknown
-            return (0.0, False) if self.priced else (None, False)
-        if self.price is not None:
-            return bill(outcome.usage, self.price)
-        parts = getattr(outcome, "judgments", None)
-        if not self.subs or parts is None or len(parts) != len(self.subs):
-            return None, False
-        total, estimated = 0.0, False
-        for coster, part in zip(self.subs, parts, strict=True):
-            cost, est = coster.cost(part)
-            if cost is None:
-                return None, False
-            total, estimated = total + cost, estimated or est
-        return total, estimated
 
 
 def _normalised(value: Any) -> Any:
@@ -155,6 +85,8 @@ async def aevaluate(
     concurrency: int | None = None,
     progress: bool = False,
     prices: PriceTable | Mapping[str, Any] | None = None,
+    ray: RayOptions | None = None,
+    batch_api: BatchAPIOptions | None = None,
 ) -> Run:
     """Judge every item of ``data`` with ``judge`` into the run folder ``run_dir``.
 
@@ -176,7 +108,13 @@ async def aevaluate(
         progress: draw a progress bar (items/s, ETA, failures, tokens, cost).
         prices: a :class:`PriceTable`, or spec -> ``{"prompt", "completion", "cached"}``
             (USD per million tokens) overriding the default table.
+        ray: judge on a Ray cluster with Ray Data (see :class:`RayOptions`) instead of
+            in this process; the run folder is the same.
+        batch_api: send the requests through the provider's batch API (see
+            :class:`BatchAPIOptions`): about half the price, results within its window.
     """
+    if ray is not None and batch_api is not None:
+        raise ConfigError("choose one engine: ray= or batch_api=, not both")
     if not isinstance(judge, ItemJudge):
         raise ConfigError(
             f"{type(judge).__name__} is not a judge: it needs name, required_fields, "
@@ -202,14 +140,18 @@ async def aevaluate(
         dataset=dataset,
         options={"fields": dict(fields or {}), "retries": retries},
         prices=table.model_dump(mode="json")["prices"],
-        settings={"concurrency": workers, "retry_failed": retry_failed},
+        settings={
+            "concurrency": workers,
+            "retry_failed": retry_failed,
+            "engine": "ray" if ray is not None else "batch_api" if batch_api else "local",
+        },
     )
     inputs = [Path(data)] if isinstance(data, str | Path) else []
     with claim_run_folder(folder, overwrite=overwrite, inputs=inputs) as kind:
         store = RunStore(folder / STORE_NAME)
         try:
             manifest = _open_run(store, folder, kind, manifest, resume)
-            await _judge_all(
+            ctx = EngineContext(
                 source,
                 judge,
                 store,
@@ -221,6 +163,16 @@ async def aevaluate(
                 table,
                 retry_failed,
             )
+            if ray is not None:
+                from jurist.evaluate._ray import judge_on_ray
+
+                await run_session(ctx, lambda: judge_on_ray(ctx, ray))
+            elif batch_api is not None:
+                from jurist.evaluate._batch_api import judge_through_batches
+
+                await run_session(ctx, lambda: judge_through_batches(ctx, batch_api))
+            else:
+                await run_session(ctx, lambda: judge_locally(ctx))
         finally:
             store.close()
     return Run(folder)
@@ -284,81 +236,83 @@ def _mark(store: RunStore, status: str) -> None:
         store.set_meta("status", status)
 
 
-async def _judge_all(
-    source: Any,
-    judge: ItemJudge,
-    store: RunStore,
-    manifest: Manifest,
-    fields: Mapping[str, str] | None,
-    retries: int,
-    workers: int,
-    progress: bool,
-    table: PriceTable,
-    retry_failed: bool,
-) -> None:
-    done = store.done_bitmap(scored_only=retry_failed)
-    stored = store.done_bitmap() if retry_failed else done
-    check_each = manifest.dataset.hash is None
-    coster = _Coster(judge, table)
-    required = tuple(judge.required_fields)
-    rows = iter(source)
+@dataclass
+class EngineContext:
+    """Everything one engine session works with, whichever engine runs the items.
+
+    :meth:`todo` yields the items still to judge (and stops the run when the data
+    changed under it); :meth:`record` writes one finished item and advances the bar.
+    """
+
+    source: ItemSource
+    judge: ItemJudge
+    store: RunStore
+    manifest: Manifest
+    fields: Mapping[str, str] | None
+    retries: int
+    workers: int
+    progress: bool
+    table: PriceTable
+    retry_failed: bool
+    coster: Coster = field(init=False)
+    bar: BatchProgress | None = field(default=None, init=False)
+    _done: Bitmap = field(init=False)
+    _stored: Bitmap = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.coster = Coster(self.judge, self.table)
+        self._done = self.store.done_bitmap(scored_only=self.retry_failed)
+        self._stored = self.store.done_bitmap() if self.retry_failed else self._done
+
+    @property
+    def required(self) -> tuple[str, ...]:
+        return tuple(self.judge.required_fields)
+
+    def todo(self) -> Iterator[tuple[int, str, dict[str, Any], dict[str, Any]]]:
+        """``(idx, digest, row, values)`` of each item without a result yet, in order."""
+        check_each = self.manifest.dataset.hash is None
+        required = self.required
+        for idx, where, row in self.source:
+            digest = item_hash(row)
+            if check_each and self._stored.has(idx) and self.store.hash_of(idx) != digest:
+                raise DataError(
+                    f"{where}: this item differs from item {idx} of the run in "
+                    f"{self.store.path.parent}; the data changed since the run began"
+                )
+            if self._done.has(idx):
+                continue
+            yield idx, digest, row, map_fields(row, self.fields, required, where)
+
+    def record(self, result: StoredResult) -> None:
+        """Write one finished item durably, then count it."""
+        self.store.write(result)
+        self._done.add(result.idx)
+        if self.bar is not None:
+            self.bar.advance(
+                ok=result.score is not None,
+                tokens=result.usage.total_tokens,
+                cost=result.cost,
+            )
+
+
+async def run_session(ctx: EngineContext, body: Callable[[], Awaitable[None]]) -> None:
+    """Run ``body`` (the engine's loop over :meth:`EngineContext.todo`) as one session of
+    the run: status, time and session count kept in the store, the progress bar drawn,
+    ``interrupted`` / ``failed`` recorded on the way out."""
+    store, manifest = ctx.store, ctx.manifest
     started = time.perf_counter()
     store.set_meta("status", "running")
     sessions = int(store.get_meta("sessions") or 0) + 1
     store.set_meta("sessions", sessions)
-
     with BatchProgress(
         manifest.dataset.items,
-        enabled=progress,
-        completed=done.count,
-        show_cost=coster.priced,
+        enabled=ctx.progress,
+        completed=ctx._done.count,
+        show_cost=ctx.coster.priced,
     ) as bar:
-
-        async def worker() -> None:
-            for idx, where, row in rows:
-                digest = item_hash(row)
-                if check_each and stored.has(idx) and store.hash_of(idx) != digest:
-                    raise DataError(
-                        f"{where}: this item differs from item {idx} of the run in "
-                        f"{store.path.parent}; the data changed since the run began"
-                    )
-                if done.has(idx):
-                    continue
-                values = map_fields(row, fields, required, where)
-                try:
-                    outcome: Any = await judge.judge(values, retries=retries)
-                except JuristRuntimeError as e:
-                    sent = int(getattr(e, "attempts", 0) or 0)
-                    outcome = ErrorOutcome(error=f"{e.category}: {e}", usage=Usage(attempts=sent))
-                usage: Usage = outcome.usage
-                cost, estimated = coster.cost(outcome)
-                dumped = outcome.model_dump(mode="json", exclude={"usage"})
-                store.write(
-                    StoredResult(
-                        idx=idx,
-                        item_hash=digest,
-                        item=row,
-                        score=outcome.score,
-                        error=outcome.error,
-                        outcome=dumped,
-                        usage=usage,
-                        cost=cost,
-                        cost_estimated=estimated,
-                        latency=float(dumped.get("latency") or 0.0),
-                    )
-                )
-                done.add(idx)
-                bar.advance(ok=outcome.score is not None, tokens=usage.total_tokens, cost=cost)
-
+        ctx.bar = bar
         try:
-            try:
-                async with asyncio.TaskGroup() as group:
-                    for _ in range(workers):
-                        group.create_task(worker())
-            except BaseExceptionGroup as eg:
-                # one worker's error (bad data, a bug, a full disk) ends the run; finished
-                # items stay stored
-                raise eg.exceptions[0] from None
+            await body()
         except (asyncio.CancelledError, KeyboardInterrupt):
             _mark(store, "interrupted")
             raise
@@ -366,6 +320,7 @@ async def _judge_all(
             _mark(store, "failed")
             raise
         finally:
+            ctx.bar = None
             elapsed = float(store.get_meta("seconds") or 0.0) + time.perf_counter() - started
             with contextlib.suppress(JuristError):
                 store.set_meta("seconds", round(elapsed, 6))
@@ -373,6 +328,26 @@ async def _judge_all(
     if manifest.dataset.items is None:
         store.set_meta("items", store.count())
     store.set_meta("status", "complete" if complete else "incomplete")
+
+
+async def judge_locally(ctx: EngineContext, *, workers: int | None = None) -> None:
+    """The local engine's loop: ``workers`` asyncio workers (default ``ctx.workers``) take
+    items in order and record each outcome as it finishes."""
+    rows = ctx.todo()
+
+    async def worker() -> None:
+        for idx, digest, row, values in rows:
+            outcome = await judge_one(ctx.judge, values, idx, ctx.retries)
+            ctx.record(stored_result(idx, digest, row, outcome, ctx.coster))
+
+    try:
+        async with asyncio.TaskGroup() as group:
+            for _ in range(workers or ctx.workers):
+                group.create_task(worker())
+    except BaseExceptionGroup as eg:
+        # one worker's error (bad data, a bug, a full disk) ends the run; finished
+        # items stay stored
+        raise eg.exceptions[0] from None
 
 
 def evaluate(
@@ -388,6 +363,8 @@ def evaluate(
     concurrency: int | None = None,
     progress: bool = False,
     prices: PriceTable | Mapping[str, Any] | None = None,
+    ray: RayOptions | None = None,
+    batch_api: BatchAPIOptions | None = None,
 ) -> Run:
     """Sync twin of :func:`aevaluate` (works inside a running event loop too)."""
     return run_sync(
@@ -403,5 +380,7 @@ def evaluate(
             concurrency=concurrency,
             progress=progress,
             prices=prices,
+            ray=ray,
+            batch_api=batch_api,
         )
     )

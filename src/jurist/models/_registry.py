@@ -70,6 +70,8 @@ for _name, _mod, _attr in [
     ("mock", "jurist.models._mock", "build_mock"),
     ("openai", "jurist.models._openai", "build_openai"),
     ("hf", "jurist.models._hf", "build_hf"),
+    ("vllm", "jurist.models._vllm", "build_vllm"),
+    ("litellm", "jurist.models._litellm", "build_litellm"),
 ]:
     _PROVIDERS[_name] = _builtin(_mod, _attr)
 

@@ -1,0 +1,33 @@
+"""Options of the provider batch-API mode (:func:`jurist.evaluate.aevaluate` with
+``batch_api=``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = ["BatchAPIOptions"]
+
+
+class BatchAPIOptions(BaseModel):
+    """How requests travel in files instead of calls.
+
+    ``followup``: where re-asks of unreadable verdicts go (another batch, or live calls);
+    ``on_expired``: what becomes of the requests a batch that expired or failed did not
+    finish (submitted again, or recorded as errors); ``max_requests_per_file`` /
+    ``max_bytes_per_file``: the provider's limits for one batch file (OpenAI's by default);
+    ``poll_interval``: seconds between status checks; ``file_out``: write the request file
+    there and stop, for an offline engine (``jurist ingest`` reads its results back).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    followup: Literal["batch", "live"] = "batch"
+    on_expired: Literal["resubmit", "error"] = "resubmit"
+    max_requests_per_file: int = Field(default=50_000, ge=1)
+    max_bytes_per_file: int = Field(default=200 * 1024 * 1024, ge=1024)
+    poll_interval: float = Field(default=30.0, gt=0)
+    completion_window: str = "24h"
+    file_out: Path | None = None

@@ -1,0 +1,155 @@
+"""One item's path from judge to store, shared by every engine (local, Ray, batch API).
+
+Whichever way an item travels (an asyncio worker here, a Ray actor, requests in a batch
+file), it ends in the same steps: the judge's outcome (or an :class:`ErrorOutcome` for a
+runtime error), its cost from the price table (:class:`Coster`), and one
+:class:`~jurist.evaluate._store.StoredResult` row. :data:`current_item` names the item
+being judged in the running task, for layers below the judge (the batch API collector
+keys its requests by it).
+"""
+
+from __future__ import annotations
+
+import contextvars
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from jurist.errors import JuristRuntimeError
+from jurist.evaluate._cost import PriceTable, bill
+from jurist.evaluate._store import StoredResult
+from jurist.judges._protocol import ItemJudge
+from jurist.types import Usage
+
+__all__ = [
+    "Coster",
+    "ErrorOutcome",
+    "current_item",
+    "judge_models",
+    "judge_one",
+    "stored_result",
+]
+
+current_item: contextvars.ContextVar[int | None] = contextvars.ContextVar(
+    "jurist_current_item", default=None
+)
+"""The dataset index of the item the running task judges (``None`` outside the engine)."""
+
+
+class ErrorOutcome(BaseModel):
+    """The outcome recorded when a judge raised a runtime error instead of returning one."""
+
+    model_config = ConfigDict(frozen=True)
+
+    score: float | None = None
+    error: str
+    usage: Usage = Usage()
+
+
+def judge_models(judge: Any) -> list[str]:
+    """The model specs a judge calls (``[]`` when it does not say).
+
+    >>> import jurist
+    >>> judge_models(jurist.LLMJudge("mock:a"))
+    ['mock:a']
+    """
+    from jurist.models import Model
+
+    model = getattr(judge, "model", None)
+    if isinstance(model, Model):
+        return [model.spec]
+    specs: list[str] = []
+    for sub in getattr(judge, "judges", None) or ():
+        specs.extend(s for s in judge_models(sub) if s not in specs)
+    if not specs and hasattr(judge, "describe"):
+        _models_in(judge.describe(), specs)
+    return specs
+
+
+def _models_in(config: Any, specs: list[str]) -> None:
+    """Collect ``provider:name`` of every model identity (``{"model": {...}}``) in a config."""
+    if isinstance(config, dict):
+        model = config.get("model")
+        if isinstance(model, dict) and "provider" in model and "name" in model:
+            spec = f"{model['provider']}:{model['name']}"
+            if spec not in specs:
+                specs.append(spec)
+        for value in config.values():
+            _models_in(value, specs)
+    elif isinstance(config, list | tuple):
+        for value in config:
+            _models_in(value, specs)
+
+
+class Coster:
+    """Prices one outcome by the judge's model(s).
+
+    One price for every model the judge calls: the outcome's total usage prices exactly.
+    Otherwise a judge with sub-judges (a panel) whose outcome keeps each sub-judge's own
+    outcome (``judgments``, in the same order) is priced sub-judge by sub-judge; anything
+    else is unpriced (``None``), never guessed.
+    """
+
+    def __init__(self, judge: Any, table: PriceTable) -> None:
+        self.specs = judge_models(judge)
+        prices = {table.price_for(s) for s in self.specs}
+        self.price = prices.pop() if len(prices) == 1 else None
+        subs = getattr(judge, "judges", None) or ()
+        self.subs = [] if self.price is not None else [Coster(j, table) for j in subs]
+
+    @property
+    def priced(self) -> bool:
+        return self.price is not None or (bool(self.subs) and all(s.priced for s in self.subs))
+
+    def cost(self, outcome: Any) -> tuple[float | None, bool]:
+        usage: Usage = outcome.usage
+        if usage.calls == 0 and usage.cache_hits == 0 and usage.total_tokens == 0:
+            # no usage came back (an API error): a priced model billed nothing; an unpriced
+            # one may have billed anything, so its cost stays unknown
+            return (0.0, False) if self.priced else (None, False)
+        if self.price is not None:
+            return bill(outcome.usage, self.price)
+        parts = getattr(outcome, "judgments", None)
+        if not self.subs or parts is None or len(parts) != len(self.subs):
+            return None, False
+        total, estimated = 0.0, False
+        for coster, part in zip(self.subs, parts, strict=True):
+            cost, est = coster.cost(part)
+            if cost is None:
+                return None, False
+            total, estimated = total + cost, estimated or est
+        return total, estimated
+
+
+async def judge_one(judge: ItemJudge, values: Mapping[str, Any], idx: int, retries: int) -> Any:
+    """The judge's outcome for one item; a runtime error becomes an :class:`ErrorOutcome`
+    (with the attempts it made), never an exception that loses the batch."""
+    token = current_item.set(idx)
+    try:
+        return await judge.judge(values, retries=retries)
+    except JuristRuntimeError as e:
+        sent = int(getattr(e, "attempts", 0) or 0)
+        return ErrorOutcome(error=f"{e.category}: {e}", usage=Usage(attempts=sent))
+    finally:
+        current_item.reset(token)
+
+
+def stored_result(
+    idx: int, digest: str, row: Mapping[str, Any], outcome: Any, coster: Coster
+) -> StoredResult:
+    """The store row for one item's outcome (priced by ``coster``)."""
+    cost, estimated = coster.cost(outcome)
+    dumped = outcome.model_dump(mode="json", exclude={"usage"})
+    return StoredResult(
+        idx=idx,
+        item_hash=digest,
+        item=dict(row),
+        score=outcome.score,
+        error=outcome.error,
+        outcome=dumped,
+        usage=outcome.usage,
+        cost=cost,
+        cost_estimated=estimated,
+        latency=float(dumped.get("latency") or 0.0),
+    )

@@ -1,0 +1,27 @@
+"""Options of the Ray Data engine (:func:`jurist.evaluate.aevaluate` with ``ray=``)."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = ["RayOptions"]
+
+
+class RayOptions(BaseModel):
+    """How a run is spread over a Ray cluster.
+
+    ``address``: the cluster to join (``None``: start a local instance); ``actors``: the
+    actor pool's size; ``num_gpus`` / ``num_cpus``: what each actor reserves (a local model
+    wants ``num_gpus=1``); ``batch_size``: items per Ray batch; ``rpm`` / ``tpm``: calls and
+    tokens per minute for the whole cluster, shared by every actor.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    address: str | None = None
+    actors: int = Field(default=2, ge=1)
+    num_gpus: float = Field(default=0.0, ge=0)
+    num_cpus: float = Field(default=1.0, ge=0)
+    batch_size: int = Field(default=16, ge=1)
+    rpm: int | None = Field(default=None, ge=1)
+    tpm: int | None = Field(default=None, ge=1)
