@@ -27,6 +27,7 @@ __all__ = ["entry_of", "kind_of"]
 _MODEL_OPTIONS: dict[str, dict[str, str]] = {
     "openai": {"base_url": "base_url"},
     "hf": {"revision": "revision", "dtype": "dtype"},
+    "litellm": {"api_base": "api_base"},
 }
 # public backend attributes that are also options, with their defaults (stored when changed)
 _PUBLIC_DEFAULTS: dict[str, dict[str, Any]] = {
