@@ -138,6 +138,21 @@ class BatchProgress:
                 eta=fields["eta"],
             )
 
+    def describe(self, text: str) -> None:
+        """Show ``text`` as the bar's description (a batch engine's request counts).
+
+        >>> bar = BatchProgress(10)
+        >>> bar.describe("batch 1: 40/100 requests done")
+        >>> bar.description
+        'batch 1: 40/100 requests done'
+        """
+        self.description = text
+        if self._progress is not None:
+            from rich.progress import Progress
+
+            assert isinstance(self._progress, Progress)
+            self._progress.update(self._task, description=text)  # type: ignore[arg-type]
+
     def __exit__(
         self,
         exc_type: type[BaseException] | None,

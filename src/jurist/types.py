@@ -99,6 +99,8 @@ class Usage(BaseModel):
     ``calls`` counts completions received (a cache hit is not one: it counts in
     ``cache_hits``); ``attempts`` counts the requests sent to a backend, failed ones and
     retries included, so ``attempts - calls`` requests got no completion.
+    ``batch_calls`` counts the completions among ``calls`` that a provider's batch API
+    served (billed at its batch rate).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -109,6 +111,7 @@ class Usage(BaseModel):
     calls: int = 0
     cache_hits: int = 0
     attempts: int = 0
+    batch_calls: int = 0
 
     @property
     def total_tokens(self) -> int:
@@ -122,6 +125,7 @@ class Usage(BaseModel):
             calls=self.calls + other.calls,
             cache_hits=self.cache_hits + other.cache_hits,
             attempts=self.attempts + other.attempts,
+            batch_calls=self.batch_calls + other.batch_calls,
         )
 
 

@@ -60,9 +60,14 @@ def build_entry(
     over = dict(overrides or {})
     kind = entry.data["kind"]
     model_obj = over.pop("model") if not isinstance(over.get("model"), str | None) else None
+    data = dict(entry.data)
+    if not isinstance(data.get("model"), str | None):
+        # a model object kept in an in-memory entry (the Ray engine's); overrides win
+        held = data.pop("model")
+        model_obj = held if model_obj is None else model_obj
     if model_obj is not None and kind not in ("judge", "pairwise_judge", "rubric_judge"):
         raise ConfigError(f"{entry.name}: a {kind!r} entry has no model to replace")
-    data = copy.deepcopy(entry.data)
+    data = copy.deepcopy(data)
     _apply(data, over, entry)
     try:
         spec = entry_model(kind).model_validate(data)

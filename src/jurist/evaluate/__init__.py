@@ -8,6 +8,7 @@ JSONL / Parquet / pandas, summary, HTML report). See ``docs/evaluate.md``.
 from jurist.evaluate._batch_options import BatchAPIOptions
 from jurist.evaluate._cost import Price, PriceTable
 from jurist.evaluate._engine import ErrorOutcome, aevaluate, evaluate, judge_models
+from jurist.evaluate._ingest import IngestResult, aingest, ingest
 from jurist.evaluate._manifest import DatasetInfo, Manifest
 from jurist.evaluate._metric import (
     GlobalScores,
@@ -22,6 +23,7 @@ from jurist.evaluate._pipeline import (
     aevaluate_model,
     evaluate_model,
 )
+from jurist.evaluate._ray import judge_ray_dataset
 from jurist.evaluate._ray_options import RayOptions
 from jurist.evaluate._readers import Records, read_records, require_fields
 from jurist.evaluate._run import Run, RunSummary
@@ -34,6 +36,7 @@ __all__ = [
     "EvaluationResults",
     "Generation",
     "GlobalScores",
+    "IngestResult",
     "InstanceResult",
     "ItemSource",
     "JudgeCall",
@@ -48,9 +51,12 @@ __all__ = [
     "RunSummary",
     "aevaluate",
     "aevaluate_model",
+    "aingest",
     "evaluate",
     "evaluate_model",
+    "ingest",
     "judge_models",
+    "judge_ray_dataset",
     "open_source",
     "read_records",
     "require_fields",

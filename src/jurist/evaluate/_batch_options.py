@@ -12,14 +12,20 @@ __all__ = ["BatchAPIOptions"]
 
 
 class BatchAPIOptions(BaseModel):
-    """How requests travel in files instead of calls.
+    """How requests travel in files instead of calls (see ``docs/batch-api.md``).
 
-    ``followup``: where re-asks of unreadable verdicts go (another batch, or live calls);
-    ``on_expired``: what becomes of the requests a batch that expired or failed did not
-    finish (submitted again, or recorded as errors); ``max_requests_per_file`` /
-    ``max_bytes_per_file``: the provider's limits for one batch file (OpenAI's by default);
-    ``poll_interval``: seconds between status checks; ``file_out``: write the request file
-    there and stop, for an offline engine (``jurist ingest`` reads its results back).
+    ``followup``: where an item's requests go once a batch has answered it (re-asks of
+    unreadable verdicts, retries): another batch, or live calls; ``on_expired``: what
+    becomes of the requests a batch that expired, failed or was cancelled did not finish
+    (sent again in the next round, or recorded as the item's error); ``max_requests_per_file``
+    / ``max_bytes_per_file``: the provider's limits for one batch file (OpenAI's by
+    default); ``poll_interval``: seconds between status checks; ``completion_window``: the
+    window asked for; ``file_out``: write the request file there and stop with the status
+    ``awaiting results``, for an offline engine (:func:`jurist.evaluate.ingest` reads its
+    results back).
+
+    >>> BatchAPIOptions(poll_interval=60).followup
+    'batch'
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")

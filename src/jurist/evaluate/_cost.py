@@ -10,6 +10,12 @@ cache hits (``calls == 0``) costs nothing. When one judgment mixes hits and real
 (a re-ask after a cached unreadable verdict) its tokens are billed in proportion to the
 real calls, and the result is marked as an estimate.
 
+Calls a provider's batch API served (``Usage.batch_calls``) are billed at the batch rates
+(``batch_prompt``, ``batch_cached``, ``batch_completion``; the built-in table carries
+half the live rates, as OpenAI bills batches). A price without batch rates leaves the cost
+of batch calls unknown (``None``). A judgment whose calls were partly batch, partly live
+(re-asks sent live) is billed in proportion and marked as an estimate.
+
 >>> table = PriceTable.default().with_prices({"openai:mine": {"prompt": 1.0, "completion": 2.0}})
 >>> price = table.price_for("openai:mine")
 >>> price.completion
@@ -20,6 +26,11 @@ real calls, and the result is marked as an estimate.
 (0.0, False)
 >>> table.price_for("openai:unheard-of") is None
 True
+>>> batch = table.price_for("openai:gpt-4o-mini")
+>>> bill(Usage(prompt_tokens=1_000_000, calls=1, batch_calls=1), batch)
+(0.075, False)
+>>> bill(Usage(prompt_tokens=1_000_000, calls=1, batch_calls=1), price)
+(None, False)
 """
 
 from __future__ import annotations
@@ -44,14 +55,26 @@ class Price(BaseModel):
     prompt: float = Field(ge=0)
     completion: float = Field(ge=0)
     cached: float | None = Field(default=None, ge=0)
+    batch_prompt: float | None = Field(default=None, ge=0)
+    batch_completion: float | None = Field(default=None, ge=0)
+    batch_cached: float | None = Field(default=None, ge=0)
 
     @property
     def cached_rate(self) -> float:
         return self.prompt if self.cached is None else self.cached
 
+    @property
+    def batch_rates(self) -> tuple[float, float, float] | None:
+        """``(prompt, cached, completion)`` for batch calls; ``None`` when not priced."""
+        if self.batch_prompt is None or self.batch_completion is None:
+            return None
+        cached = self.batch_prompt if self.batch_cached is None else self.batch_cached
+        return self.batch_prompt, cached, self.batch_completion
+
 
 # Published list prices (USD per 1M tokens) of widely used judge models; override freely.
-_DEFAULTS: dict[str, dict[str, float]] = {
+# Batch rates are added below: half of each live rate.
+_LIVE: dict[str, dict[str, float]] = {
     "openai:gpt-4o": {"prompt": 2.5, "cached": 1.25, "completion": 10.0},
     "openai:gpt-4o-mini": {"prompt": 0.15, "cached": 0.075, "completion": 0.6},
     "openai:gpt-4.1": {"prompt": 2.0, "cached": 0.5, "completion": 8.0},
@@ -62,6 +85,10 @@ _DEFAULTS: dict[str, dict[str, float]] = {
     "mock:*": {"prompt": 0.0, "completion": 0.0},
     "hf:*": {"prompt": 0.0, "completion": 0.0},
     "vllm:*": {"prompt": 0.0, "completion": 0.0},
+}
+_DEFAULTS: dict[str, dict[str, float]] = {
+    spec: {**rates, **{f"batch_{k}": v / 2 for k, v in rates.items()}}
+    for spec, rates in _LIVE.items()
 }
 
 
@@ -99,19 +126,37 @@ class PriceTable(BaseModel):
         return self.prices[max(matches, key=len)]
 
 
-def bill(usage: Usage, price: Price) -> tuple[float, bool]:
-    """The cost of ``usage`` at ``price``, and whether it is an estimate (hits mixed in)."""
+def _at(usage: Usage, prompt: float, cached_rate: float, completion: float) -> float:
+    cached = min(usage.cached_tokens, usage.prompt_tokens)
+    return (
+        (usage.prompt_tokens - cached) * prompt
+        + cached * cached_rate
+        + usage.completion_tokens * completion
+    ) / 1_000_000
+
+
+def bill(usage: Usage, price: Price) -> tuple[float | None, bool]:
+    """The cost of ``usage`` at ``price``, and whether it is an estimate (cache hits, or
+    batch and live calls, mixed in); ``None`` for batch calls the price has no rate for."""
     if usage.calls == 0 and usage.cache_hits > 0:
         return 0.0, False
-    cached = min(usage.cached_tokens, usage.prompt_tokens)
-    full = (
-        (usage.prompt_tokens - cached) * price.prompt
-        + cached * price.cached_rate
-        + usage.completion_tokens * price.completion
-    ) / 1_000_000
+    live = _at(usage, price.prompt, price.cached_rate, price.completion)
+    estimated = False
+    full = live
+    batch_calls = min(usage.batch_calls, usage.calls)
+    if batch_calls:
+        rates = price.batch_rates
+        if rates is None:
+            return None, False
+        batched = _at(usage, *rates)
+        if batch_calls == usage.calls:
+            full = batched
+        else:  # tokens are not split by call: share them by calls
+            share = batch_calls / usage.calls
+            full, estimated = batched * share + live * (1 - share), True
     if usage.cache_hits and usage.calls:
         return full * usage.calls / (usage.calls + usage.cache_hits), True
-    return full, False
+    return full, estimated
 
 
 def resolve_prices(prices: PriceTable | Mapping[str, Any] | None) -> PriceTable:

@@ -13,7 +13,9 @@ class RayOptions(BaseModel):
     ``address``: the cluster to join (``None``: start a local instance); ``actors``: the
     actor pool's size; ``num_gpus`` / ``num_cpus``: what each actor reserves (a local model
     wants ``num_gpus=1``); ``batch_size``: items per Ray batch; ``rpm`` / ``tpm``: calls and
-    tokens per minute for the whole cluster, shared by every actor.
+    tokens per minute for the whole cluster, shared by every actor; ``env_vars``: names of
+    environment variables (API keys) copied from the driver to the actors through Ray's
+    ``runtime_env``, never written to the run folder.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -25,3 +27,4 @@ class RayOptions(BaseModel):
     batch_size: int = Field(default=16, ge=1)
     rpm: int | None = Field(default=None, ge=1)
     tpm: int | None = Field(default=None, ge=1)
+    env_vars: tuple[str, ...] = ("OPENAI_API_KEY",)

@@ -29,6 +29,7 @@ import orjson
 
 from jurist._files import replaced_atomically
 from jurist.errors import ConfigError, MissingDependencyError
+from jurist.evaluate._batch_store import batch_calls_in
 from jurist.evaluate._folder import STORE_NAME
 from jurist.evaluate._manifest import Manifest
 from jurist.evaluate._report import write_report
@@ -138,6 +139,7 @@ class Run:
             seconds = float(store.get_meta("seconds") or 0.0)
             status = str(store.get_meta("status") or "unknown")
             sessions = int(store.get_meta("sessions") or 0)
+            waiting = store.get_meta("batch_file_out") if status == "awaiting results" else None
             scale = scale_of(self.manifest.judge)
             verdicts: dict[str, int] = {}
             notes: dict[str, int] = {}
@@ -179,6 +181,8 @@ class Run:
             seconds=seconds,
             sessions=sessions,
             notes=notes,
+            batch_calls=batch_calls_in(self.run_dir / STORE_NAME, self.manifest.run_id),
+            batch_files=[str(p) for p in waiting or ()],
         )
 
     # -- exports ---------------------------------------------------------------------------

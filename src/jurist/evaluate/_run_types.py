@@ -48,6 +48,11 @@ class RunSummary(BaseModel):
     seconds: float
     sessions: int
     notes: dict[str, int] = {}
+    batch_calls: int = 0
+    """Completions a provider's batch API served (billed at the batch rate)."""
+    batch_files: list[str] = []
+    """Request files written for an offline engine and not read back yet (status
+    ``awaiting results``: answer them, then ``jurist ingest``)."""
 
 
 class ReportSource(Protocol):

@@ -50,7 +50,7 @@ import os
 import re
 import time
 from collections.abc import AsyncGenerator, Mapping
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import aiohttp
 import orjson
@@ -67,6 +67,7 @@ from jurist.errors import (
     ResponseTooLargeError,
     status_error,
 )
+from jurist.models._batch_hook import batch_collector
 from jurist.models._model import Capabilities, Model
 from jurist.models._openai_wire import (
     error_detail,
@@ -75,6 +76,9 @@ from jurist.models._openai_wire import (
     snippet,
 )
 from jurist.types import Completion, Request, Usage
+
+if TYPE_CHECKING:
+    from jurist.models._openai_batch_client import BatchClient
 
 __all__ = [
     "DEFAULT_BASE_URL",
@@ -166,7 +170,17 @@ class OpenAIModel(Model):
     # -- the hot path -------------------------------------------------------------------
 
     async def complete(self, request: Request) -> Completion:
-        data = orjson.dumps(self._body(request))
+        body = self._body(request)
+        collector = batch_collector.get()
+        if collector is not None:
+            # A batch engine takes the request (see jurist.models._batch_hook).
+            start = time.perf_counter()
+            answer = await collector.submit(self, body)
+            if answer is not None:
+                done = self._completion(answer, 200, time.perf_counter() - start)
+                usage = done.usage.model_copy(update={"batch_calls": 1})  # batch-rate billing
+                return done.model_copy(update={"usage": usage})
+        data = orjson.dumps(body)
         session = self._sessions.get(asyncio.get_running_loop())
         if session is None or session.closed:
             session = await self._open_session()
@@ -313,6 +327,42 @@ class OpenAIModel(Model):
                 f"{self.spec}: {self._url} answered HTTP {status} with {what}: {snippet(raw)}",
                 model=self.spec,
             ) from exc
+
+    # -- batch API ----------------------------------------------------------------------
+
+    def request_body(self, request: Request) -> dict[str, Any]:
+        """The JSON body :meth:`complete` sends for ``request`` (a batch request line's
+        ``body``).
+
+        >>> from jurist.types import Message
+        >>> m = OpenAIModel("tiny", base_url="http://127.0.0.1:8000/v1")
+        >>> m.request_body(Request(messages=(Message(role="user", content="q"),), seed=1))
+        {'model': 'tiny', 'messages': [{'role': 'user', 'content': 'q'}], 'seed': 1}
+        """
+        return self._body(request)
+
+    def error_for_status(
+        self, status: int, body: bytes, headers: Mapping[str, str] | None = None
+    ) -> APIStatusError:
+        """The error live mode raises when the server answers ``status`` with ``body``
+        (429: :class:`~jurist.errors.RateLimitError`, ...), for a failed batch line.
+
+        >>> m = OpenAIModel("tiny", base_url="http://127.0.0.1:8000/v1")
+        >>> e = m.error_for_status(429, b'{"error": {"message": "slow down"}}')
+        >>> type(e).__name__, str(e)
+        ('RateLimitError', 'openai:tiny: http://127.0.0.1:8000/v1/chat/completions answered HTTP 429: slow down')
+        """  # noqa: E501
+        return self._status_error(status, body, headers or {})
+
+    def batch_client(self) -> BatchClient:
+        """A Batch API client (files and batches endpoints) for this model's server, with
+        its base URL, key, headers and timeout; the key stays inside the client."""
+        from jurist.models._openai_batch_client import BatchClient
+
+        # the JSON content type and accept headers are the chat call's; the rest carry over
+        own = ("content-type", "accept")
+        headers = {k: v for k, v in self._headers.items() if k.lower() not in own}
+        return BatchClient(self.base_url, headers=headers, timeout=self.timeout, owner=self.spec)
 
     # -- errors -------------------------------------------------------------------------
 

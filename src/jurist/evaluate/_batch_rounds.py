@@ -1,0 +1,192 @@
+"""One round of the batch-API mode on the wire: files up, batches made, polled, read back.
+
+Every step is recorded in the :class:`~jurist.evaluate._batch_store.BatchStore` before
+the next one starts, so a process killed anywhere resumes without sending a request
+twice: a chunk is recorded (``intent``) before its upload, its ``file_id`` before the
+batch is created, and its ``batch_id`` as soon as the create call answers. A create
+whose answer was lost (the process died between the call and the commit) is found
+again with ``list`` by the chunk's metadata or input file before any new create.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from jurist.errors import DataError
+from jurist.evaluate._batch_store import BatchStore, Chunk, Response
+
+__all__ = ["FINISHED_STATUSES", "Line", "Wire", "parse_file"]
+
+FINISHED_STATUSES = frozenset({"completed", "failed", "expired", "cancelled"})
+
+
+@dataclass(frozen=True)
+class Line:
+    """One request to send: its ``custom_id``, item index and request body."""
+
+    custom_id: str
+    idx: int
+    body: dict[str, Any]
+
+
+def parse_file(path: Path, ids: dict[str, int]) -> tuple[list[Response], list[str]]:
+    """The answers in an output, error or results file for the requests in ``ids``
+    (``custom_id`` -> item index), and the places of lines that named no known request.
+
+    A line that cannot be read becomes an answer with status 0 and the error (naming the
+    file, the line and the ``custom_id``) when its ``custom_id`` can still be read. A line
+    saying the request never ran (``batch_expired``, ``batch_cancelled``) is no answer:
+    the request is sent again or recorded as expired (``on_expired``).
+    """
+    from jurist.models._openai_batch import custom_id_of, parse_output_line
+
+    answers: list[Response] = []
+    strays: list[str] = []
+    with path.open("rb") as f:
+        for lineno, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            where = f"{path}:{lineno}"
+            try:
+                out = parse_output_line(line, where)
+            except DataError as e:
+                cid = custom_id_of(line)
+                if cid is None or cid not in ids:
+                    strays.append(f"{where} (unreadable: {e})")
+                    continue
+                answers.append(Response(cid, ids[cid], 0, None, f"batch: {e}", where))
+                continue
+            if out.custom_id not in ids:
+                strays.append(f"{where} (custom_id {out.custom_id!r} was not asked)")
+                continue
+            if out.never_ran:
+                continue
+            idx = ids[out.custom_id]
+            if out.ok:
+                answers.append(Response(out.custom_id, idx, 200, out.body, None, where))
+            elif out.status_code >= 300:
+                body = out.body or orjson.dumps({"error": {"message": out.error or ""}})
+                answers.append(
+                    Response(out.custom_id, idx, out.status_code, body, out.error, where)
+                )
+            else:
+                text = f"batch: {where}: {out.error or 'no answer'}"
+                answers.append(Response(out.custom_id, idx, 0, None, text, where))
+    return answers, strays
+
+
+class Wire:
+    """The protocol steps for one run: upload, create (or find), poll, download."""
+
+    def __init__(
+        self,
+        store: BatchStore,
+        *,
+        run_id: str,
+        folder: Path,
+        completion_window: str,
+        poll_interval: float,
+        on_status: Callable[[str], None] | None = None,
+    ) -> None:
+        self.store = store
+        self.run_id = run_id
+        self.folder = folder
+        self.window = completion_window
+        self.poll_interval = poll_interval
+        self.on_status = on_status or (lambda _: None)
+        self.http_calls = 0
+
+    async def send(
+        self, client: Any, model: dict[str, Any], round_no: int, piece: Sequence[tuple[Line, bytes]]
+    ) -> Chunk:
+        """Record, upload and submit one request file; the chunk as recorded."""
+        chunk_id = f"{self.run_id[:12]}-r{round_no}-{uuid.uuid4().hex[:10]}"
+        data = b"".join(raw for _, raw in piece)
+        ids = [(line.custom_id, line.idx) for line, _ in piece]
+        self.store.add_chunk(chunk_id, round_no=round_no, model=model, ids=ids, size=len(data))
+        uploaded = await client.upload(data, filename=f"jurist-{chunk_id}.jsonl")
+        self.http_calls += 1
+        self.store.update_chunk(chunk_id, state="uploaded", file_id=uploaded.id)
+        return await self._create(client, self.store.chunk(chunk_id))
+
+    async def _create(self, client: Any, chunk: Chunk) -> Chunk:
+        batch = await client.create(
+            chunk.file_id,
+            completion_window=self.window,
+            metadata={"jurist_run": self.run_id, "jurist_file": chunk.chunk_id},
+        )
+        self.http_calls += 1
+        self.store.update_chunk(
+            chunk.chunk_id, state="created", batch_id=batch.id, batch_status=batch.status
+        )
+        return self.store.chunk(chunk.chunk_id)
+
+    async def recover(self, client: Any, chunk: Chunk) -> Chunk:
+        """A chunk uploaded whose batch id was never recorded: the batch made of it if
+        there is one (looked up with ``list``), else a new one."""
+        after: str | None = None
+        while True:
+            batches, has_more = await client.list(after=after, limit=100)
+            self.http_calls += 1
+            for batch in batches:
+                meta = batch.metadata or {}
+                if batch.input_file_id == chunk.file_id or (
+                    meta.get("jurist_file") == chunk.chunk_id
+                    and meta.get("jurist_run") == self.run_id
+                ):
+                    self.store.update_chunk(
+                        chunk.chunk_id,
+                        state="created",
+                        batch_id=batch.id,
+                        batch_status=batch.status,
+                    )
+                    return self.store.chunk(chunk.chunk_id)
+            if not has_more or not batches:
+                break
+            after = batches[-1].id
+        return await self._create(client, chunk)
+
+    async def wait(
+        self, jobs: list[tuple[Any, Chunk]], finished: Callable[[Chunk, Any], None]
+    ) -> None:
+        """Poll the batches of ``jobs`` (client, chunk) until each ends; ``finished(chunk,
+        batch)`` runs for each as soon as its files are read back."""
+        active = list(jobs)
+        while active:
+            still: list[tuple[Any, Chunk]] = []
+            done = total = 0
+            for client, chunk in active:
+                batch = await client.retrieve(chunk.batch_id)
+                self.http_calls += 1
+                if batch.status in FINISHED_STATUSES:
+                    await self._download(client, batch)
+                    finished(chunk, batch)
+                    continue
+                counts = batch.request_counts
+                if counts is not None:
+                    done += int(counts.completed) + int(counts.failed)
+                    total += int(counts.total)
+                still.append((client, chunk))
+            active = still
+            if active:
+                self.on_status(
+                    f"{len(active)} batch(es) in progress: {done}/{total or '?'} requests done"
+                )
+                await asyncio.sleep(self.poll_interval)
+
+    def path_of(self, file_id: str) -> Path:
+        return self.folder / "batch" / f"{file_id}.jsonl"
+
+    async def _download(self, client: Any, batch: Any) -> None:
+        for file_id in (batch.output_file_id, batch.error_file_id):
+            if file_id and not self.path_of(file_id).exists():
+                self.path_of(file_id).parent.mkdir(parents=True, exist_ok=True)
+                await client.download(file_id, self.path_of(file_id))
+                self.http_calls += 1

@@ -1,0 +1,315 @@
+"""The Ray Data engine: the same items, judge and run folder, spread over a Ray cluster.
+
+Ray Data does the sharding, scheduling, retries and I/O: the items still to judge go into
+a Ray Dataset, through ``map_batches`` with an actor pool of :class:`JudgeActor` (each
+rebuilds the judge once from its catalog entry, never a pickled judge), and the driver
+streams the results back and records each one in the run store as it arrives. A killed
+driver loses only the items in flight; the run resumes like a local one. Large runs are
+fed to Ray in windows of :data:`WINDOW` items, never materialised whole.
+
+A killed actor is restarted and its batch retried (Ray Data's actor pools default to
+``max_restarts=-1`` and ``max_task_retries=-1``); the driver records one result per item
+and refuses (and counts, in the store's ``duplicates_refused``) a second one for the
+same item.
+
+API keys are never in the entry: the environment variables named by
+:attr:`RayOptions.env_vars` (``OPENAI_API_KEY`` by default) are copied from the driver to
+the actors through the actor pool's Ray ``runtime_env``, where the backends read them as
+they do locally; jurist writes them nowhere.
+
+Ray itself: an instance already initialised in this process is used as it is; otherwise
+``ray.init(address=options.address)`` (``None``: a local instance, shut down when the run
+ends). ``import jurist`` never imports Ray.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import math
+import os
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any
+
+from jurist.errors import ConfigError, MissingDependencyError
+from jurist.evaluate._cost import PriceTable, resolve_prices
+from jurist.evaluate._ray_actor import (
+    JudgeActor,
+    decode_result,
+    encode_json,
+    portable_entry,
+    rebuild,
+)
+from jurist.evaluate._ray_limits import start_limiter
+from jurist.evaluate._ray_options import RayOptions
+from jurist.evaluate._session import EngineContext, normalised
+from jurist.evaluate._source import item_hash, map_fields, open_source
+from jurist.evaluate._store import StoredResult
+from jurist.judges._protocol import ItemJudge
+
+__all__ = ["WINDOW", "Recorder", "judge_on_ray", "judge_ray_dataset"]
+
+WINDOW = 100_000
+"""Items handed to Ray at a time."""
+
+log = logging.getLogger("jurist.evaluate")
+
+
+def import_ray() -> Any:
+    """The ``ray`` module (with Ray Data), or an error naming the extra to install."""
+    try:
+        import ray
+        import ray.data
+    except ImportError as e:
+        raise MissingDependencyError("ray[data]", "ray", "The Ray engine") from e
+    return ray
+
+
+def _start_ray(ray: Any, options: RayOptions) -> bool:
+    """Initialise Ray unless it is; whether this call started it."""
+    if ray.is_initialized():
+        return False
+    ray.init(address=options.address)
+    return True
+
+
+def _checked_entry(judge: ItemJudge) -> dict[str, Any]:
+    """The judge's portable entry, after checking it rebuilds the same judge."""
+    entry = portable_entry(judge)
+    again = rebuild(entry)
+    if normalised(again.describe()) != normalised(judge.describe()):
+        raise ConfigError(
+            f"cannot judge with {judge.name!r} on Ray: rebuilt from its catalog entry it "
+            "describes itself differently (a setting the catalog does not keep); use the "
+            "local engine (ray=None)"
+        )
+    return entry
+
+
+def _runtime_env(options: RayOptions) -> dict[str, Any] | None:
+    present = {name: os.environ[name] for name in options.env_vars if name in os.environ}
+    return {"env_vars": present} if present else None
+
+
+def _judged(
+    ds: Any,
+    items: int,
+    entry: dict[str, Any],
+    table: PriceTable,
+    retries: int,
+    options: RayOptions,
+    limiter: Any,
+) -> Any:
+    """``ds`` (``items`` rows of ``idx``, ``digest``, ``row``, ``values``) through the
+    actor pool (no more actors than blocks: an actor without a block only starts up)."""
+    return ds.map_batches(
+        JudgeActor,
+        fn_constructor_kwargs={
+            "entry": entry,
+            "table": table,
+            "retries": retries,
+            "limiter": limiter,
+            "tokens": options.tpm is not None,
+        },
+        **_pool_args(options, blocks=_blocks(options, items)),
+    )
+
+
+def _pool_args(options: RayOptions, blocks: int | None = None) -> dict[str, Any]:
+    """The actor pool's settings. Fault tolerance is Ray Data's default for an actor
+    pool (``max_restarts=-1``, ``max_task_retries=-1``: a killed actor is restarted and
+    the batch it held runs again), so nothing here turns it off; Ray 2.60 deprecates
+    passing those through ``map_batches``."""
+    from ray.data import ActorPoolStrategy
+
+    return {
+        "batch_format": "pyarrow",
+        "batch_size": options.batch_size,
+        "compute": ActorPoolStrategy(size=min(options.actors, blocks or options.actors)),
+        "num_cpus": options.num_cpus,
+        "num_gpus": options.num_gpus or None,
+        "runtime_env": _runtime_env(options),
+    }
+
+
+def _blocks(options: RayOptions, items: int) -> int:
+    """Blocks for ``items`` items: whole batches each, and at least 32 per actor when
+    there are enough, so work spreads over the pool and streams back steadily."""
+    batches = math.ceil(items / options.batch_size)
+    per_block = max(1, math.ceil(batches / (options.actors * 32)))
+    return max(1, math.ceil(batches / per_block))
+
+
+def _dataset(ray: Any, items: list[dict[str, Any]], options: RayOptions) -> Any:
+    """A Ray Dataset of ``items`` in :func:`_blocks` blocks."""
+    return ray.data.from_items(items, override_num_blocks=_blocks(options, len(items)))
+
+
+def _wire(
+    idx: int, digest: str, row: Mapping[str, Any], values: Mapping[str, Any]
+) -> dict[str, Any]:
+    return {"idx": idx, "digest": digest, "row": encode_json(row), "values": encode_json(values)}
+
+
+def _windows(
+    rows: Iterable[tuple[int, str, dict[str, Any], dict[str, Any]]],
+) -> Iterator[list[dict[str, Any]]]:
+    window: list[dict[str, Any]] = []
+    for idx, digest, row, values in rows:
+        window.append(_wire(idx, digest, row, values))
+        if len(window) >= WINDOW:
+            yield window
+            window = []
+    if window:
+        yield window
+
+
+class Recorder:
+    """Records each result once: a second row for an item already recorded in this
+    session (a retried batch whose first run also came back) is refused and counted."""
+
+    def __init__(self, record: Callable[[StoredResult], None]) -> None:
+        self._record = record
+        self._seen: set[int] = set()
+        self.duplicates = 0
+
+    def take(self, text: str) -> None:
+        result = decode_result(text)
+        if result.idx in self._seen:
+            self.duplicates += 1
+            log.warning("Ray returned a second result for item %d; kept the first", result.idx)
+            return
+        self._seen.add(result.idx)
+        self._record(result)
+
+
+async def _stream(ds: Any, take: Callable[[str], None]) -> None:
+    """Iterate ``ds``'s ``result`` column in a thread, calling ``take`` on this loop for
+    each value as its block arrives; cancelling stops the iteration."""
+    loop = asyncio.get_running_loop()
+    queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
+    stop = threading.Event()
+
+    def post(kind: str, payload: Any) -> None:
+        with contextlib.suppress(RuntimeError):  # the loop closed after a cancel
+            loop.call_soon_threadsafe(queue.put_nowait, (kind, payload))
+
+    def pump() -> None:
+        try:
+            batches = ds.iter_batches(batch_size=None, batch_format="pyarrow")
+            try:
+                for batch in batches:
+                    if stop.is_set():
+                        return
+                    post("rows", batch.column("result").to_pylist())
+            finally:
+                close = getattr(batches, "close", None)
+                if close is not None:
+                    close()
+        except BaseException as e:  # handed to the driver's loop, raised there
+            post("error", e)
+        else:
+            post("end", None)
+
+    thread = threading.Thread(target=pump, name="jurist-ray-results", daemon=True)
+    thread.start()
+    try:
+        while True:
+            kind, payload = await queue.get()
+            if kind == "rows":
+                for text in payload:
+                    take(text)
+            elif kind == "error":
+                raise payload
+            else:
+                return
+    finally:
+        stop.set()
+
+
+async def judge_on_ray(ctx: EngineContext, options: RayOptions) -> None:
+    """The Ray engine's loop over ``ctx.todo()`` (see the module docs)."""
+    ray = import_ray()
+    entry = _checked_entry(ctx.judge)
+    started, ready = False, False
+    limiter = None
+    recorder = Recorder(ctx.record)
+    try:
+        for window in _windows(ctx.todo()):
+            if not ready:  # Ray only when there is something to judge
+                started, ready = _start_ray(ray, options), True
+                limiter = start_limiter(options.rpm, options.tpm)
+            ds = _dataset(ray, window, options)
+            ds = _judged(ds, len(window), entry, ctx.table, ctx.retries, options, limiter)
+            # jurist draws the run's progress (progress=True); Ray Data's bars stay off
+            ds.context.enable_progress_bars = False
+            ds.context.print_on_execution_start = False
+            await _stream(ds, recorder.take)
+    finally:
+        if recorder.duplicates:
+            before = int(ctx.store.get_meta("duplicates_refused") or 0)
+            ctx.store.set_meta("duplicates_refused", before + recorder.duplicates)
+        if limiter is not None:
+            with contextlib.suppress(Exception):
+                ray.kill(limiter)
+        if started:
+            ray.shutdown()
+
+
+def judge_ray_dataset(
+    data: Any,
+    judge: ItemJudge,
+    *,
+    fields: Mapping[str, str] | None = None,
+    retries: int = 0,
+    options: RayOptions | None = None,
+    prices: PriceTable | Mapping[str, Any] | None = None,
+) -> Any:
+    """Judge ``data`` on Ray; a lazy ``ray.data.Dataset`` of results.jsonl records.
+
+    ``data``: a ``ray.data.Dataset``, or any source :func:`~jurist.evaluate.evaluate`
+    takes (read whole on the driver). Each output row is the item's columns followed by
+    the ``judge_*`` columns of the local engine's results.jsonl (same names and values;
+    a failed item has ``judge_score`` null and ``judge_error`` set). Nothing is stored:
+    write the dataset where you like (``write_parquet``...). Ray is initialised if it is
+    not (``options.address``) and left running, since the dataset runs when consumed;
+    the ``rpm`` / ``tpm`` limiter lives as long as the dataset.
+    """
+    ray = import_ray()
+    options = options or RayOptions()
+    if not isinstance(judge, ItemJudge):
+        raise ConfigError(
+            f"{type(judge).__name__} is not a judge: it needs name, required_fields, "
+            "describe() and async judge(item)"
+        )
+    if retries < 0:
+        raise ConfigError(f"retries must be >= 0, got {retries}")
+    entry = _checked_entry(judge)
+    table = resolve_prices(prices)
+    required = tuple(judge.required_fields)
+    _start_ray(ray, options)
+    raw = isinstance(data, ray.data.Dataset)
+    blocks = None
+    if not raw:  # items travel as JSON text, so they come back exactly as they were
+        wired = [
+            _wire(idx, item_hash(row), row, map_fields(row, fields, required, where))
+            for idx, where, row in open_source(data)
+        ]
+        data, blocks = _dataset(ray, wired, options), _blocks(options, len(wired))
+    limiter = start_limiter(options.rpm, options.tpm)
+    return data.map_batches(
+        JudgeActor,
+        fn_constructor_kwargs={
+            "entry": entry,
+            "table": table,
+            "retries": retries,
+            "limiter": limiter,
+            "tokens": options.tpm is not None,
+            "raw": raw,
+            "fields": dict(fields) if fields else None,
+            "records": True,
+        },
+        **_pool_args(options, blocks=blocks),
+    )

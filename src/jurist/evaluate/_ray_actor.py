@@ -1,0 +1,253 @@
+"""What travels to a Ray actor, and the actor that judges batches of items.
+
+A judge is never pickled with its live connections: the driver turns it into its catalog
+entry (:func:`portable_entry`) and each :class:`JudgeActor` rebuilds it once, in its
+constructor, from that entry (:func:`rebuild`). The only objects an entry carries are
+scripted :class:`~jurist.models.MockModel` objects (they hold no connection and their
+script cannot be written as a spec; each actor gets its own copy, so a scripted *list*
+is replayed per actor while a function of the request answers as it does locally).
+
+Items travel as JSON text (``row``: the item as the run store keeps it; ``values``: the
+judge's fields) and results come back as JSON text of one
+:class:`~jurist.evaluate._store.StoredResult` (:func:`encode_result` /
+:func:`decode_result`), so nested values round-trip exactly and the driver stores what
+the local engine would.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from jurist.errors import ConfigError
+from jurist.evaluate._cost import PriceTable
+from jurist.evaluate._item_path import Coster, judge_one, stored_result
+from jurist.evaluate._source import item_hash, map_fields
+from jurist.evaluate._store import StoredResult
+from jurist.models import Model, WrapperModel, get_model
+from jurist.types import Usage
+
+__all__ = [
+    "JudgeActor",
+    "decode_result",
+    "encode_json",
+    "encode_result",
+    "portable_entry",
+    "rebuild",
+    "records_batch",
+]
+
+_DUMP = orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY
+
+
+def encode_json(value: Any) -> str:
+    """JSON text as the run store writes it (numpy values as numbers, others as text)."""
+    return orjson.dumps(value, option=_DUMP, default=str).decode()
+
+
+def encode_result(result: StoredResult) -> str:
+    """One stored result as JSON text."""
+    return encode_json(
+        {
+            "idx": result.idx,
+            "item_hash": result.item_hash,
+            "item": result.item,
+            "score": result.score,
+            "error": result.error,
+            "outcome": result.outcome,
+            "usage": result.usage.model_dump(mode="json"),
+            "cost": result.cost,
+            "cost_estimated": result.cost_estimated,
+            "latency": result.latency,
+        }
+    )
+
+
+def decode_result(text: str) -> StoredResult:
+    """The :class:`StoredResult` of :func:`encode_result`'s text."""
+    data = orjson.loads(text)
+    data["usage"] = Usage.model_validate(data["usage"])
+    return StoredResult(**data)
+
+
+def _unwrapped(model: Model) -> Model:
+    while isinstance(model, WrapperModel):
+        model = model.wrapped
+    return model
+
+
+def portable_entry(judge: Any) -> dict[str, Any]:
+    """The catalog entry each actor rebuilds ``judge`` from (mock models kept as objects).
+
+    >>> import jurist
+    >>> entry = portable_entry(jurist.LLMJudge("openai:gpt-4o-mini", template="likert"))
+    >>> entry["kind"], entry["model"], entry["template"]
+    ('judge', 'openai:gpt-4o-mini', 'likert')
+    """
+    from jurist.catalog._dump import entry_of
+
+    try:
+        entry = entry_of(judge)
+    except ConfigError as e:
+        raise ConfigError(
+            f"cannot judge with this {type(judge).__name__} on Ray: each actor rebuilds the "
+            f"judge from its catalog entry, and {e}. Use an LLMJudge, PairwiseJudge, Panel "
+            "or RubricJudge over provider:name models, or the local engine (ray=None)."
+        ) from None
+    _keep_mocks(judge, entry)
+    return entry
+
+
+def _keep_mocks(judge: Any, entry: dict[str, Any]) -> None:
+    from jurist.evaluate._item_path import judge_models
+    from jurist.judges import LLMJudge, PairwiseJudge, Panel
+
+    if isinstance(judge, Panel):
+        for sub, sub_entry in zip(judge.judges, entry["judges"], strict=True):
+            _keep_mocks(sub, sub_entry)
+        return
+    if isinstance(judge, LLMJudge | PairwiseJudge):
+        model = judge.model if isinstance(judge, LLMJudge) else judge.llm_judge.model
+        inner = _unwrapped(model)
+        if inner.provider == "mock":
+            entry["model"] = inner
+            entry.pop("model_options", None)
+        return
+    mocks = [s for s in judge_models(judge) if s.startswith("mock:")]
+    if mocks:
+        raise ConfigError(
+            f"cannot judge with this {type(judge).__name__} on Ray: its mock model(s) "
+            f"{', '.join(mocks)} cannot be rebuilt on an actor (a rubric judge is rebuilt from "
+            "model specs only); use an LLMJudge, PairwiseJudge or Panel for mock models"
+        )
+
+
+def _entry_file(entry: dict[str, Any]) -> Any:
+    from jurist.catalog._store import EntryFile
+
+    name = str(entry.get("name") or "ray-judge")
+    return EntryFile(
+        name=name, path=Path(f"<ray entry {name}>"), source="ray", data=entry, lines={}
+    )
+
+
+def _limited(entry: dict[str, Any], limiter: Any, tokens: bool) -> dict[str, Any]:
+    """A copy of ``entry`` whose every model is a :class:`SharedLimitModel` object."""
+    from jurist.evaluate._ray_limits import SharedLimitModel
+
+    def wrap(spec: Any, options: dict[str, Any]) -> Model:
+        model = spec if isinstance(spec, Model) else get_model(spec, **options)
+        return SharedLimitModel(model, limiter, tokens=tokens)
+
+    out = dict(entry)
+    kind = out.get("kind", "judge")
+    if kind in ("judge", "pairwise_judge"):
+        out["model"] = wrap(out.get("model"), dict(out.pop("model_options", None) or {}))
+    elif kind == "panel":
+        out["judges"] = [_limited(sub, limiter, tokens) for sub in out["judges"]]
+    elif kind == "rubric_judge":
+        models = out.get("models") or []
+        if len(models) != 1:
+            raise ConfigError(
+                "rpm/tpm limits on Ray hold for rubric judges with one model; this one has "
+                f"{len(models)} ({', '.join(models)})"
+            )
+        out["model"] = wrap(models[0], dict(out.pop("model_options", None) or {}))
+    return out
+
+
+def rebuild(entry: dict[str, Any], limiter: Any = None, *, tokens: bool = False) -> Any:
+    """The judge of :func:`portable_entry`'s ``entry``; with a ``limiter`` every model
+    asks it before each call (a :class:`~jurist.evaluate._ray_limits.SharedLimitModel`).
+
+    >>> import jurist
+    >>> rebuild(portable_entry(jurist.LLMJudge("mock:j", outputs=None))).model.spec
+    'mock:j'
+    """
+    from jurist.catalog._resolve import build_entry
+
+    if limiter is not None:
+        entry = _limited(entry, limiter, tokens)
+    return build_entry(_entry_file(entry))
+
+
+class JudgeActor:
+    """A Ray Data actor: rebuilds the judge once, then judges each batch concurrently.
+
+    A batch (pyarrow) has the columns ``idx``, ``digest``, ``row`` and ``values`` (JSON
+    text); the actor answers with ``idx`` and ``result`` (JSON text of the item's
+    :class:`StoredResult`, priced by a :class:`Coster` over ``table``). With ``raw=True``
+    a batch is a user's rows instead (their fields mapped by ``fields``). With
+    ``records=True`` the answer is the results.jsonl records
+    (:func:`~jurist.evaluate._run.flatten`), as a pandas batch of object columns so values
+    stay the Python values the records hold.
+    """
+
+    def __init__(
+        self,
+        entry: dict[str, Any],
+        table: PriceTable,
+        retries: int,
+        limiter: Any = None,
+        tokens: bool = False,
+        raw: bool = False,
+        fields: dict[str, str] | None = None,
+        records: bool = False,
+    ) -> None:
+        self.judge = rebuild(entry, limiter, tokens=tokens)
+        self.coster = Coster(self.judge, table)
+        self.retries = retries
+        self.raw = raw
+        self.records = records
+        self.fields = fields
+        self.required = tuple(self.judge.required_fields)
+
+    async def _one(self, row: dict[str, Any]) -> StoredResult:
+        idx = int(row["idx"])
+        values = orjson.loads(row["values"])
+        outcome = await judge_one(self.judge, values, idx, self.retries)
+        item = orjson.loads(row["row"])
+        return stored_result(idx, row["digest"], item, outcome, self.coster)
+
+    async def _raw(self, row: dict[str, Any]) -> StoredResult:
+        where = f"Ray dataset row {encode_json(row)[:80]}"
+        values = map_fields(row, self.fields, self.required, where)
+        outcome = await judge_one(self.judge, values, -1, self.retries)
+        item = orjson.loads(encode_json(row))
+        return stored_result(-1, item_hash(row), item, outcome, self.coster)
+
+    async def __call__(self, batch: Any) -> Any:
+        rows = batch.to_pylist()
+        judge = self._raw if self.raw else self._one
+        results = await asyncio.gather(*(judge(r) for r in rows))
+        if self.records:
+            return records_batch(results)
+        import pyarrow as pa
+
+        return pa.table(
+            {
+                "idx": pa.array([r.idx for r in results], pa.int64()),
+                "result": pa.array([encode_result(r) for r in results], pa.string()),
+            }
+        )
+
+
+def records_batch(results: list[StoredResult]) -> Any:
+    """Results as a pandas batch of results.jsonl records (object columns)."""
+    import pandas as pd
+
+    from jurist.evaluate._run import flatten
+
+    records = [
+        flatten({"item": r.item, "outcome": r.outcome, "usage": r.usage, "cost": r.cost})
+        for r in results
+    ]
+    columns: dict[str, None] = {}
+    for record in records:
+        columns.update(dict.fromkeys(record))
+    return pd.DataFrame(
+        {name: pd.Series([r.get(name) for r in records], dtype=object) for name in columns}
+    )

@@ -1,0 +1,157 @@
+"""One engine session over a run's store, whichever engine judges the items.
+
+:class:`EngineContext` holds what a session works with: ``todo()`` yields the items still
+to judge and stops the run when the data changed under it, ``record()`` writes one finished
+item durably. :func:`run_session` keeps the run's status, time and session count around an
+engine's loop; :func:`judge_locally` is the local engine's loop (asyncio workers in this
+process). The Ray and batch-API engines bring loops of their own and end in the same
+``record()``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import time
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from jurist._progress import BatchProgress
+from jurist.errors import DataError, JuristError
+from jurist.evaluate._cost import PriceTable
+from jurist.evaluate._item_path import Coster, judge_one, stored_result
+from jurist.evaluate._manifest import Manifest
+from jurist.evaluate._source import ItemSource, item_hash, map_fields
+from jurist.evaluate._store import Bitmap, RunStore, StoredResult
+from jurist.judges._protocol import ItemJudge
+
+__all__ = ["EngineContext", "judge_locally", "normalised", "run_session"]
+
+
+def normalised(value: Any) -> Any:
+    """``value`` as JSON gives it back (what a stored manifest compares with)."""
+    return json.loads(json.dumps(value, default=str))
+
+
+def _mark(store: RunStore, status: str) -> None:
+    """Record the run's status on the way out; a store that cannot take it (a full disk)
+    must not hide the error that ended the run."""
+    with contextlib.suppress(JuristError):
+        store.set_meta("status", status)
+
+
+@dataclass
+class EngineContext:
+    """Everything one engine session works with, whichever engine runs the items.
+
+    :meth:`todo` yields the items still to judge (and stops the run when the data
+    changed under it); :meth:`record` writes one finished item and advances the bar.
+    """
+
+    source: ItemSource
+    judge: ItemJudge
+    store: RunStore
+    manifest: Manifest
+    fields: Mapping[str, str] | None
+    retries: int
+    workers: int
+    progress: bool
+    table: PriceTable
+    retry_failed: bool
+    coster: Coster = field(init=False)
+    bar: BatchProgress | None = field(default=None, init=False)
+    _done: Bitmap = field(init=False)
+    _stored: Bitmap = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.coster = Coster(self.judge, self.table)
+        self._done = self.store.done_bitmap(scored_only=self.retry_failed)
+        self._stored = self.store.done_bitmap() if self.retry_failed else self._done
+
+    @property
+    def required(self) -> tuple[str, ...]:
+        return tuple(self.judge.required_fields)
+
+    def todo(self) -> Iterator[tuple[int, str, dict[str, Any], dict[str, Any]]]:
+        """``(idx, digest, row, values)`` of each item without a result yet, in order."""
+        check_each = self.manifest.dataset.hash is None
+        required = self.required
+        for idx, where, row in self.source:
+            digest = item_hash(row)
+            if check_each and self._stored.has(idx) and self.store.hash_of(idx) != digest:
+                raise DataError(
+                    f"{where}: this item differs from item {idx} of the run in "
+                    f"{self.store.path.parent}; the data changed since the run began"
+                )
+            if self._done.has(idx):
+                continue
+            yield idx, digest, row, map_fields(row, self.fields, required, where)
+
+    def record(self, result: StoredResult) -> None:
+        """Write one finished item durably, then count it."""
+        self.store.write(result)
+        self._done.add(result.idx)
+        if self.bar is not None:
+            self.bar.advance(
+                ok=result.score is not None,
+                tokens=result.usage.total_tokens,
+                cost=result.cost,
+            )
+
+
+async def run_session(ctx: EngineContext, body: Callable[[], Awaitable[str | None]]) -> None:
+    """Run ``body`` (the engine's loop over :meth:`EngineContext.todo`) as one session of
+    the run: status, time and session count kept in the store, the progress bar drawn,
+    ``interrupted`` / ``failed`` recorded on the way out. ``body`` may return the status
+    the run stops in instead of ``complete`` / ``incomplete`` (``awaiting results``)."""
+    store, manifest = ctx.store, ctx.manifest
+    started = time.perf_counter()
+    store.set_meta("status", "running")
+    sessions = int(store.get_meta("sessions") or 0) + 1
+    store.set_meta("sessions", sessions)
+    with BatchProgress(
+        manifest.dataset.items,
+        enabled=ctx.progress,
+        completed=ctx._done.count,
+        show_cost=ctx.coster.priced,
+    ) as bar:
+        ctx.bar = bar
+        try:
+            ended = await body()
+        except (asyncio.CancelledError, KeyboardInterrupt):
+            _mark(store, "interrupted")
+            raise
+        except BaseException:
+            _mark(store, "failed")
+            raise
+        finally:
+            ctx.bar = None
+            elapsed = float(store.get_meta("seconds") or 0.0) + time.perf_counter() - started
+            with contextlib.suppress(JuristError):
+                store.set_meta("seconds", round(elapsed, 6))
+    complete = manifest.dataset.items is None or store.count() >= manifest.dataset.items
+    if manifest.dataset.items is None:
+        store.set_meta("items", store.count())
+    store.set_meta("status", ended or ("complete" if complete else "incomplete"))
+
+
+async def judge_locally(ctx: EngineContext, *, workers: int | None = None) -> None:
+    """The local engine's loop: ``workers`` asyncio workers (default ``ctx.workers``) take
+    items in order and record each outcome as it finishes."""
+    rows = ctx.todo()
+
+    async def worker() -> None:
+        for idx, digest, row, values in rows:
+            outcome = await judge_one(ctx.judge, values, idx, ctx.retries)
+            ctx.record(stored_result(idx, digest, row, outcome, ctx.coster))
+
+    try:
+        async with asyncio.TaskGroup() as group:
+            for _ in range(workers or ctx.workers):
+                group.create_task(worker())
+    except BaseExceptionGroup as eg:
+        # one worker's error (bad data, a bug, a full disk) ends the run; finished
+        # items stay stored
+        raise eg.exceptions[0] from None

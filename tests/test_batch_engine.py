@@ -1,0 +1,258 @@
+"""The batch-API engine against the fake Batch API server (issue 12, items 1-2)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import jurist
+from jurist.evaluate import BatchAPIOptions, Run
+from tests._batch_server import BatchServer, Knobs
+
+ITEMS = [{"prompt": f"What is {i}+{i}?", "response": str(2 * i + (i % 3 == 0))} for i in range(8)]
+FAST = BatchAPIOptions(poll_interval=0.01)
+
+
+def right_or_wrong(body: dict[str, Any]) -> str:
+    """Deterministic: right when the response is twice the number asked about."""
+    text = body["messages"][-1]["content"]
+    for i in range(8):
+        if f"What is {i}+{i}?" in text:
+            return "Correct" if f"\n{2 * i}\n" in text else "Incorrect"
+    return "Incorrect"
+
+
+@pytest.fixture()
+def server() -> Iterator[BatchServer]:
+    with BatchServer(delay=0.02, answer=right_or_wrong) as s:
+        yield s
+
+
+def judge_of(server: BatchServer, **options: Any) -> jurist.LLMJudge:
+    model = jurist.get_model("openai:judge", base_url=server.base_url, api_key="k")
+    return jurist.LLMJudge(model, **options)
+
+
+def scores(run: Run) -> list[float | None]:
+    return [r["judge_score"] for r in run.records()]
+
+
+def test_round_trip_sends_one_batch_and_no_live_call(server: BatchServer, tmp_path: Path) -> None:
+    run = jurist.evaluate(ITEMS, judge_of(server), run_dir=tmp_path / "run", batch_api=FAST)
+    summary = run.summary()
+    assert summary.status == "complete" and summary.items == len(ITEMS)
+    assert summary.failed == 0
+    assert (server.uploads, server.creations, server.live_calls) == (1, 1, 0)
+    assert len(server.submissions) == len(ITEMS)
+    assert set(server.submissions.values()) == {1}
+    assert summary.batch_calls == summary.calls == len(ITEMS)
+    # custom_id = item-hash-occurrence
+    assert sorted(int(c.split("-")[0]) for c in server.submissions) == list(range(len(ITEMS)))
+    assert {c.rsplit("-", 1)[1] for c in server.submissions} == {"1"}
+
+
+def test_live_and_batch_give_identical_scores(server: BatchServer, tmp_path: Path) -> None:
+    judge = judge_of(server)
+    live = jurist.evaluate(ITEMS, judge, run_dir=tmp_path / "live")
+    assert server.live_calls == len(ITEMS) and server.creations == 0
+    batch = jurist.evaluate(ITEMS, judge, run_dir=tmp_path / "batch", batch_api=FAST)
+    assert server.live_calls == len(ITEMS) and server.creations == 1
+    assert scores(batch) == scores(live)
+    assert 0.0 in scores(live) and 1.0 in scores(live)
+    assert [r["judge_verdict"] for r in batch.records()] == [
+        r["judge_verdict"] for r in live.records()
+    ]
+
+
+def test_files_are_split_at_the_limits(server: BatchServer, tmp_path: Path) -> None:
+    options = BatchAPIOptions(poll_interval=0.01, max_requests_per_file=3)
+    run = jurist.evaluate(ITEMS, judge_of(server), run_dir=tmp_path / "run", batch_api=options)
+    assert run.summary().failed == 0
+    assert (server.uploads, server.creations) == (3, 3)  # 3 + 3 + 2 requests
+    assert set(server.submissions.values()) == {1}
+
+
+def unreadable_first() -> Any:
+    """An unreadable verdict the first time an item is asked, a readable one after."""
+    asked: set[str] = set()
+
+    def answer(body: dict[str, Any]) -> str:
+        key = body["messages"][-1]["content"].split("<answer>")[-1]
+        if key in asked:
+            return "Correct"
+        asked.add(key)
+        return "let me think about it"
+
+    return answer
+
+
+def test_reasks_go_to_a_follow_up_batch(tmp_path: Path) -> None:
+    with BatchServer(delay=0.0, answer=unreadable_first()) as server:
+        run = jurist.evaluate(
+            ITEMS[:3], judge_of(server), run_dir=tmp_path / "run", retries=1, batch_api=FAST
+        )
+        assert scores(run) == [1.0, 1.0, 1.0]
+        assert (server.creations, server.live_calls) == (2, 0)
+        assert len(server.submissions) == 6 and set(server.submissions.values()) == {1}
+
+
+def test_reasks_go_live_with_followup_live(tmp_path: Path) -> None:
+    with BatchServer(delay=0.0, answer=unreadable_first()) as server:
+        options = BatchAPIOptions(poll_interval=0.01, followup="live")
+        run = jurist.evaluate(
+            ITEMS[:3], judge_of(server), run_dir=tmp_path / "run", retries=1, batch_api=options
+        )
+        assert scores(run) == [1.0, 1.0, 1.0]
+        assert (server.creations, server.live_calls) == (1, 3)
+        summary = run.summary()
+        assert summary.batch_calls == 3 and summary.calls == 6
+
+
+def test_expired_batch_keeps_its_lines_and_resubmits_the_rest(
+    server: BatchServer, tmp_path: Path
+) -> None:
+    server.next_batch(Knobs(expire_after=3))
+    run = jurist.evaluate(ITEMS, judge_of(server), run_dir=tmp_path / "run", batch_api=FAST)
+    assert run.summary().failed == 0
+    assert server.creations == 2
+    counts = sorted(server.submissions.values())
+    assert counts == [1] * 3 + [2] * (len(ITEMS) - 3)  # the expired ones, once more
+
+
+def test_expired_batch_in_error_mode_records_the_rest_as_errors(
+    server: BatchServer, tmp_path: Path
+) -> None:
+    server.next_batch(Knobs(expire_after=3))
+    options = BatchAPIOptions(poll_interval=0.01, on_expired="error")
+    run = jurist.evaluate(ITEMS, judge_of(server), run_dir=tmp_path / "run", batch_api=options)
+    rows = list(run.records())
+    assert [r["judge_score"] is not None for r in rows] == [True] * 3 + [False] * 5
+    batch_id = next(iter(server.batches))
+    for row in rows[3:]:
+        assert row["judge_error"].startswith(f"api: batch: {batch_id} expired before")
+    assert server.creations == 1
+    # on resume the failed items are sent again (retry_failed), the scored ones are not
+    again = jurist.evaluate(ITEMS, judge_of(server), run_dir=tmp_path / "run", batch_api=options)
+    assert again.summary().failed == 0 and server.creations == 2
+
+
+def test_failed_batch_resubmits_everything(server: BatchServer, tmp_path: Path) -> None:
+    server.next_batch(Knobs(fail="the input was refused"))
+    run = jurist.evaluate(ITEMS, judge_of(server), run_dir=tmp_path / "run", batch_api=FAST)
+    assert run.summary().failed == 0 and server.creations == 2
+
+
+def test_malformed_output_line_is_that_items_error_naming_its_custom_id(
+    server: BatchServer, tmp_path: Path
+) -> None:
+    judge = judge_of(server)
+    probe = jurist.evaluate(ITEMS[:1], judge, run_dir=tmp_path / "probe", batch_api=FAST)
+    assert probe.summary().failed == 0
+    broken = next(iter(server.submissions))  # item 0's custom_id: the same in the next run
+    server.next_batch(Knobs(malformed={broken}))
+    run = jurist.evaluate(ITEMS, judge, run_dir=tmp_path / "run", batch_api=FAST)
+    rows = list(run.records())
+    assert rows[0]["judge_score"] is None
+    error = rows[0]["judge_error"]
+    assert error.startswith("api: batch: ") and broken in error and ".jsonl:" in error
+    assert all(r["judge_score"] is not None for r in rows[1:])
+
+
+def test_error_line_raises_the_error_live_mode_would(server: BatchServer, tmp_path: Path) -> None:
+    judge = judge_of(server)
+    jurist.evaluate(ITEMS[:2], judge, run_dir=tmp_path / "probe", batch_api=FAST)
+    first, second = sorted(server.submissions, key=lambda c: int(c.split("-")[0]))
+    server.next_batch(Knobs(line_errors={first: 429, second: 400}))
+    run = jurist.evaluate(ITEMS[:2], judge, run_dir=tmp_path / "run", batch_api=FAST)
+    rows = list(run.records())
+    # a 429 line is a RateLimitError: the judge's retry wrapper asks again, as live, and
+    # the identical request goes out as a new line (occurrence 2) in the next batch
+    assert rows[0]["judge_score"] is not None and rows[0]["judge_attempts"] == 2
+    assert server.submissions[first.rsplit("-", 1)[0] + "-2"] == 1
+    # a 400 line is a BadRequestError, not retried: the item's error
+    assert rows[1]["judge_error"].startswith("api: ") and "HTTP 400" in rows[1]["judge_error"]
+    assert f"test error 400 for {second}" in rows[1]["judge_error"]
+
+
+def test_dropped_line_is_resubmitted(server: BatchServer, tmp_path: Path) -> None:
+    judge = judge_of(server)
+    jurist.evaluate(ITEMS[:1], judge, run_dir=tmp_path / "probe", batch_api=FAST)
+    dropped = next(iter(server.submissions))
+    server.next_batch(Knobs(drop={dropped}))
+    run = jurist.evaluate(ITEMS, judge, run_dir=tmp_path / "run", batch_api=FAST)
+    assert run.summary().failed == 0
+    assert server.submissions[dropped] == 3  # probe, dropped, resubmitted
+
+
+def test_batch_api_on_a_finished_run_sends_nothing(server: BatchServer, tmp_path: Path) -> None:
+    judge = judge_of(server)
+    jurist.evaluate(ITEMS, judge, run_dir=tmp_path / "run", batch_api=FAST)
+    before = (
+        server.uploads,
+        server.creations,
+        server.polls,
+        server.lists,
+        server.live_calls,
+        server.downloads,
+    )
+    run = jurist.evaluate(ITEMS, judge, run_dir=tmp_path / "run", batch_api=FAST)
+    after = (
+        server.uploads,
+        server.creations,
+        server.polls,
+        server.lists,
+        server.live_calls,
+        server.downloads,
+    )
+    assert after == before
+    assert run.summary().status == "complete"
+
+
+def test_items_held_back_by_a_concurrency_limit_do_not_deadlock(
+    server: BatchServer, tmp_path: Path
+) -> None:
+    # only 2 requests get past the limiter at once: the others are in flight, not parked;
+    # after poll_interval with nothing moving, a round goes with what is parked
+    from jurist.models import LimitedModel
+
+    inner = jurist.get_model("openai:judge", base_url=server.base_url, api_key="k")
+    judge = jurist.LLMJudge(LimitedModel(inner, max_concurrency=2))
+    run = jurist.evaluate(ITEMS[:4], judge, run_dir=tmp_path / "run", batch_api=FAST)
+    assert run.summary().failed == 0
+    assert server.creations == 2 and set(server.submissions.values()) == {1}
+
+
+def test_a_judge_without_an_openai_model_is_refused(tmp_path: Path) -> None:
+    judge = jurist.LLMJudge(jurist.get_model("mock:judge", outputs=["Correct"], cycle=True))
+    with pytest.raises(jurist.errors.ConfigError, match=r"this judge calls mock:judge"):
+        jurist.evaluate(ITEMS, judge, run_dir=tmp_path / "run", batch_api=FAST)
+
+
+def test_batch_cancelled_elsewhere_keeps_its_lines_and_resubmits_the_rest(
+    tmp_path: Path,
+) -> None:
+    import threading
+    import urllib.request
+
+    with BatchServer(delay=0.02, answer=right_or_wrong) as server:
+        server.next_batch(Knobs(delay=30.0))  # the first batch runs until it is cancelled
+
+        def cancel_the_first_batch() -> None:  # as a user would in the provider's dashboard
+            while not server.batches:
+                threading.Event().wait(0.005)
+            batch_id = next(iter(server.batches))
+            url = f"{server.base_url}/batches/{batch_id}/cancel"
+            urllib.request.urlopen(urllib.request.Request(url, method="POST"), timeout=10)
+
+        canceller = threading.Thread(target=cancel_the_first_batch)
+        canceller.start()
+        run = jurist.evaluate(ITEMS, judge_of(server), run_dir=tmp_path / "run", batch_api=FAST)
+        canceller.join()
+        first = next(iter(server.batches.values()))
+        assert first.status == "cancelled"
+        assert run.summary().failed == 0 and server.creations == 2
+        again = [c for c, n in server.submissions.items() if n == 2]
+        assert len(again) == len(ITEMS) - first.completed  # only what it did not finish
