@@ -57,6 +57,30 @@ def test_every_engine_command_takes_every_shared_model_option(command: str) -> N
     assert missing == [], f"jurist {command} lacks {missing}"
 
 
+RUN_COMMANDS = ("judge", "compare", "grade")  # the commands that run a dataset through an engine
+ENGINE_FLAGS = (
+    "--engine",
+    "--ray-address",
+    "--actors",
+    "--gpus-per-actor",
+    "--batch-api",
+    "--batch-followup",
+    "--batch-expired",
+    "--batch-file-out",
+    "--batch-poll",
+)
+
+
+@pytest.mark.parametrize("command", RUN_COMMANDS)
+def test_every_run_command_takes_every_engine_option(command: str) -> None:
+    from jurist.cli._engine_options import ENGINE_FLAGS as DECLARED
+
+    declared = {flag for decls, *_ in DECLARED.values() for flag in decls}
+    assert declared == set(ENGINE_FLAGS)  # the list above names every engine option
+    missing = [f for f in ENGINE_FLAGS if f not in _flags(command)]
+    assert missing == [], f"jurist {command} lacks {missing}"
+
+
 def _write(path: Path, rows: list[dict[str, str]]) -> Path:
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     return path

@@ -408,3 +408,21 @@ def test_a_judge_scores_from_the_routes_top_logprobs() -> None:
     correct, incorrect = math.exp(-0.2), math.exp(-1.8)
     assert results.scores == [pytest.approx(correct / (correct + incorrect))]
     assert results[0].error is None
+
+
+def test_the_cli_passes_base_url_key_and_timeout_to_a_litellm_model() -> None:
+    from jurist.cli._model_options import build_model
+    from jurist.models import WrapperModel
+
+    model = build_model(
+        "litellm:openai/tiny",
+        base_url="http://127.0.0.1:9/v1",
+        api_key="sk-cli-test",
+        timeout=7.0,
+        max_retries=0,
+        cache=False,
+    )
+    inner = model.innermost if isinstance(model, WrapperModel) else model
+    assert inner.identity()["api_base"] == "http://127.0.0.1:9/v1"
+    assert inner.timeout == 7.0
+    assert "sk-cli-test" not in repr(model)

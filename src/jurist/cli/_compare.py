@@ -15,6 +15,7 @@ import typer
 
 from jurist._missing import field_problem
 from jurist.cli._app import app
+from jurist.cli._engine_options import EngineOptions, engine_options
 from jurist.cli._judge import (
     OVERWRITE_HELP,
     RETRY_FAILED_HELP,
@@ -74,6 +75,7 @@ def write_pairs(
 
 @app.command("compare")
 @model_options(concurrency=16, concurrency_help="Pairs in flight at once.")
+@engine_options
 def compare(
     a: Annotated[Path, typer.Argument(help="System A's outputs (.jsonl, .json, .csv, .parquet).")],
     b: Annotated[Path, typer.Argument(help="System B's outputs, same prompts in the same order.")],
@@ -95,12 +97,14 @@ def compare(
     overwrite: Annotated[bool, typer.Option(help=OVERWRITE_HELP)] = False,
     *,
     options: ModelOptions,
+    engine_options: EngineOptions,
 ) -> int:
     """Compare two systems' answers with a pairwise judge; writes results.jsonl and a summary."""
     from jurist.judges import PairwiseJudge
 
     if consistency not in ("tie", "inconsistent"):
         raise ConfigError(f"--consistency must be tie or inconsistent, not {consistency!r}")
+    engine_options.check([options.spec])
     run_dir = out or Path("runs") / f"{a.stem}-vs-{b.stem}"
     # the folder is checked before pairs.jsonl is written into it
     check_outputs(run_dir / "results.jsonl", [a, b], overwrite=overwrite)
@@ -113,7 +117,7 @@ def compare(
     ):
         raise ConfigError(f"{a}: no items to compare")
     spec = options.spec
-    judge_model = options.build(spec)
+    judge_model = options.build(spec, limits=engine_options.model_limits)
     judge = PairwiseJudge(
         judge_model,
         template,
@@ -122,6 +126,7 @@ def compare(
         temperature=options.temperature,
         concurrency=options.concurrency,
     )
+    ray, batch_api = engine_options.engines(options)
     run = run_engine(
         judge,
         pairs,
@@ -134,6 +139,8 @@ def compare(
         retry_failed=retry_failed,
         overwrite=overwrite,
         prepare=judge_model,
+        ray=ray,
+        batch_api=batch_api,
     )
     figures = pair_figures(run.rows())  # the report's figures, one definition
     extra = {"model": spec, "template": template, **figures}

@@ -13,6 +13,7 @@ from typing import Annotated
 import typer
 
 from jurist.cli._app import app
+from jurist.cli._engine_options import EngineOptions, engine_options
 from jurist.cli._judge import (
     OVERWRITE_HELP,
     RETRY_FAILED_HELP,
@@ -26,6 +27,7 @@ from jurist.models import Model
 
 @app.command("grade")
 @model_options(multiple_models=True, concurrency=16, concurrency_help="Items in flight at once.")
+@engine_options
 def grade(
     data: Annotated[Path, typer.Argument(help="Submissions: .jsonl, .json, .csv or .parquet.")],
     rubric: Annotated[Path, typer.Option(help="The rubric: .yaml, .yml or .json.")],
@@ -48,6 +50,7 @@ def grade(
     overwrite: Annotated[bool, typer.Option(help=OVERWRITE_HELP)] = False,
     *,
     options: ModelOptions,
+    engine_options: EngineOptions,
 ) -> int:
     """Grade DATA against a rubric; writes results.jsonl (a grade report per item)."""
     from jurist import CriterionGrader, Rubric
@@ -58,7 +61,8 @@ def grade(
     else:
         out_path = out if out.suffix.lower() == ".jsonl" else out / "results.jsonl"
     run_dir = check_outputs(out_path, [data, rubric], overwrite=overwrite)
-    models: list[Model] = options.build_all()
+    engine_options.check(options.specs)
+    models: list[Model] = options.build_all(limits=engine_options.model_limits)
     grader = CriterionGrader(
         judges=models,
         aggregation=aggregation,
@@ -72,6 +76,7 @@ def grade(
     judge = grader.for_rubric(
         the_rubric, submission_field=submission_field, query_field=query_field
     )
+    ray, batch_api = engine_options.engines(options)
     run = run_engine(
         judge,
         data,
@@ -84,6 +89,8 @@ def grade(
         retry_failed=retry_failed,
         overwrite=overwrite,
         prepare=models,
+        ray=ray,
+        batch_api=batch_api,
     )
     return finish_run(
         run, out_path, extra={"model": ", ".join(m.spec for m in models), "rubric": str(rubric)}

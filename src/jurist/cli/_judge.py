@@ -18,10 +18,11 @@ from rich.markup import escape
 
 from jurist._secrets import scrub
 from jurist.cli._app import EXIT_FAILED_ITEMS, EXIT_OK, app, err_console
+from jurist.cli._engine_options import EngineOptions, engine_options
 from jurist.cli._model_options import ModelOptions, model_options
 from jurist.cli._summary import print_summary
 from jurist.errors import ConfigError, OutputError
-from jurist.evaluate import Run, aevaluate, open_source
+from jurist.evaluate import BatchAPIOptions, RayOptions, Run, aevaluate, open_source
 from jurist.evaluate._folder import check_run_folder
 from jurist.judges import ItemJudge, LLMJudge
 from jurist.models import Model
@@ -57,6 +58,7 @@ OVERWRITE_HELP = (
 
 @app.command("judge")
 @model_options(temperature_help="Judge sampling temperature.")
+@engine_options
 def judge(
     data: Annotated[Path, typer.Argument(help="Items to judge: .jsonl, .json, .csv or .parquet.")],
     template: Annotated[
@@ -101,6 +103,7 @@ def judge(
     ] = "auto",
     *,
     options: ModelOptions,
+    engine_options: EngineOptions,
 ) -> int:
     """Judge every item of DATA with one template and write the results as JSONL."""
     tpl = get_template(template)
@@ -110,6 +113,7 @@ def judge(
         **_parse_field_flags(field or []),
     }
     fields = dict(mapping)  # optional template fields (a reference) map too
+    engine_options.check([options.spec])
     out_path = _output_path(out, data, template)
     run_dir = check_outputs(out_path, [data], overwrite=overwrite)
     source = open_source(data)
@@ -117,7 +121,7 @@ def judge(
         raise ConfigError(f"{data}: no items to judge")
 
     spec = options.spec
-    judge_model = options.build(spec)
+    judge_model = options.build(spec, limits=engine_options.model_limits)
     if scoring not in ("parse", "logprobs", "auto"):
         raise ConfigError(f"--scoring must be parse, logprobs or auto, not {scoring!r}")
     if output not in ("auto", "text", "json"):
@@ -131,6 +135,7 @@ def judge(
         scoring=scoring,  # type: ignore[arg-type]
         output=output,  # type: ignore[arg-type]
     )
+    ray, batch_api = engine_options.engines(options)
     run = run_engine(
         the_judge,
         data,
@@ -143,6 +148,8 @@ def judge(
         retry_failed=retry_failed,
         overwrite=overwrite,
         prepare=the_judge.model,
+        ray=ray,
+        batch_api=batch_api,
     )
     return finish_run(run, out_path, extra={"model": spec, "template": template})
 
@@ -198,6 +205,8 @@ def run_engine(
     retry_failed: bool,
     overwrite: bool,
     prepare: Model | Sequence[Model],
+    ray: RayOptions | None = None,
+    batch_api: BatchAPIOptions | None = None,
 ) -> Run:
     """:func:`run_through_engine` to the end; on Ctrl-C (SIGINT) or SIGTERM the run is
     recorded as interrupted, the saved items and the command that resumes are printed,
@@ -227,6 +236,8 @@ def run_engine(
                 retry_failed=retry_failed,
                 overwrite=overwrite,
                 prepare=prepare,
+                ray=ray,
+                batch_api=batch_api,
             )
         finally:
             with contextlib.suppress(NotImplementedError, RuntimeError):
@@ -235,11 +246,11 @@ def run_engine(
     try:
         return asyncio.run(main())
     except (KeyboardInterrupt, asyncio.CancelledError):
-        _say_interrupted(run_dir, command)
+        _say_interrupted(run_dir, command, batch=batch_api is not None)
         raise typer.Exit(143 if terminated else 130) from None
 
 
-def _say_interrupted(run_dir: Path, command: str) -> None:
+def _say_interrupted(run_dir: Path, command: str, *, batch: bool = False) -> None:
     try:
         run = Run(run_dir)
         saved, expected = len(run), run.manifest.dataset.items
@@ -253,8 +264,14 @@ def _say_interrupted(run_dir: Path, command: str) -> None:
         else f"the same `jurist {command} ...` command"
     )
     of = f" of {expected}" if expected is not None else ""
+    how = (
+        "batches already submitted keep running at the provider and are polled again, "
+        "never sent twice; to resume"
+        if batch
+        else "to resume"
+    )
     err_console.print(
-        f"interrupted: {saved}{of} items saved in {run_dir}; to resume, run again:\n  {again}",
+        f"interrupted: {saved}{of} items saved in {run_dir}; {how}, run again:\n  {again}",
         highlight=False,
         markup=False,
         soft_wrap=True,
@@ -273,11 +290,19 @@ async def run_through_engine(
     prepare: Model | Sequence[Model],
     retry_failed: bool = True,
     overwrite: bool = False,
+    ray: RayOptions | None = None,
+    batch_api: BatchAPIOptions | None = None,
 ) -> Run:
-    """Prepare the model(s), run the engine, and close them whatever happens."""
+    """Prepare the model(s), run the engine, and close them whatever happens.
+
+    On Ray the models are not prepared here: each actor builds and loads its own, and a
+    local model loaded in this process too would hold memory (or a GPU) the actors need.
+    Nor in batch-API mode: requests go to the files and batches endpoints (the first
+    upload names a server that cannot be reached), or to a file, reaching no server.
+    """
     models = [prepare] if isinstance(prepare, Model) else list(prepare)
     try:
-        for m in models:
+        for m in models if ray is None and batch_api is None else []:
             with err_console.status(f"preparing {escape(m.spec)} ...", spinner="dots"):
                 await m.prepare()
         return await aevaluate(
@@ -290,6 +315,8 @@ async def run_through_engine(
             fields=fields,
             retries=retries,
             progress=progress,
+            ray=ray,
+            batch_api=batch_api,
         )
     finally:
         for m in models:
@@ -298,14 +325,49 @@ async def run_through_engine(
 
 def finish_run(run: Run, out_path: Path, *, extra: dict[str, Any]) -> int:
     """Write the results and the summary (:func:`summary_path`), print the summary; the
-    exit code."""
-    run.to_jsonl(out_path)
+    exit code.
+
+    A run whose requests were written to a file for an offline engine
+    (``--batch-file-out``; status ``awaiting results``) writes only its summary (with the
+    request files in ``batch_files``), says which files to answer and the ``jurist
+    ingest`` command that reads the answers, and exits 0.
+    """
     summary = {**run.summary().model_dump(), **extra, "results": str(out_path)}
+    waiting = [Path(p) for p in summary.get("batch_files") or []]
+    if summary["status"] != AWAITING or not waiting:
+        run.to_jsonl(out_path)
     summary = scrub(summary)
     target = summary_path(out_path)
     try:
         target.write_text(json.dumps(summary, indent=2) + "\n")
     except OSError as e:
         raise OutputError(f"{target}: cannot write the summary: {e.strerror or e}") from None
+    if summary["status"] == AWAITING and waiting:
+        say_awaiting(run, waiting, str(summary.get("model") or ""))
+        return EXIT_OK
     print_summary(Console(), summary, run.failures(limit=5))
     return EXIT_FAILED_ITEMS if summary["failed"] else EXIT_OK
+
+
+AWAITING = "awaiting results"
+
+
+def say_awaiting(run: Run, files: Sequence[Path], model: str) -> None:
+    """Name the request files to answer and the ``jurist ingest`` command that follows."""
+    saved = len(run)
+    expected = run.manifest.dataset.items
+    of = f" of {expected}" if expected is not None else ""
+    first = files[0]
+    results = first.with_name(first.stem + ".results" + first.suffix)
+    served = model.partition(":")[2] or "MODEL"
+    lines = [
+        f"{saved}{of} items judged; the requests of the others are in "
+        + ", ".join(str(p) for p in files)
+        + " (Batch API lines).",
+        "Answer them with an offline engine (or a provider's batch API), e.g.:",
+        f"  vllm run-batch -i {shlex.quote(str(first))} -o {shlex.quote(str(results))} "
+        f"--model {shlex.quote(served)}",
+        "then read the answers into the run:",
+        f"  jurist ingest {shlex.quote(str(run.run_dir))} {shlex.quote(str(results))}",
+    ]
+    Console().print("\n".join(lines), highlight=False, markup=False, soft_wrap=True)

@@ -24,6 +24,7 @@ from jurist.cli import (  # noqa: F401
     _compare,
     _eval_model,
     _grade,
+    _ingest,
     _judge,
     _report,
     _serve_reward,

@@ -88,8 +88,16 @@ def build_model(
             options["api_key"] = api_key
         elif base_url and not os.environ.get("OPENAI_API_KEY"):
             options["api_key"] = "not-needed"
+    elif provider == "litellm":
+        options["timeout"] = timeout
+        if base_url:
+            options["base_url"] = base_url
+        if api_key:
+            options["api_key"] = api_key
     elif base_url:
-        raise ConfigError(f"--base-url only applies to openai: models, not {spec!r}")
+        raise ConfigError(
+            f"--base-url only applies to openai: and litellm: models, not {spec!r}"
+        )
     # max_retries=0: this stack adds its own retry wrapper, outside the limits, once
     model: Model = get_model(spec, max_retries=0, **options)
     if rpm or tpm:
@@ -139,24 +147,26 @@ class ModelOptions:
         given = self.models or (None,)
         return [resolve_model_spec(m, self.base_url) for m in given]
 
-    def build(self, spec: str | None = None) -> Model:
-        """The model stack for ``spec`` (default :attr:`spec`) with these options."""
+    def build(self, spec: str | None = None, *, limits: bool = True) -> Model:
+        """The model stack for ``spec`` (default :attr:`spec`) with these options;
+        ``limits=False`` leaves out ``--rpm`` / ``--tpm`` (an engine that paces the calls
+        itself, or sends none: Ray, the batch API)."""
         return build_model(
             spec or self.spec,
             base_url=self.base_url,
             api_key=self.api_key,
             timeout=self.timeout,
             max_retries=self.max_retries,
-            rpm=self.rpm,
-            tpm=self.tpm,
+            rpm=self.rpm if limits else None,
+            tpm=self.tpm if limits else None,
             cache=self.cache,
             cache_path=self.cache_path,
             json_mode=self.json_mode,
         )
 
-    def build_all(self) -> list[Model]:
+    def build_all(self, *, limits: bool = True) -> list[Model]:
         """One model stack per ``--model``."""
-        return [self.build(s) for s in self.specs]
+        return [self.build(s, limits=limits) for s in self.specs]
 
 
 # name -> (type, default, typer.Option keyword arguments)

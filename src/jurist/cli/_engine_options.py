@@ -1,0 +1,259 @@
+"""The engine options every engine command shares: where the items are judged.
+
+:func:`engine_options` is a decorator for a typer command, like
+:func:`~jurist.cli._model_options.model_options`: it adds the shared flags (``--engine``,
+``--ray-address``, ``--actors``, ``--gpus-per-actor``, ``--batch-api``,
+``--batch-followup``, ``--batch-expired``, ``--batch-file-out``, ``--batch-poll``) to the
+command's signature and hands the command one :class:`EngineOptions` in its
+``engine_options`` parameter. :meth:`EngineOptions.check` refuses combinations that make
+no sense before any model is built, and :meth:`EngineOptions.ray` /
+:meth:`EngineOptions.batch_api` map the flags onto the engine's
+:class:`~jurist.evaluate.RayOptions` and :class:`~jurist.evaluate.BatchAPIOptions`.
+
+Rate limits (``--rpm`` / ``--tpm``) belong to one engine only: in process they wrap the
+model (:class:`~jurist.models.LimitedModel`); on Ray they hold for the whole cluster
+(``RayOptions.rpm`` / ``tpm``), never once per actor; through a batch API requests
+travel in files, so nothing paces them. :meth:`EngineOptions.model_limits` says which.
+
+>>> opts = EngineOptions(engine="ray", actors=4)
+>>> opts.check(["openai:gpt-4o-mini"])
+>>> opts.ray(rpm=600, tpm=None).actors, opts.ray(rpm=600, tpm=None).rpm
+(4, 600)
+>>> opts.model_limits
+False
+>>> EngineOptions(actors=4).check(["mock:judge"])
+Traceback (most recent call last):
+...
+jurist.errors.ConfigError: --actors only applies with --engine ray
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import typer
+
+from jurist.cli._model_options import ModelOptions
+from jurist.errors import ConfigError
+from jurist.evaluate import BatchAPIOptions, RayOptions
+
+__all__ = ["ENGINES", "ENGINE_FLAGS", "EngineOptions", "batch_capable", "engine_options"]
+
+ENGINES = ("local", "ray")
+FOLLOWUPS = ("batch", "live")
+ON_EXPIRED = ("resubmit", "error")
+_PANEL = "Engine options"
+
+
+def batch_capable(spec: str) -> bool:
+    """Whether requests to ``spec`` can travel through a provider's batch API: only
+    ``openai:`` models (OpenAI, or any OpenAI-compatible server with ``--base-url``)."""
+    return spec.partition(":")[0] == "openai"
+
+
+@dataclass(frozen=True)
+class EngineOptions:
+    """The shared engine flags of one command line, typed (``None``: not given)."""
+
+    engine: str = "local"
+    ray_address: str | None = None
+    actors: int | None = None
+    gpus_per_actor: float | None = None
+    batch_api_flag: bool = False
+    batch_followup: str | None = None
+    batch_expired: str | None = None
+    batch_file_out: Path | None = None
+    batch_poll: float | None = None
+
+    @property
+    def batch(self) -> bool:
+        """Whether requests travel in batch files (``--batch-api`` or ``--batch-file-out``)."""
+        return self.batch_api_flag or self.batch_file_out is not None
+
+    @property
+    def model_limits(self) -> bool:
+        """Whether ``--rpm`` / ``--tpm`` wrap the model in this process (local engine only)."""
+        return self.engine == "local" and not self.batch
+
+    def check(self, specs: Sequence[str]) -> None:
+        """Refuse flags that do not combine, naming them; ``specs``: the judge models."""
+        if self.engine not in ENGINES:
+            raise ConfigError(f"--engine must be local or ray, not {self.engine!r}")
+        if self.engine != "ray":
+            for flag, value in (
+                ("--ray-address", self.ray_address),
+                ("--actors", self.actors),
+                ("--gpus-per-actor", self.gpus_per_actor),
+            ):
+                if value is not None:
+                    raise ConfigError(f"{flag} only applies with --engine ray")
+        if self.batch_followup not in (None, *FOLLOWUPS):
+            raise ConfigError(
+                f"--batch-followup must be batch or live, not {self.batch_followup!r}"
+            )
+        if self.batch_expired not in (None, *ON_EXPIRED):
+            raise ConfigError(
+                f"--batch-expired must be resubmit or error, not {self.batch_expired!r}"
+            )
+        if not self.batch:
+            for flag, value in (
+                ("--batch-followup", self.batch_followup),
+                ("--batch-expired", self.batch_expired),
+                ("--batch-poll", self.batch_poll),
+            ):
+                if value is not None:
+                    raise ConfigError(f"{flag} only applies with --batch-api")
+            return
+        flag = "--batch-api" if self.batch_api_flag else "--batch-file-out"
+        if self.engine == "ray":
+            raise ConfigError(
+                f"{flag} and --engine ray do not combine: through a batch API the provider "
+                "does the work and this process only waits, so there is nothing to spread "
+                "over a cluster; drop one of them"
+            )
+        refused = [s for s in specs if not batch_capable(s)]
+        if refused:
+            raise ConfigError(
+                f"{flag} needs an OpenAI-compatible model: {', '.join(map(repr, refused))} "
+                "cannot take batch files; use openai:NAME (OpenAI, or any server with the "
+                "files and batches endpoints via --base-url), or drop the flag"
+            )
+
+    def ray(self, *, rpm: int | None, tpm: int | None) -> RayOptions | None:
+        """The Ray engine's options (``None`` for the local engine); ``rpm`` / ``tpm``: the
+        model options' limits, which hold for the whole cluster."""
+        if self.engine != "ray":
+            return None
+        given: dict[str, Any] = {"address": self.ray_address, "rpm": rpm, "tpm": tpm}
+        if self.actors is not None:
+            given["actors"] = self.actors
+        if self.gpus_per_actor is not None:
+            given["num_gpus"] = self.gpus_per_actor
+        return RayOptions(**given)
+
+    def engines(self, model: ModelOptions) -> tuple[RayOptions | None, BatchAPIOptions | None]:
+        """The engine options of this command line, given its model options.
+
+        On Ray, each actor rebuilds the model from its catalog entry, which never holds a
+        key: the actors read ``$OPENAI_API_KEY``, which the engine copies to them in
+        memory (Ray's ``runtime_env``). A key given with ``--api-key`` (or
+        ``$JURIST_API_KEY``) is put in this process's ``$OPENAI_API_KEY`` for them.
+        """
+        ray = self.ray(rpm=model.rpm, tpm=model.tpm)
+        if ray is not None and model.api_key:
+            os.environ["OPENAI_API_KEY"] = model.api_key
+        return ray, self.batch_api()
+
+    def batch_api(self) -> BatchAPIOptions | None:
+        """The batch-API mode's options (``None`` when requests are sent live)."""
+        if not self.batch:
+            return None
+        given: dict[str, Any] = {"file_out": self.batch_file_out}
+        if self.batch_followup is not None:
+            given["followup"] = self.batch_followup
+        if self.batch_expired is not None:
+            given["on_expired"] = self.batch_expired
+        if self.batch_poll is not None:
+            given["poll_interval"] = self.batch_poll
+        return BatchAPIOptions(**given)
+
+
+# parameter name -> (flag declarations, type, default, typer.Option keyword arguments)
+ENGINE_FLAGS: dict[str, tuple[tuple[str, ...], Any, Any, dict[str, Any]]] = {
+    "engine": (
+        ("--engine",),
+        str,
+        "local",
+        {"help": "local: judge in this process; ray: on a Ray cluster (Ray Data actors)."},
+    ),
+    "ray_address": (
+        ("--ray-address",),
+        str | None,
+        None,
+        {"help": "Ray cluster to join (ray://HOST:10001 or auto); default: a local Ray."},
+    ),
+    "actors": (
+        ("--actors",),
+        int | None,
+        None,
+        {"min": 1, "help": "Ray actors judging at once (default 2); --engine ray only."},
+    ),
+    "gpus_per_actor": (
+        ("--gpus-per-actor",),
+        float | None,
+        None,
+        {"min": 0.0, "help": "GPUs each Ray actor reserves (1 for a local vllm:/hf: model)."},
+    ),
+    "batch_api_flag": (
+        ("--batch-api",),
+        bool,
+        False,
+        {"help": "Send the requests through the provider's batch API (files, ~half price)."},
+    ),
+    "batch_followup": (
+        ("--batch-followup",),
+        str | None,
+        None,
+        {"help": "Re-asks of unreadable verdicts: batch (a follow-up batch) or live."},
+    ),
+    "batch_expired": (
+        ("--batch-expired",),
+        str | None,
+        None,
+        {"help": "Requests an expired batch did not run: resubmit, or record as error."},
+    ),
+    "batch_file_out": (
+        ("--batch-file-out",),
+        Path | None,
+        None,
+        {"help": "Write the batch request file there and stop (read results: jurist ingest)."},
+    ),
+    "batch_poll": (
+        ("--batch-poll",),
+        float | None,
+        None,
+        {"min": 0.001, "help": "Seconds between batch status checks (default 30)."},
+    ),
+}
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def engine_options(func: F) -> F:
+    """Add the shared engine flags to a typer command; it receives
+    ``engine_options: EngineOptions``."""
+    own = inspect.signature(func, eval_str=True)
+    if "engine_options" not in own.parameters:
+        raise TypeError(f"{func.__name__} needs an 'engine_options: EngineOptions' parameter")
+    clash = set(own.parameters) & set(ENGINE_FLAGS)
+    if clash:
+        raise TypeError(f"{func.__name__} redefines shared engine options {sorted(clash)}")
+    params = [p for name, p in own.parameters.items() if name != "engine_options"]
+    for name, (decls, kind, default, info) in ENGINE_FLAGS.items():
+        option = typer.Option(*decls, **{**info, "rich_help_panel": _PANEL})
+        params.append(
+            inspect.Parameter(
+                name,
+                inspect.Parameter.KEYWORD_ONLY,
+                default=default,
+                annotation=Annotated[kind, option],
+            )
+        )
+
+    @functools.wraps(func)
+    def command(*args: Any, **kwargs: Any) -> Any:
+        shared = {name: kwargs.pop(name) for name in ENGINE_FLAGS}
+        return func(*args, engine_options=EngineOptions(**shared), **kwargs)
+
+    sig = own.replace(parameters=params)
+    command.__signature__ = sig  # type: ignore[attr-defined]
+    command.__annotations__ = {p.name: p.annotation for p in params}
+    if own.return_annotation is not inspect.Signature.empty:
+        command.__annotations__["return"] = own.return_annotation
+    return command  # type: ignore[return-value]

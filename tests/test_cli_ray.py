@@ -1,0 +1,305 @@
+"""``--engine ray`` on the command line: the same run folder and scores as the local engine
+(judge, compare, grade), the API key reaching the actors and nowhere else, and a run
+interrupted with Ctrl-C that resumes judging only the items without a result.
+
+The session's local Ray instance (``tests/_ray_cluster.py``, ``num_cpus=2``) serves the
+in-process runs; the Ctrl-C test runs the command in a subprocess, which starts its own
+local Ray (no ``--ray-address``) and must stop it on the way out, then resumes in another
+subprocess that joins the session's instance with ``--ray-address``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import re
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+import zlib
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiohttp import web
+
+from jurist.cli import main
+from tests._loopback import Loopback
+from tests._ray_cluster import ray_session  # noqa: F401  (the ray_cluster fixture)
+
+ray = pytest.importorskip("ray")
+psutil = pytest.importorskip("psutil")  # comes with Ray
+
+SECRET = "sk-ray-cli-secret-4242"
+N = 12
+
+
+class JudgeServer(Loopback):
+    """An OpenAI-compatible chat server whose answer is a function of the item in the
+    prompt (``answer N`` / ``reply N``): verdicts, pair winners and rubric grades that vary
+    by item, and some unreadable answers. Items from ``hold_from`` on get no answer until
+    the server stops (``None``: every item is answered at once). It counts requests and
+    keeps the Authorization headers it saw."""
+
+    def __init__(self, hold_from: int | None = None) -> None:
+        super().__init__(self._answer, shutdown_timeout=0.5)
+        self.hold_from = hold_from
+        self.requests = 0
+        self.log: list[tuple[float, int]] = []
+        self.keys: set[str] = set()
+        self._lock = threading.Lock()
+
+    async def _answer(self, request: web.Request) -> web.Response:
+        body = await request.json()
+        text = json.dumps(body["messages"])
+        found = re.search(r"answer (\d+)", text)  # the first "answer N" in the prompt
+        i = int(found.group(1)) if found else 0
+        with self._lock:
+            self.requests += 1
+            self.keys.add(request.headers.get("Authorization", ""))
+            self.log.append((time.monotonic(), i))  # (arrival, item)
+        if self.hold_from is not None and i >= self.hold_from:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.stopping.wait(), 120)
+        if "[[A]]" in text:  # a pairwise template: A wins when it holds the "answer"
+            reply = re.search(r"reply \d+", text)
+            first_is_answer = reply is None or found is None or found.start() < reply.start()
+            winner_is_answer = i % 3 != 0
+            content = "[[A]]" if first_is_answer == winner_is_answer else "[[B]]"
+        elif "c1" in text:  # a rubric grade
+            content = json.dumps({"c1": {"verdict": "MET" if i % 2 else "UNMET"}})
+        else:
+            content = ("Correct", "Incorrect", "I cannot tell")[zlib.crc32(text.encode()) % 3]
+        return web.json_response(
+            {
+                "id": "chatcmpl-x",
+                "object": "chat.completion",
+                "created": 0,
+                "model": body["model"],
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": content},
+                        "finish_reason": "stop",
+                    }
+                ],
+                "usage": {"prompt_tokens": 10, "completion_tokens": 1, "total_tokens": 11},
+            }
+        )
+
+
+def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    code = main(args)
+    out, err = capsys.readouterr()
+    return code, " ".join((out + err).split())
+
+
+def write(path: Path, rows: list[dict[str, Any]]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def items(folder: Path, tag: str = "answer", n: int = N) -> Path:
+    rows = [{"prompt": f"question {i}?", "response": f"{tag} {i}"} for i in range(n)]
+    return write(folder / f"{tag}.jsonl", rows)
+
+
+def rows(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def outcome(path: Path) -> list[tuple[Any, ...]]:
+    return [(r["judge_score"], r["judge_error"]) for r in rows(path)]
+
+
+def model_args(server: JudgeServer, out: Path) -> list[str]:
+    return [
+        "--model",
+        "judge",
+        "--base-url",
+        server.base_url,
+        "--api-key",
+        SECRET,
+        "--no-cache",
+        "--no-progress",
+        "--json-mode",
+        "none",
+        "--retries",
+        "0",
+        "--out",
+        str(out),
+    ]
+
+
+def command(kind: str, folder: Path, server: JudgeServer, out: Path) -> list[str]:
+    if kind == "judge":
+        head = ["judge", str(items(folder))]
+    elif kind == "compare":
+        head = ["compare", str(items(folder)), str(items(folder, "reply"))]
+    else:
+        rubric = folder / "r.yaml"
+        rubric.write_text("criteria:\n  - name: correct\n    requirement: The answer is right\n")
+        head = ["grade", str(items(folder)), "--rubric", str(rubric)]
+    return [*head, *model_args(server, out)]
+
+
+def secret_nowhere(folder: Path) -> None:
+    for f in folder.rglob("*"):
+        if f.is_file():
+            assert SECRET.encode() not in f.read_bytes(), f
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["judge", "compare", "grade"])
+def test_engine_ray_writes_the_run_folder_of_the_local_engine(
+    kind: str,
+    ray_cluster: Any,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # the key comes from --api-key; the command puts it in $OPENAI_API_KEY for the actors,
+    # which monkeypatch takes back after the test (set first, so that it is recorded)
+    monkeypatch.setenv("OPENAI_API_KEY", "unset")
+    monkeypatch.delenv("OPENAI_API_KEY")
+    with JudgeServer() as server:
+        code_local, said = run(command(kind, tmp_path, server, tmp_path / "local"), capsys)
+        assert code_local in (0, 1), said
+        local_requests = server.requests
+        server.keys.clear()
+        args = command(kind, tmp_path, server, tmp_path / "ray")
+        code, said = run([*args, "--engine", "ray", "--actors", "2"], capsys)
+        assert code == code_local, said
+        assert server.requests == 2 * local_requests  # as many calls again, no more
+        assert server.keys == {f"Bearer {SECRET}"}  # the actors had the key
+    local, on_ray = tmp_path / "local", tmp_path / "ray"
+    assert outcome(on_ray / "results.jsonl") == outcome(local / "results.jsonl")
+    assert len({s for s, _ in outcome(on_ray / "results.jsonl")}) > 1  # the scores vary
+    a = json.loads((local / "summary.json").read_text())
+    b = json.loads((on_ray / "summary.json").read_text())
+    same = ("items", "scored", "failed", "mean_score", "verdicts", "calls", "status")
+    assert {k: b[k] for k in same} == {k: a[k] for k in same}
+    if kind == "compare":
+        assert b["win_rate_a"] == a["win_rate_a"]
+    assert json.loads((on_ray / "manifest.json").read_text())["settings"]["engine"] == "ray"
+    secret_nowhere(on_ray)
+
+
+def stored(store: Path) -> int:
+    if not store.exists():
+        return 0
+    db = sqlite3.connect(f"file:{store}?mode=ro", uri=True, timeout=10)
+    try:
+        return int(db.execute("SELECT COUNT(*) FROM results").fetchone()[0])
+    except sqlite3.OperationalError:
+        return 0
+    finally:
+        db.close()
+
+
+def saved_items(run_dir: Path) -> set[int]:
+    """The items (item N holds ``answer N``) that have a result in the run store."""
+    db = sqlite3.connect(f"file:{run_dir / 'run.sqlite'}?mode=ro", uri=True, timeout=10)
+    try:
+        return {int(idx) for (idx,) in db.execute("SELECT idx FROM results")}
+    finally:
+        db.close()
+
+
+def settled(server: JudgeServer, quiet: float = 0.5, limit: float = 15.0) -> int:
+    """The server's request count once it stops changing (requests of a stopped run may
+    still be arriving)."""
+    count, since, deadline = server.requests, time.monotonic(), time.monotonic() + limit
+    while time.monotonic() - since < quiet and time.monotonic() < deadline:
+        time.sleep(0.05)
+        if server.requests != count:
+            count, since = server.requests, time.monotonic()
+    return count
+
+
+def ray_processes(pid: int) -> list[Any]:
+    try:
+        children = psutil.Process(pid).children(recursive=True)
+    except psutil.NoSuchProcess:
+        return []
+    return [p for p in children if _named(p, ("raylet", "gcs_server"))]
+
+
+def alive(process: Any) -> bool:
+    try:
+        return bool(process.is_running() and process.status() != psutil.STATUS_ZOMBIE)
+    except psutil.Error:
+        return False
+
+
+def _named(process: Any, names: tuple[str, ...]) -> bool:
+    try:
+        return any(n in " ".join(process.cmdline()) for n in names)
+    except psutil.Error:
+        return False
+
+
+@pytest.mark.slow
+def test_ctrl_c_on_ray_then_resume_judges_only_the_rest(ray_cluster: Any, tmp_path: Path) -> None:
+    n = 160  # ten Ray blocks of one 16-item batch each
+    data = items(tmp_path, n=n)
+    out = tmp_path / "run"
+    # the first two batches (items 0-31) are answered; the others wait until the server
+    # stops, so the run is surely stopped with some items saved and the rest not
+    with JudgeServer(hold_from=32) as server:
+        args = ["judge", str(data), *model_args(server, out)]
+        args += ["--engine", "ray", "--actors", "1"]
+        # a subprocess of its own: no Ray in it, so it starts a local instance
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "jurist", *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        started: list[Any] = []
+        deadline = time.monotonic() + 180
+        while stored(out / "run.sqlite") < 4:
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "no result stored in time"
+            started = started or ray_processes(proc.pid)
+            time.sleep(0.05)
+        assert started, "the command started no local Ray instance"
+        proc.send_signal(signal.SIGINT)
+        stdout, stderr = proc.communicate(timeout=120)
+        said = " ".join((stdout + stderr).split())
+        assert proc.returncode == 130, said
+        saved = stored(out / "run.sqlite")
+        assert 4 <= saved < n
+        assert f"interrupted: {saved} of {n} items saved in {out}" in said
+        assert "--engine ray" in said and SECRET not in said
+        gone = time.monotonic() + 30
+        while any(alive(p) for p in started):
+            assert time.monotonic() < gone, "the local Ray instance was left running"
+            time.sleep(0.1)
+        db = sqlite3.connect(out / "run.sqlite")
+        (status,) = db.execute("SELECT value FROM meta WHERE key='status'").fetchone()
+        db.close()
+        assert json.loads(status) == "interrupted"
+
+        before, kept = settled(server), saved_items(out)
+        assert len(kept) == saved
+        server.hold_from = None
+        # resumed on the module's Ray instance, joined by its address; the saved failures
+        # (unreadable verdicts) are kept, so exactly the items without a result are sent
+        address = ray.get_runtime_context().gcs_address
+        again = [*args, "--no-retry-failed", "--ray-address", address]
+        done = subprocess.run(
+            [sys.executable, "-m", "jurist", *again], capture_output=True, text=True, timeout=300
+        )
+        assert done.returncode in (0, 1), done.stderr
+        assert ray.is_initialized() and ray.cluster_resources()  # the cluster it joined lives
+        assert settled(server) - before == n - saved  # only the items without a result
+        assert {i for _, i in server.log[before:]} == set(range(n)) - kept
+    assert [r["prompt"] for r in rows(out / "results.jsonl")] == [
+        f"question {i}?" for i in range(n)
+    ]
+    assert stored(out / "run.sqlite") == n
