@@ -95,9 +95,7 @@ def build_model(
         if api_key:
             options["api_key"] = api_key
     elif base_url:
-        raise ConfigError(
-            f"--base-url only applies to openai: and litellm: models, not {spec!r}"
-        )
+        raise ConfigError(f"--base-url only applies to openai: and litellm: models, not {spec!r}")
     # max_retries=0: this stack adds its own retry wrapper, outside the limits, once
     model: Model = get_model(spec, max_retries=0, **options)
     if rpm or tpm:
