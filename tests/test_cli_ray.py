@@ -187,6 +187,10 @@ def test_engine_ray_writes_the_run_folder_of_the_local_engine(
         assert b["win_rate_a"] == a["win_rate_a"]
     assert json.loads((on_ray / "manifest.json").read_text())["settings"]["engine"] == "ray"
     secret_nowhere(on_ray)
+    # nor in Ray's own files (its runtime-env agent logs env_vars: keys must not go there)
+    import ray
+
+    secret_nowhere(Path(ray._private.worker._global_node.get_session_dir_path()) / "logs")
 
 
 def stored(store: Path) -> int:

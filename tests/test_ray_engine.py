@@ -220,7 +220,7 @@ def test_a_judge_the_catalog_cannot_rebuild_is_refused() -> None:
         judge_ray_dataset([{"prompt": "q"}], Custom())
 
 
-def test_api_keys_travel_in_the_runtime_env_never_in_the_entry(
+def test_api_keys_travel_in_memory_never_in_the_entry_or_the_runtime_env(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-secret")
@@ -229,9 +229,12 @@ def test_api_keys_travel_in_the_runtime_env_never_in_the_entry(
         jurist.get_model("openai:m", base_url="http://127.0.0.1:9/v1", api_key="sk-test-secret")
     )
     assert "sk-test-secret" not in repr(portable_entry(judge))
-    env = ray_engine._runtime_env(RayOptions(env_vars=("OPENAI_API_KEY", "OTHER_KEY")))
-    assert env == {"env_vars": {"OPENAI_API_KEY": "sk-test-secret"}}
-    assert ray_engine._runtime_env(RayOptions(env_vars=())) is None
+    secrets = ray_engine._secrets(RayOptions(env_vars=("OPENAI_API_KEY", "OTHER_KEY")))
+    assert secrets.values == {"OPENAI_API_KEY": "sk-test-secret"}
+    assert "sk-test-secret" not in repr(secrets)
+    assert ray_engine._secrets(RayOptions(env_vars=())).values == {}
+    # Ray's runtime-env agent logs env_vars in plain text: the pool must not use it
+    assert "runtime_env" not in ray_engine._pool_args(RayOptions(), blocks=1)
 
 
 def test_a_missing_ray_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:

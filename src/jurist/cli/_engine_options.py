@@ -142,7 +142,7 @@ class EngineOptions:
 
         On Ray, each actor rebuilds the model from its catalog entry, which never holds a
         key: the actors read ``$OPENAI_API_KEY``, which the engine copies to them in
-        memory (Ray's ``runtime_env``). A key given with ``--api-key`` (or
+        memory (an argument of the actors' constructor). A key given with ``--api-key`` (or
         ``$JURIST_API_KEY``) is put in this process's ``$OPENAI_API_KEY`` for them.
         """
         ray = self.ray(rpm=model.rpm, tpm=model.tpm)

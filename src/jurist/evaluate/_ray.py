@@ -14,8 +14,10 @@ same item.
 
 API keys are never in the entry: the environment variables named by
 :attr:`RayOptions.env_vars` (``OPENAI_API_KEY`` by default) are copied from the driver to
-the actors through the actor pool's Ray ``runtime_env``, where the backends read them as
-they do locally; jurist writes them nowhere.
+the actors as a constructor argument held in memory (a :class:`Secrets`, whose repr shows
+no value), and each actor puts them in its own environment before it rebuilds the judge,
+where the backends read them as they do locally. Not through Ray's ``runtime_env``: Ray's
+runtime-env agent writes those values to its log files. jurist writes them nowhere.
 
 Ray itself: an instance already initialised in this process is used as it is; otherwise
 ``ray.init(address=options.address)`` (``None``: a local instance, shut down when the run
@@ -37,6 +39,7 @@ from jurist.errors import ConfigError, MissingDependencyError
 from jurist.evaluate._cost import PriceTable, resolve_prices
 from jurist.evaluate._ray_actor import (
     JudgeActor,
+    Secrets,
     decode_result,
     encode_json,
     portable_entry,
@@ -88,9 +91,9 @@ def _checked_entry(judge: ItemJudge) -> dict[str, Any]:
     return entry
 
 
-def _runtime_env(options: RayOptions) -> dict[str, Any] | None:
-    present = {name: os.environ[name] for name in options.env_vars if name in os.environ}
-    return {"env_vars": present} if present else None
+def _secrets(options: RayOptions) -> Secrets:
+    """The variables of ``options.env_vars`` this process has, for the actors."""
+    return Secrets({name: os.environ[name] for name in options.env_vars if name in os.environ})
 
 
 def _judged(
@@ -112,6 +115,7 @@ def _judged(
             "retries": retries,
             "limiter": limiter,
             "tokens": options.tpm is not None,
+            "secrets": _secrets(options),
         },
         **_pool_args(options, blocks=_blocks(options, items)),
     )
@@ -130,7 +134,6 @@ def _pool_args(options: RayOptions, blocks: int | None = None) -> dict[str, Any]
         "compute": ActorPoolStrategy(size=min(options.actors, blocks or options.actors)),
         "num_cpus": options.num_cpus,
         "num_gpus": options.num_gpus or None,
-        "runtime_env": _runtime_env(options),
     }
 
 
@@ -310,6 +313,7 @@ def judge_ray_dataset(
             "raw": raw,
             "fields": dict(fields) if fields else None,
             "records": True,
+            "secrets": _secrets(options),
         },
         **_pool_args(options, blocks=blocks),
     )

@@ -17,6 +17,7 @@ the local engine would.
 from __future__ import annotations
 
 import asyncio
+import os
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,7 @@ from jurist.types import Usage
 
 __all__ = [
     "JudgeActor",
+    "Secrets",
     "decode_result",
     "encode_json",
     "encode_result",
@@ -174,6 +176,26 @@ def rebuild(entry: dict[str, Any], limiter: Any = None, *, tokens: bool = False)
     return build_entry(_entry_file(entry))
 
 
+class Secrets:
+    """Environment variables (API keys) for the actors, held in memory; the repr shows
+    their names only, so a log line or an error that prints the actor's arguments shows
+    no value.
+
+    >>> Secrets({"OPENAI_API_KEY": "sk-1"})
+    Secrets(OPENAI_API_KEY=***)
+    """
+
+    def __init__(self, values: dict[str, str]) -> None:
+        self.values = dict(values)
+
+    def __repr__(self) -> str:
+        return f"Secrets({', '.join(f'{k}=***' for k in self.values)})"
+
+    def apply(self) -> None:
+        """Put the variables in this process's environment."""
+        os.environ.update(self.values)
+
+
 class JudgeActor:
     """A Ray Data actor: rebuilds the judge once, then judges each batch concurrently.
 
@@ -196,7 +218,10 @@ class JudgeActor:
         raw: bool = False,
         fields: dict[str, str] | None = None,
         records: bool = False,
+        secrets: Secrets | None = None,
     ) -> None:
+        if secrets is not None:
+            secrets.apply()  # before the rebuild: the backends read keys as they are built
         self.judge = rebuild(entry, limiter, tokens=tokens)
         self.coster = Coster(self.judge, table)
         self.retries = retries

@@ -14,8 +14,9 @@ class RayOptions(BaseModel):
     actor pool's size; ``num_gpus`` / ``num_cpus``: what each actor reserves (a local model
     wants ``num_gpus=1``); ``batch_size``: items per Ray batch; ``rpm`` / ``tpm``: calls and
     tokens per minute for the whole cluster, shared by every actor; ``env_vars``: names of
-    environment variables (API keys) copied from the driver to the actors through Ray's
-    ``runtime_env``, never written to the run folder.
+    environment variables (API keys) copied from the driver to the actors in memory (as
+    a constructor argument; never through Ray's ``runtime_env``, which Ray logs), never
+    written anywhere by jurist.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
