@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from jurist.errors import ConfigError
-from jurist.models._limits import _Gcra, estimate_tokens
+from jurist.models._limits import Gcra, book, estimate_tokens, settle
 from jurist.models._model import Model, WrapperModel
 from jurist.types import CandidateScores, Completion, Request
 
@@ -50,27 +50,17 @@ class ClusterPacer:
             if value is not None and not value > 0:
                 raise ConfigError(f"RayOptions.{label} must be > 0, got {value}")
         self._clock = clock
-        self._calls = _Gcra(60.0 / rpm) if rpm is not None else None
-        self._tokens = _Gcra(60.0 / tpm) if tpm is not None else None
+        self._calls = Gcra(60.0 / rpm) if rpm is not None else None
+        self._tokens = Gcra(60.0 / tpm) if tpm is not None else None
 
     def reserve(self, tokens: int) -> float:
         """Book a start for a call of ``tokens`` tokens; the wait (s) until it."""
         now = self._clock()
-        start = now
-        if self._calls is not None:
-            start = max(start, self._calls.earliest())
-        if self._tokens is not None:
-            start = max(start, self._tokens.earliest())
-        if self._calls is not None:
-            self._calls.take(start, 1)
-        if self._tokens is not None:
-            self._tokens.take(start, tokens)
-        return start - now
+        return book(self._calls, self._tokens, now, tokens) - now
 
     def settle(self, reserved: int, used: int) -> None:
         """Correct a reservation of ``reserved`` tokens to the ``used`` ones."""
-        if self._tokens is not None and used != reserved:
-            self._tokens.tat += (used - reserved) * self._tokens.interval
+        settle(self._tokens, reserved, used)
 
 
 def start_limiter(rpm: int | None, tpm: int | None) -> Any:

@@ -42,7 +42,7 @@ from jurist.errors import ConfigError
 from jurist.models._model import Model, WrapperModel
 from jurist.types import CandidateScores, Completion, Request
 
-__all__ = ["LimitedModel", "estimate_tokens"]
+__all__ = ["Gcra", "LimitedModel", "book", "estimate_tokens", "settle"]
 
 Clock = Callable[[], float]
 SleepFn = Callable[[float], Awaitable[object]]
@@ -64,7 +64,7 @@ def estimate_tokens(request: Request) -> int:
 
 
 @dataclass
-class _Gcra:
+class Gcra:
     """A leaky bucket kept as a theoretical arrival time (``tat``).
 
     A reservation of ``units`` may start once ``tat - tolerance`` has passed, and moves
@@ -80,6 +80,29 @@ class _Gcra:
 
     def take(self, start: float, units: float) -> None:
         self.tat = max(self.tat, start) + units * self.interval
+
+
+def book(calls: Gcra | None, tokens: Gcra | None, now: float, units: int) -> float:
+    """Book the earliest start, at ``now`` or later, of one call of ``units`` tokens on
+    the call and token schedules (``None``: no such limit); the start time. The caller
+    holds whatever lock guards the schedules."""
+    start = now
+    if calls is not None:
+        start = max(start, calls.earliest())
+    if tokens is not None:
+        start = max(start, tokens.earliest())
+    if calls is not None:
+        calls.take(start, 1)
+    if tokens is not None:
+        tokens.take(start, units)
+    return start
+
+
+def settle(tokens: Gcra | None, reserved: int, used: int) -> None:
+    """Move the token schedule by the tokens a call used beyond (or short of) its
+    reservation."""
+    if tokens is not None and used != reserved:
+        tokens.tat += (used - reserved) * tokens.interval
 
 
 class LimitedModel(WrapperModel):
@@ -125,13 +148,13 @@ class LimitedModel(WrapperModel):
         self._clock = clock
         self._sleep = sleep
         self._lock = threading.Lock()
-        self._calls: _Gcra | None = None
+        self._calls: Gcra | None = None
         if max_calls_per_min is not None:
             interval = 60.0 / max_calls_per_min
-            self._calls = _Gcra(interval, tolerance=(burst - 1) * interval)
-        self._tokens: _Gcra | None = None
+            self._calls = Gcra(interval, tolerance=(burst - 1) * interval)
+        self._tokens: Gcra | None = None
         if max_tokens_per_min is not None:
-            self._tokens = _Gcra(60.0 / max_tokens_per_min)
+            self._tokens = Gcra(60.0 / max_tokens_per_min)
         self._semaphores: weakref.WeakKeyDictionary[
             asyncio.AbstractEventLoop, asyncio.Semaphore
         ] = weakref.WeakKeyDictionary()
@@ -150,21 +173,12 @@ class LimitedModel(WrapperModel):
         """Book the next start time for a call of ``tokens`` tokens; return the wait (s)."""
         with self._lock:
             now = self._clock()
-            start = now
-            if self._calls is not None:
-                start = max(start, self._calls.earliest())
-            if self._tokens is not None:
-                start = max(start, self._tokens.earliest())
-            if self._calls is not None:
-                self._calls.take(start, 1)
-            if self._tokens is not None:
-                self._tokens.take(start, tokens)
-            return start - now
+            return book(self._calls, self._tokens, now, tokens) - now
 
     def _correct(self, reserved: int, used: int) -> None:
         if self._tokens is not None and used != reserved:
             with self._lock:
-                self._tokens.tat += (used - reserved) * self._tokens.interval
+                settle(self._tokens, reserved, used)
 
     @asynccontextmanager
     async def _slot(self, tokens: int) -> AsyncIterator[None]:
