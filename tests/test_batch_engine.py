@@ -256,3 +256,17 @@ def test_batch_cancelled_elsewhere_keeps_its_lines_and_resubmits_the_rest(
         assert run.summary().failed == 0 and server.creations == 2
         again = [c for c, n in server.submissions.items() if n == 2]
         assert len(again) == len(ITEMS) - first.completed  # only what it did not finish
+
+
+def test_requests_a_provider_keeps_expiring_become_errors_after_max_resubmits(
+    server: BatchServer, tmp_path: Path
+) -> None:
+    server.knobs = Knobs(expire_after=0)  # every batch expires before any line runs
+    options = BatchAPIOptions(poll_interval=0.01, max_resubmits=2)
+    run = jurist.evaluate(ITEMS, judge_of(server), run_dir=tmp_path / "run", batch_api=options)
+    rows = list(run.records())
+    assert all(r["judge_score"] is None for r in rows)
+    assert all("expired before this request ran" in r["judge_error"] for r in rows)
+    assert all("sent 3 times" in r["judge_error"] for r in rows)
+    assert server.creations == 3  # the first batch and 2 resubmissions, then no more
+    assert sorted(set(server.submissions.values())) == [3]

@@ -123,9 +123,9 @@ class BatchEngine:
             self._resume.add(chunk.chunk_id)
         elif chunk is not None and chunk.state == "exported" and self.options.file_out:
             pass  # already written for the offline engine: wait for its results
-        elif chunk is not None and chunk.state == "done" and self.options.on_expired == "error":
+        elif chunk is not None and chunk.state == "done" and not self._may_resubmit(cid):
             self._answered.add(idx)
-            raise _unanswered(chunk, model)
+            raise _unanswered(chunk, model, sent=1 + self.store.resent(cid))
         else:
             if chunk is not None:
                 self.store.unassign([cid])
@@ -323,14 +323,24 @@ class BatchEngine:
             answer = self.store.response(cid)
             if answer is not None:
                 waiter.future.set_result(answer)
-            elif self.options.on_expired == "error":
-                waiter.future.set_exception(_unanswered(done, waiter.model))
+            elif not self._may_resubmit(cid):
+                sent = 1 + self.store.resent(cid)
+                waiter.future.set_exception(_unanswered(done, waiter.model, sent=sent))
             else:
                 self._pending[cid] = waiter
         resubmitted = [c for c in ids if c in self._pending]
         if resubmitted:
             self.store.unassign(resubmitted)
         self._touch()
+
+    def _may_resubmit(self, cid: str) -> bool:
+        """Whether a request a batch ended without answering goes into another batch:
+        ``on_expired="resubmit"``, and fewer than ``max_resubmits`` times so far (a
+        provider that keeps expiring it gets no endless rounds)."""
+        return (
+            self.options.on_expired == "resubmit"
+            and self.store.resent(cid) < self.options.max_resubmits
+        )
 
     def _client(self, identity: dict[str, Any], model: OpenAIModel | None) -> Any:
         ident = _identity_key(identity)
@@ -360,13 +370,15 @@ def _identity_key(identity: dict[str, Any]) -> str:
     return orjson.dumps(identity, option=orjson.OPT_SORT_KEYS).decode()
 
 
-def _unanswered(chunk: Chunk, model: OpenAIModel) -> ModelError:
+def _unanswered(chunk: Chunk, model: OpenAIModel, *, sent: int = 1) -> ModelError:
     status = chunk.batch_status or "ended"
     name = chunk.batch_id or chunk.path or chunk.chunk_id
     if status == "completed":
         text = f"batch: {name} completed without an answer to this request"
     else:
         text = f"batch: {name} {status} before this request ran"
+    if sent > 1:
+        text += f" (sent {sent} times; see BatchAPIOptions.max_resubmits)"
     return ModelError(text, model=model.spec)
 
 

@@ -32,6 +32,7 @@ class BatchAPIOptions(BaseModel):
 
     followup: Literal["batch", "live"] = "batch"
     on_expired: Literal["resubmit", "error"] = "resubmit"
+    max_resubmits: int = Field(default=3, ge=0)
     max_requests_per_file: int = Field(default=50_000, ge=1)
     max_bytes_per_file: int = Field(default=200 * 1024 * 1024, ge=1024)
     poll_interval: float = Field(default=30.0, gt=0)

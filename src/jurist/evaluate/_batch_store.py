@@ -63,6 +63,11 @@ CREATE TABLE IF NOT EXISTS batch_requests (
     chunk_id TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS batch_requests_chunk ON batch_requests (chunk_id);
+CREATE TABLE IF NOT EXISTS batch_resent (
+    custom_id TEXT PRIMARY KEY,
+    idx INTEGER NOT NULL,
+    times INTEGER NOT NULL
+);
 CREATE TABLE IF NOT EXISTS batch_responses (
     custom_id TEXT PRIMARY KEY,
     idx INTEGER NOT NULL,
@@ -143,7 +148,12 @@ class BatchStore:
             row = self._db.execute("SELECT value FROM batch_meta WHERE key = 'run_id'").fetchone()
             if row is None or orjson.loads(row[0]) != run_id:
                 with self._transaction("start the batch tables of"):
-                    for table in ("batch_chunks", "batch_requests", "batch_responses"):
+                    for table in (
+                        "batch_chunks",
+                        "batch_requests",
+                        "batch_responses",
+                        "batch_resent",
+                    ):
                         self._db.execute(f"DELETE FROM {table}")
                     self._db.execute(
                         "INSERT OR REPLACE INTO batch_meta VALUES ('run_id', ?)",
@@ -291,13 +301,28 @@ class BatchStore:
                 "(SELECT chunk_id FROM batch_chunks WHERE state = 'done')",
                 rows,
             )
+            self._db.executemany("DELETE FROM batch_resent WHERE idx = ?", rows)
 
     def unassign(self, custom_ids: Iterable[str]) -> None:
-        """Forget which chunk carried these requests (they are sent again)."""
+        """Forget which chunk carried these requests (they are sent again), and count the
+        resubmission of each (:meth:`resent`)."""
+        ids = [(c,) for c in custom_ids]
         with self._transaction("record resubmitted requests in"):
             self._db.executemany(
-                "DELETE FROM batch_requests WHERE custom_id = ?", [(c,) for c in custom_ids]
+                "INSERT INTO batch_resent SELECT custom_id, idx, 1 FROM batch_requests "
+                "WHERE custom_id = ? AND true "
+                "ON CONFLICT(custom_id) DO UPDATE SET times = times + 1",
+                ids,
             )
+            self._db.executemany("DELETE FROM batch_requests WHERE custom_id = ?", ids)
+
+    def resent(self, custom_id: str) -> int:
+        """How many times this request was submitted again after a batch ended without
+        its answer."""
+        row = self._db.execute(
+            "SELECT times FROM batch_resent WHERE custom_id = ?", (custom_id,)
+        ).fetchone()
+        return int(row[0]) if row else 0
 
     # -- responses -------------------------------------------------------------------
 
