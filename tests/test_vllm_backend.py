@@ -96,3 +96,30 @@ def test_the_engine_loop_serves_every_callers_loop_and_cancels_on_timeout() -> N
 
     asyncio.run(caller())
     assert cancelled.wait(5)
+
+
+def test_a_catalog_entry_keeps_every_engine_option_but_the_token() -> None:
+    """A judge rebuilt from its entry (a Ray actor, ``catalog add``) gets the engine
+    options that make it fit its GPU, not only those in identity(). A VLLMModel cannot be
+    built here (no vLLM, no GPU), so the object is assembled from its fields."""
+    from jurist.catalog import entry_of
+    from jurist.models._vllm import VLLMModel
+
+    model = object.__new__(VLLMModel)
+    model.name, model.max_tokens = "/models/judge", 64
+    model.engine_kwargs = {
+        "enable_prefix_caching": True,
+        "disable_log_stats": True,
+        "gpu_memory_utilization": 0.5,
+        "max_model_len": 2048,
+        "hf_token": "hf_secret",
+    }
+    model.max_logprobs = 20
+    entry = entry_of(jurist.LLMJudge(model))
+    assert entry["model"] == "vllm:/models/judge"
+    assert entry["model_options"] == {
+        "gpu_memory_utilization": 0.5,
+        "max_model_len": 2048,
+        "max_tokens": 64,
+    }
+    assert "hf_secret" not in repr(entry)

@@ -123,6 +123,9 @@ def _model_spec(model: Model) -> tuple[str, dict[str, Any], int | None]:
         value = getattr(inner, attr, default)
         if value != default:
             options[attr] = value
+    rebuild = getattr(inner, "rebuild_options", None)
+    if callable(rebuild):  # a backend that says itself what rebuilds it (vllm)
+        options.update(rebuild())
     return inner.spec, options, rate
 
 

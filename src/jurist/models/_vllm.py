@@ -174,6 +174,12 @@ def tokenizer_facts(tokenizer: Any) -> Any:
     )
 
 
+_DEFAULT_MAX_TOKENS = 256
+_ENGINE_DEFAULTS: dict[str, Any] = {"enable_prefix_caching": True, "disable_log_stats": True}
+_SECRET_ENGINE_KEYS = frozenset({"hf_token"})
+_UNSET = object()
+
+
 class VLLMModel(Model):
     """A model served by vLLM's async engine in this process (see the module docs).
 
@@ -183,7 +189,9 @@ class VLLMModel(Model):
 
     provider = "vllm"
 
-    def __init__(self, name: str, *, max_tokens: int = 256, **engine_kwargs: Any) -> None:
+    def __init__(
+        self, name: str, *, max_tokens: int = _DEFAULT_MAX_TOKENS, **engine_kwargs: Any
+    ) -> None:
         if max_tokens < 1:
             raise ConfigError(f"vllm backend: max_tokens must be >= 1, not {max_tokens}")
         self._vllm = _require_vllm_and_gpu()
@@ -198,11 +206,7 @@ class VLLMModel(Model):
             )
         self.name = resolve_model_name(name)
         self.max_tokens = max_tokens
-        self.engine_kwargs: dict[str, Any] = {
-            "enable_prefix_caching": True,
-            "disable_log_stats": True,
-            **engine_kwargs,
-        }
+        self.engine_kwargs: dict[str, Any] = {**_ENGINE_DEFAULTS, **engine_kwargs}
         self._key = (self.name, repr(sorted(self.engine_kwargs.items())))
         max_logprobs = int(self.engine_kwargs.get("max_logprobs", _DEFAULT_MAX_LOGPROBS))
         self.max_logprobs = max_logprobs
@@ -216,6 +220,23 @@ class VLLMModel(Model):
             candidate_scores=True,
             remote=False,
         )
+
+    def rebuild_options(self) -> dict[str, Any]:
+        """The options that build this model again (a catalog entry's ``model_options``,
+        a Ray actor's rebuild): every engine option given, never ``hf_token``.
+
+        Unlike :meth:`identity` this keeps the options that do not change outputs
+        (``gpu_memory_utilization``, ``tensor_parallel_size``...): a model rebuilt
+        elsewhere must fit its GPU the same way.
+        """
+        out: dict[str, Any] = {
+            k: v
+            for k, v in self.engine_kwargs.items()
+            if k not in _SECRET_ENGINE_KEYS and _ENGINE_DEFAULTS.get(k, _UNSET) != v
+        }
+        if self.max_tokens != _DEFAULT_MAX_TOKENS:
+            out["max_tokens"] = self.max_tokens
+        return out
 
     def identity(self) -> dict[str, Any]:
         out: dict[str, Any] = {"provider": self.provider, "name": self.name}
