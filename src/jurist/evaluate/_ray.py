@@ -74,8 +74,24 @@ def _start_ray(ray: Any, options: RayOptions) -> bool:
     """Initialise Ray unless it is; whether this call started it."""
     if ray.is_initialized():
         return False
-    ray.init(address=options.address)
+    # Ray's own INFO lines (instance started, dataset finished) are not the run's news:
+    # jurist prints the run's progress and summary
+    ray.init(address=options.address, logging_level=logging.WARNING)
     return True
+
+
+@contextlib.contextmanager
+def _quiet_ray_data() -> Iterator[None]:
+    """Ray Data's INFO and WARNING lines about its own bars and executions (which jurist
+    turns off and replaces with its own) stay out of the user's terminal while a window
+    streams; its errors still show."""
+    logger = logging.getLogger("ray.data")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
 
 
 def _checked_entry(judge: ItemJudge) -> dict[str, Any]:
@@ -249,7 +265,8 @@ async def judge_on_ray(ctx: EngineContext, options: RayOptions) -> None:
             # jurist draws the run's progress (progress=True); Ray Data's bars stay off
             ds.context.enable_progress_bars = False
             ds.context.print_on_execution_start = False
-            await _stream(ds, recorder.take)
+            with _quiet_ray_data():
+                await _stream(ds, recorder.take)
     finally:
         if recorder.duplicates:
             before = int(ctx.store.get_meta("duplicates_refused") or 0)
