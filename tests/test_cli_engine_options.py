@@ -152,8 +152,9 @@ def test_rate_limits_are_applied_once_by_the_engine_that_runs(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     """--rpm/--tpm wrap the model in process only for the local engine; on Ray they go to
-    RayOptions (cluster-wide), and through a batch API nothing paces the files. On Ray the
-    --api-key goes to $OPENAI_API_KEY, which the engine copies to the actors."""
+    RayOptions (cluster-wide), and through a batch API nothing paces the files. The
+    --api-key stays in the model (the Ray engine hands it to the actors in memory): this
+    process's environment is not changed."""
     seen: dict[str, Any] = {}
     monkeypatch.setenv("OPENAI_API_KEY", "sk-from-the-environment")
 
@@ -189,7 +190,7 @@ def test_rate_limits_are_applied_once_by_the_engine_that_runs(
     if engine == "ray":
         assert seen["ray"] == RayOptions(actors=3, rpm=120, tpm=5000)
         assert seen["batch_api"] is None
-        assert shared == "sk-given-on-the-command-line"
+        assert shared == "sk-from-the-environment"
     elif engine == "batch":
         assert seen["ray"] is None
         assert seen["batch_api"] == BatchAPIOptions(poll_interval=0.5)

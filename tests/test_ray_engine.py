@@ -223,16 +223,26 @@ def test_a_judge_the_catalog_cannot_rebuild_is_refused() -> None:
 def test_api_keys_travel_in_memory_never_in_the_entry_or_the_runtime_env(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-secret")
-    monkeypatch.delenv("OTHER_KEY", raising=False)
-    judge = jurist.LLMJudge(
-        jurist.get_model("openai:m", base_url="http://127.0.0.1:9/v1", api_key="sk-test-secret")
-    )
-    assert "sk-test-secret" not in repr(portable_entry(judge))
-    secrets = ray_engine._secrets(RayOptions(env_vars=("OPENAI_API_KEY", "OTHER_KEY")))
-    assert secrets.values == {"OPENAI_API_KEY": "sk-test-secret"}
-    assert "sk-test-secret" not in repr(secrets)
-    assert ray_engine._secrets(RayOptions(env_vars=())).values == {}
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-from-the-environment")
+    monkeypatch.setenv("OTHER_KEY", "other")
+    url = "http://127.0.0.1:9/v1"
+    given = jurist.LLMJudge(jurist.get_model("openai:m", base_url=url, api_key="sk-given"))
+    assert "sk-given" not in repr(portable_entry(given))
+    # the key the model was given wins over the environment's, as it does locally
+    secrets = ray_engine._secrets(RayOptions(env_vars=("OPENAI_API_KEY", "OTHER_KEY")), given)
+    assert secrets.values == {"OPENAI_API_KEY": "sk-given", "OTHER_KEY": "other"}
+    assert "sk-given" not in repr(secrets)
+    # a model built without one reads the environment's, in the actors as here
+    plain = jurist.LLMJudge(jurist.get_model("openai:m", base_url=url))
+    assert ray_engine._secrets(RayOptions(), plain).values == {
+        "OPENAI_API_KEY": "sk-from-the-environment"
+    }
+    monkeypatch.delenv("OPENAI_API_KEY")
+    assert ray_engine._secrets(RayOptions(), jurist.LLMJudge("mock:a")).values == {}
+    # two models with two keys cannot both be the actors' one $OPENAI_API_KEY
+    other = jurist.LLMJudge(jurist.get_model("openai:n", base_url=url, api_key="sk-other"))
+    with pytest.raises(ConfigError, match="different API keys"):
+        ray_engine._secrets(RayOptions(), jurist.Panel([given, other]))
     # Ray's runtime-env agent logs env_vars in plain text: the pool must not use it
     assert "runtime_env" not in ray_engine._pool_args(RayOptions(), blocks=1)
 

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -141,14 +140,10 @@ class EngineOptions:
         """The engine options of this command line, given its model options.
 
         On Ray, each actor rebuilds the model from its catalog entry, which never holds a
-        key: the actors read ``$OPENAI_API_KEY``, which the engine copies to them in
-        memory (an argument of the actors' constructor). A key given with ``--api-key`` (or
-        ``$JURIST_API_KEY``) is put in this process's ``$OPENAI_API_KEY`` for them.
+        key: the engine hands the key the model was built with (``--api-key``,
+        ``$JURIST_API_KEY``, ``$OPENAI_API_KEY``) to the actors in memory.
         """
-        ray = self.ray(rpm=model.rpm, tpm=model.tpm)
-        if ray is not None and model.api_key:
-            os.environ["OPENAI_API_KEY"] = model.api_key
-        return ray, self.batch_api()
+        return self.ray(rpm=model.rpm, tpm=model.tpm), self.batch_api()
 
     def batch_api(self) -> BatchAPIOptions | None:
         """The batch-API mode's options (``None`` when requests are sent live)."""

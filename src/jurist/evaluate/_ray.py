@@ -13,8 +13,8 @@ and refuses (and counts, in the store's ``duplicates_refused``) a second one for
 same item.
 
 API keys are never in the entry: the environment variables named by
-:attr:`RayOptions.env_vars` (``OPENAI_API_KEY`` by default) are copied from the driver to
-the actors as a constructor argument held in memory (a :class:`Secrets`, whose repr shows
+:attr:`RayOptions.env_vars` (``OPENAI_API_KEY`` by default), and the key an ``openai:``
+model was given, are copied from the driver to the actors as a constructor argument held in memory (a :class:`Secrets`, whose repr shows
 no value), and each actor puts them in its own environment before it rebuilds the judge,
 where the backends read them as they do locally. Not through Ray's ``runtime_env``: Ray's
 runtime-env agent writes those values to its log files. jurist writes them nowhere.
@@ -51,6 +51,7 @@ from jurist.evaluate._session import EngineContext, normalised
 from jurist.evaluate._source import item_hash, map_fields, open_source
 from jurist.evaluate._store import StoredResult
 from jurist.judges._protocol import ItemJudge
+from jurist.models import Model, WrapperModel
 
 __all__ = ["WINDOW", "Recorder", "judge_on_ray", "judge_ray_dataset"]
 
@@ -107,9 +108,44 @@ def _checked_entry(judge: ItemJudge) -> dict[str, Any]:
     return entry
 
 
-def _secrets(options: RayOptions) -> Secrets:
-    """The variables of ``options.env_vars`` this process has, for the actors."""
-    return Secrets({name: os.environ[name] for name in options.env_vars if name in os.environ})
+def _secrets(options: RayOptions, judge: ItemJudge) -> Secrets:
+    """What the actors need to rebuild the judge's models with their keys: the variables
+    of ``options.env_vars`` this process has, and the key an ``openai:`` model of the
+    judge was given (``api_key=``, ``--api-key``) as ``OPENAI_API_KEY``, which it wins
+    over, as it does in this process."""
+    values = {name: os.environ[name] for name in options.env_vars if name in os.environ}
+    keys = {key for key in map(_own_key, _models_of(judge)) if key}
+    if len(keys) > 1:
+        raise ConfigError(
+            "cannot judge on Ray with openai: models given different API keys: the actors "
+            "rebuild them from their catalog entries, which hold no key, and read one "
+            "$OPENAI_API_KEY; use one key, or the local engine (ray=None)"
+        )
+    if keys:
+        values["OPENAI_API_KEY"] = keys.pop()
+    return Secrets(values)
+
+
+def _models_of(judge: Any) -> Iterator[Model]:
+    """Every model a judge calls (panels, pairwise and rubric judges walked through)."""
+    model = getattr(judge, "model", None)
+    if isinstance(model, Model):
+        yield model
+    inner = getattr(judge, "llm_judge", None)
+    if inner is not None:
+        yield from _models_of(inner)
+    for sub in getattr(judge, "judges", None) or ():
+        yield from _models_of(sub)
+    grader = getattr(judge, "grader", None)  # a rubric judge
+    if grader is not None:
+        yield from grader.models
+
+
+def _own_key(model: Model) -> str | None:
+    while isinstance(model, WrapperModel):
+        model = model.wrapped
+    key = getattr(model, "_api_key", None) if model.provider == "openai" else None
+    return key if isinstance(key, str) else None
 
 
 def _judged(
@@ -120,6 +156,7 @@ def _judged(
     retries: int,
     options: RayOptions,
     limiter: Any,
+    secrets: Secrets,
 ) -> Any:
     """``ds`` (``items`` rows of ``idx``, ``digest``, ``row``, ``values``) through the
     actor pool (no more actors than blocks: an actor without a block only starts up)."""
@@ -131,7 +168,7 @@ def _judged(
             "retries": retries,
             "limiter": limiter,
             "tokens": options.tpm is not None,
-            "secrets": _secrets(options),
+            "secrets": secrets,
         },
         **_pool_args(options, blocks=_blocks(options, items)),
     )
@@ -252,6 +289,7 @@ async def judge_on_ray(ctx: EngineContext, options: RayOptions) -> None:
     """The Ray engine's loop over ``ctx.todo()`` (see the module docs)."""
     ray = import_ray()
     entry = _checked_entry(ctx.judge)
+    secrets = _secrets(options, ctx.judge)
     started, ready = False, False
     limiter = None
     recorder = Recorder(ctx.record)
@@ -261,7 +299,7 @@ async def judge_on_ray(ctx: EngineContext, options: RayOptions) -> None:
                 started, ready = _start_ray(ray, options), True
                 limiter = start_limiter(options.rpm, options.tpm)
             ds = _dataset(ray, window, options)
-            ds = _judged(ds, len(window), entry, ctx.table, ctx.retries, options, limiter)
+            ds = _judged(ds, len(window), entry, ctx.table, ctx.retries, options, limiter, secrets)
             # jurist draws the run's progress (progress=True); Ray Data's bars stay off
             ds.context.enable_progress_bars = False
             ds.context.print_on_execution_start = False
@@ -330,7 +368,7 @@ def judge_ray_dataset(
             "raw": raw,
             "fields": dict(fields) if fields else None,
             "records": True,
-            "secrets": _secrets(options),
+            "secrets": _secrets(options, judge),
         },
         **_pool_args(options, blocks=blocks),
     )

@@ -138,6 +138,7 @@ class OpenAIModel(Model):
         self.timeout = float(timeout)
         self.json_mode: JsonMode | None = json_mode
         self._has_key = bool(api_key)
+        self._api_key = api_key  # for a rebuild elsewhere (a Ray actor); never shown
         remember_secrets_in({"api_key": api_key, "headers": dict(headers or {})})
         self._logprobs = logprobs
         self._top_max = top_logprobs_max if logprobs else 0

@@ -40,6 +40,7 @@ from jurist.judges.rubric._report import GradeReport
 from jurist.judges.rubric._rubric import Rubric
 from jurist.judges.rubric._scoring import CANNOT_ASSESS_STRATEGIES, CannotAssess
 from jurist.judges.rubric._shuffle import item_key
+from jurist.models import Model
 from jurist.types import Usage
 
 __all__ = ["CriterionGrader", "JudgeSpec"]
@@ -146,6 +147,11 @@ class CriterionGrader:
     def seed(self) -> int:
         """The seed of the option shuffles (drawn at construction when none was given)."""
         return self._seed
+
+    @property
+    def models(self) -> list[Model]:
+        """The judges' models, in order."""
+        return [model for model, _, _ in self._specs]
 
     @property
     def judge_ids(self) -> list[str]:
