@@ -15,21 +15,11 @@ from typing import Any
 
 import pytest
 
-from jurist.cli import EXIT_OK, main
+from jurist.cli import EXIT_OK
 from tests._batch_server import BatchServer, answer_from
+from tests._cli_run import run, write
 
 ITEMS = 12
-
-
-def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
-    code = main(args)
-    out, err = capsys.readouterr()
-    return code, " ".join((out + err).split())
-
-
-def write(path: Path, rows: list[dict[str, Any]]) -> Path:
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    return path
 
 
 def items(folder: Path, tag: str = "answer") -> Path:

@@ -12,20 +12,10 @@ from typing import Any
 
 import pytest
 
-from jurist.cli import EXIT_OK, EXIT_USAGE, main
+from jurist.cli import EXIT_OK, EXIT_USAGE
+from tests._cli_run import run, write
 
 N = 6
-
-
-def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
-    code = main(args)
-    out, err = capsys.readouterr()
-    return code, " ".join((out + err).split())
-
-
-def write(path: Path, rows: list[dict[str, Any]]) -> Path:
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    return path
 
 
 def data(folder: Path, tag: str = "answer") -> Path:

@@ -27,7 +27,7 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-from jurist.cli import main
+from tests._cli_run import run, write
 from tests._loopback import Loopback
 from tests._ray_cluster import ray_session  # noqa: F401  (the ray_cluster fixture)
 
@@ -90,17 +90,6 @@ class JudgeServer(Loopback):
                 "usage": {"prompt_tokens": 10, "completion_tokens": 1, "total_tokens": 11},
             }
         )
-
-
-def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
-    code = main(args)
-    out, err = capsys.readouterr()
-    return code, " ".join((out + err).split())
-
-
-def write(path: Path, rows: list[dict[str, Any]]) -> Path:
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    return path
 
 
 def items(folder: Path, tag: str = "answer", n: int = N) -> Path:
