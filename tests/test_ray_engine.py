@@ -75,10 +75,13 @@ def test_same_records_as_the_local_engine(
 ) -> None:
     items = _items(10)
     for kind, judge in _judges().items():
-        # the LLM judge's items go to Ray in two windows (6 + 4)
-        monkeypatch.setattr(ray_engine, "WINDOW", 6 if kind == "llm" else 100_000)
         local = jurist.evaluate(items, judge, run_dir=tmp_path / f"{kind}-local")
-        options = OPTIONS if kind == "llm" else RayOptions(actors=1, batch_size=4)
+        # the LLM judge's items go to Ray in two windows (6 + 4)
+        options = (
+            OPTIONS.model_copy(update={"window": 6})
+            if kind == "llm"
+            else RayOptions(actors=1, batch_size=4)
+        )
         on_ray = jurist.evaluate(items, judge, run_dir=tmp_path / f"{kind}-ray", ray=options)
         want = [_kept(r) for r in local.records()]
         got = [_kept(r) for r in on_ray.records()]

@@ -5,7 +5,8 @@ a Ray Dataset, through ``map_batches`` with an actor pool of :class:`JudgeActor`
 rebuilds the judge once from its catalog entry, never a pickled judge), and the driver
 streams the results back and records each one in the run store as it arrives. A killed
 driver loses only the items in flight; the run resumes like a local one. Large runs are
-fed to Ray in windows of :data:`WINDOW` items, never materialised whole.
+fed to Ray in windows of :attr:`RayOptions.window` items (100,000 by default), never
+materialised whole.
 
 A killed actor is restarted and its batch retried (Ray Data's actor pools default to
 ``max_restarts=-1`` and ``max_task_retries=-1``); the driver records one result per item
@@ -14,9 +15,10 @@ same item.
 
 API keys are never in the entry: the environment variables named by
 :attr:`RayOptions.env_vars` (``OPENAI_API_KEY`` by default), and the key an ``openai:``
-model was given, are copied from the driver to the actors as a constructor argument held in memory (a :class:`Secrets`, whose repr shows
-no value), and each actor puts them in its own environment before it rebuilds the judge,
-where the backends read them as they do locally. Not through Ray's ``runtime_env``: Ray's
+model was given, are copied from the driver to the actors as a constructor argument held
+in memory (a :class:`Secrets`, whose repr shows no value), and each actor puts them in its
+own environment before it rebuilds the judge, where the backends read them as they do
+locally. Not through Ray's ``runtime_env``: Ray's
 runtime-env agent writes those values to its log files. jurist writes them nowhere.
 
 Ray itself: an instance already initialised in this process is used as it is; otherwise
@@ -53,10 +55,7 @@ from jurist.evaluate._store import StoredResult
 from jurist.judges._protocol import ItemJudge
 from jurist.models import Model, WrapperModel
 
-__all__ = ["WINDOW", "Recorder", "judge_on_ray", "judge_ray_dataset"]
-
-WINDOW = 100_000
-"""Items handed to Ray at a time."""
+__all__ = ["Recorder", "judge_on_ray", "judge_ray_dataset"]
 
 log = logging.getLogger("jurist.evaluate")
 
@@ -210,12 +209,12 @@ def _wire(
 
 
 def _windows(
-    rows: Iterable[tuple[int, str, dict[str, Any], dict[str, Any]]],
+    rows: Iterable[tuple[int, str, dict[str, Any], dict[str, Any]]], size: int
 ) -> Iterator[list[dict[str, Any]]]:
     window: list[dict[str, Any]] = []
     for idx, digest, row, values in rows:
         window.append(_wire(idx, digest, row, values))
-        if len(window) >= WINDOW:
+        if len(window) >= size:
             yield window
             window = []
     if window:
@@ -294,7 +293,7 @@ async def judge_on_ray(ctx: EngineContext, options: RayOptions) -> None:
     limiter = None
     recorder = Recorder(ctx.record)
     try:
-        for window in _windows(ctx.todo()):
+        for window in _windows(ctx.todo(), options.window):
             if not ready:  # Ray only when there is something to judge
                 started, ready = _start_ray(ray, options), True
                 limiter = start_limiter(options.rpm, options.tpm)

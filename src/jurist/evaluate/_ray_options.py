@@ -16,7 +16,9 @@ class RayOptions(BaseModel):
     tokens per minute for the whole cluster, shared by every actor; ``env_vars``: names of
     environment variables (API keys) copied from the driver to the actors in memory (as
     a constructor argument; never through Ray's ``runtime_env``, which Ray logs), never
-    written anywhere by jurist.
+    written anywhere by jurist; ``window``: items handed to Ray at a time (the driver holds
+    one window in memory, and each window gets a fresh actor pool, so a local model loads
+    once per window: raise it for a GPU judge whose load takes minutes).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -29,3 +31,4 @@ class RayOptions(BaseModel):
     rpm: int | None = Field(default=None, ge=1)
     tpm: int | None = Field(default=None, ge=1)
     env_vars: tuple[str, ...] = ("OPENAI_API_KEY",)
+    window: int = Field(default=100_000, ge=1)
