@@ -98,6 +98,7 @@ def test_batch_api_gives_the_scores_of_live_calls(
     assert scores(tmp_path / "batch") == scores(tmp_path / "live")
     summary = json.loads((tmp_path / "batch" / "summary.json").read_text())
     assert summary["batch_calls"] == summary["calls"] > 0
+    assert f"through the batch API │ {summary['batch_calls']} calls" in said  # printed too
     if kind == "compare":  # the pairwise figures of a compare run
         live = json.loads((tmp_path / "live" / "summary.json").read_text())
         assert summary["win_rate_a"] == live["win_rate_a"]

@@ -44,6 +44,11 @@ def print_summary(
             "calls / attempts / cache hits",
             f"{summary['calls']} / {summary.get('attempts', '-')} / {summary['cache_hits']}",
         ),
+        *(
+            (("through the batch API", f"{summary['batch_calls']} calls"),)
+            if summary.get("batch_calls")
+            else ()
+        ),
         (
             "tokens (prompt / completion)",
             f"{summary['prompt_tokens']} / {summary['completion_tokens']}",
