@@ -172,6 +172,7 @@ class BatchServer(Loopback):
         self.polls = self.lists = self.downloads = self.cancels = 0
         self.submissions: Counter[str] = Counter()
         self.faults: list[tuple[str, str, int, float | None]] = []
+        self.lost: list[tuple[str, str]] = []
         self._ids = 0
 
     def fail_next(
@@ -186,6 +187,12 @@ class BatchServer(Loopback):
         """Answer the next ``times`` calls of ``method path`` (a prefix) with ``status``
         before they reach their endpoint (nothing is counted or changed)."""
         self.faults += [(method, path, status, retry_after)] * times
+
+    def lose_next_answer(self, method: str, path: str) -> None:
+        """Let the next call of ``method path`` (a prefix) do its work, then answer HTTP
+        502 instead of its result: a client sees an error although the server acted (a
+        batch was created), as when a gateway drops an answer."""
+        self.lost.append((method, path))
 
     def next_batch(self, knobs: Knobs) -> None:
         """Use ``knobs`` for the next batch created (queued: one per call, in order)."""
@@ -255,6 +262,10 @@ class BatchServer(Loopback):
                     fault.headers["Retry-After"] = f"{retry_after:g}"
                 return fault
         response: web.StreamResponse = await handler(request)
+        for i, (method, path) in enumerate(self.lost):
+            if request.method == method and request.path.startswith(path):
+                del self.lost[i]
+                return _error(502, "injected: the answer was lost on the way back")
         return response
 
     def _new_id(self, prefix: str) -> str:

@@ -270,3 +270,25 @@ def test_requests_a_provider_keeps_expiring_become_errors_after_max_resubmits(
     assert all("sent 3 times" in r["judge_error"] for r in rows)
     assert server.creations == 3  # the first batch and 2 resubmissions, then no more
     assert sorted(set(server.submissions.values())) == [3]
+
+
+def test_a_create_whose_answer_was_lost_is_found_again_not_sent_twice(
+    server: BatchServer, tmp_path: Path
+) -> None:
+    """The server creates the batch but the client sees HTTP 502: the engine looks the
+    batch up by its metadata before creating one, in the same session."""
+    server.lose_next_answer("POST", "/v1/batches")
+    run = jurist.evaluate(ITEMS, judge_of(server), run_dir=tmp_path / "run", batch_api=FAST)
+    assert run.summary().failed == 0
+    assert server.creations == 1 and server.lists >= 1
+    assert set(server.submissions.values()) == {1}
+
+
+def test_a_create_refused_by_a_transient_error_is_tried_again(
+    server: BatchServer, tmp_path: Path
+) -> None:
+    server.fail_next("POST", "/v1/batches", 503)
+    run = jurist.evaluate(ITEMS, judge_of(server), run_dir=tmp_path / "run", batch_api=FAST)
+    assert run.summary().failed == 0
+    assert server.creations == 1
+    assert set(server.submissions.values()) == {1}

@@ -19,8 +19,9 @@ from typing import Any
 
 import orjson
 
-from jurist.errors import DataError
+from jurist.errors import DataError, JuristRuntimeError
 from jurist.evaluate._batch_store import BatchStore, Chunk, Response
+from jurist.models._retry import is_transient
 
 __all__ = ["FINISHED_STATUSES", "Line", "Wire", "parse_file"]
 
@@ -82,6 +83,10 @@ def parse_file(path: Path, ids: dict[str, int]) -> tuple[list[Response], list[st
     return answers, strays
 
 
+CREATE_RECOVERIES = 4
+"""Look-ups (then a create) after ``create`` failed with a transient error, per file."""
+
+
 class Wire:
     """The protocol steps for one run: upload, create (or find), poll, download."""
 
@@ -114,7 +119,28 @@ class Wire:
         uploaded = await client.upload(data, filename=f"jurist-{chunk_id}.jsonl")
         self.http_calls += 1
         self.store.update_chunk(chunk_id, state="uploaded", file_id=uploaded.id)
-        return await self._create(client, self.store.chunk(chunk_id))
+        chunk = self.store.chunk(chunk_id)
+        try:
+            return await self._create(client, chunk)
+        except JuristRuntimeError as e:
+            if not is_transient(e):
+                raise
+            # The batch may exist although the answer failed (a lost answer): look it up
+            # before creating again, never submit twice.
+            return await self._recover_after(client, chunk, e)
+
+    async def _recover_after(self, client: Any, chunk: Chunk, error: Exception) -> Chunk:
+        """:meth:`recover` after a transient failure of ``create``, a few times with
+        backoff; the last failure is raised (the next session recovers the same way)."""
+        for attempt in range(CREATE_RECOVERIES):
+            await asyncio.sleep(min(0.25 * 2**attempt, 8.0))
+            try:
+                return await self.recover(client, chunk)
+            except JuristRuntimeError as e:
+                if not is_transient(e):
+                    raise
+                error = e
+        raise error
 
     async def _create(self, client: Any, chunk: Chunk) -> Chunk:
         batch = await client.create(
