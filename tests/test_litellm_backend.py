@@ -426,3 +426,27 @@ def test_the_cli_passes_base_url_key_and_timeout_to_a_litellm_model() -> None:
     assert inner.identity()["api_base"] == "http://127.0.0.1:9/v1"
     assert inner.timeout == 7.0
     assert "sk-cli-test" not in repr(model)
+
+
+def test_a_catalog_entry_keeps_the_options_given_but_no_credentials() -> None:
+    from jurist import LLMJudge
+    from jurist.catalog import entry_of
+
+    model = get_model(
+        "litellm:openai/tiny",
+        api_base="http://127.0.0.1:9/v1",
+        api_key="sk-entry-test",
+        timeout=7.0,
+        drop_params=True,
+        headers={"X-Token": "secret-header"},
+        litellm_params={"aws_secret_access_key": "aws-secret"},
+    )
+    entry = entry_of(LLMJudge(model))
+    assert entry["model"] == "litellm:openai/tiny"
+    assert entry["model_options"] == {
+        "api_base": "http://127.0.0.1:9/v1",
+        "timeout": 7.0,
+        "drop_params": True,
+    }
+    for secret in ("sk-entry-test", "secret-header", "aws-secret"):
+        assert secret not in repr(entry)

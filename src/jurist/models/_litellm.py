@@ -129,6 +129,21 @@ class LiteLLMModel(Model):
             )
         remember_secret(api_key)
         remember_secrets_in({"headers": dict(headers or {}), "litellm_params": params})
+        # what rebuild_options() gives back: the options given, never a key, headers or
+        # litellm_params (either may carry credentials)
+        self._given: dict[str, Any] = {
+            k: v
+            for k, v, default in (
+                ("api_base", api_base, None),
+                ("timeout", timeout, 60.0),
+                ("drop_params", drop_params, False),
+                ("logprobs", logprobs, None),
+                ("top_logprobs_max", top_logprobs_max, 20),
+                ("json_schema", json_schema, None),
+                ("api_version", api_version, None),
+            )
+            if v != default
+        }
         self.name = name
         self.api_base = api_base.rstrip("/") if api_base else None
         self.timeout = float(timeout)
@@ -167,6 +182,13 @@ class LiteLLMModel(Model):
             self._fixed["api_version"] = api_version
         if headers:
             self._fixed["extra_headers"] = dict(headers)
+
+    def rebuild_options(self) -> dict[str, Any]:
+        """The options that build this model again (a catalog entry, a Ray actor): those
+        given, except ``api_key``, ``headers`` and ``litellm_params``, which may carry
+        credentials and stay with the process (LiteLLM reads keys from the environment).
+        """
+        return dict(self._given)
 
     def _route(self, name: str) -> tuple[str, frozenset[str] | None]:
         """The route's provider and the OpenAI parameters it takes (None: not known)."""
