@@ -27,6 +27,7 @@ SHARED_FLAGS = (
     "--json-mode",
     "--concurrency",
     "--temperature",
+    "--model-option",
 )
 SECRET = "sk-h4-very-secret-key-123"
 
@@ -266,3 +267,54 @@ def test_model_options_on_a_model_object_or_unknown_option_are_config_errors() -
         jurist.LLMJudge(model, base_url="http://127.0.0.1:9/v1")
     with pytest.raises(ConfigError, match="explanation"):
         jurist.LLMJudge("mock:judge", explanation=True)
+
+
+def test_model_options_reach_the_backend_and_flags_keep_their_own(tmp_path: Path) -> None:
+    from jurist.cli._model_options import build_model, parse_backend_options
+    from jurist.errors import ConfigError
+    from jurist.models import WrapperModel
+
+    model = build_model(
+        "openai:tiny",
+        base_url="http://127.0.0.1:9/v1",
+        api_key=None,
+        timeout=5.0,
+        max_retries=0,
+        cache=False,
+        backend_options=parse_backend_options(["max_connections=7", "logprobs=false"]),
+    )
+    inner = model.innermost if isinstance(model, WrapperModel) else model
+    assert inner._max_connections == 7 and inner.capabilities.logprobs is False
+    with pytest.raises(ConfigError, match="set it with --timeout instead"):
+        build_model(
+            "openai:tiny",
+            base_url=None,
+            api_key="k",
+            timeout=5.0,
+            max_retries=0,
+            cache=False,
+            backend_options={"timeout": 9},
+        )
+    for bad in (["max_model_len"], ["=3"], ["a=1", "a=2"]):
+        with pytest.raises(ConfigError, match="--model-option"):
+            parse_backend_options(bad)
+
+
+def test_an_unknown_model_option_is_the_backends_error_on_the_command_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = _write(tmp_path / "d.jsonl", [{"prompt": "2+2?", "response": "4"}])
+    code, _, err = run(
+        [
+            "judge",
+            str(data),
+            "--model",
+            "mock:judge",
+            "--model-option",
+            "no_such_option=1",
+            "--out",
+            str(tmp_path / "out"),
+        ],
+        capsys,
+    )
+    assert code == 2 and "no_such_option" in err

@@ -52,6 +52,7 @@ __all__ = [
     "name_to_relpath",
     "parse_name",
     "parse_overrides",
+    "read_scalar",
 ]
 
 Scalar = str | int | float | bool | None
@@ -196,6 +197,16 @@ def _read_value(body: str, i: int, key: str, label: str) -> tuple[Scalar, int]:
     if not raw:
         raise ConfigError(f"{label}: {key!r} has an empty value (write {key}='' for '')")
     return _scalar(raw), i
+
+
+def read_scalar(raw: str) -> Scalar:
+    """A value as an inline override reads it: ``true``/``false``/``null``, a whole or
+    decimal number, else the text.
+
+    >>> read_scalar("8192"), read_scalar("0.5"), read_scalar("True"), read_scalar("bf16")
+    (8192, 0.5, True, 'bf16')
+    """
+    return _scalar(raw)
 
 
 def _scalar(raw: str) -> Scalar:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import inspect
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
@@ -66,8 +66,13 @@ def build_model(
     cache: bool = True,
     cache_path: Path | None = None,
     json_mode: str | None = "json_schema",
+    backend_options: Mapping[str, Any] | None = None,
 ) -> Model:
     """The backend wrapped as cache(retry(limits(backend))).
+
+    ``backend_options`` (``--model-option KEY=VALUE``) go to the backend as they are
+    (``max_model_len`` for ``vllm:``, ``dtype`` for ``hf:``...); one that a flag of its own
+    sets (``--timeout``, ``--base-url``, ``--api-key``...) is refused, naming the flag.
 
     Limits sit innermost so every attempt, retries included, is paced; retry sits outside
     so a backoff sleep never holds a concurrency slot; the cache sits outermost so a hit
@@ -96,6 +101,11 @@ def build_model(
             options["api_key"] = api_key
     elif base_url:
         raise ConfigError(f"--base-url only applies to openai: and litellm: models, not {spec!r}")
+    for key, value in (backend_options or {}).items():
+        if key in options or key in _OWN_FLAGS:
+            flag = _OWN_FLAGS.get(key, "--" + key.replace("_", "-"))
+            raise ConfigError(f"--model-option {key}=...: set it with {flag} instead")
+        options[key] = value
     # max_retries=0: this stack adds its own retry wrapper, outside the limits, once
     model: Model = get_model(spec, max_retries=0, **options)
     if rpm or tpm:
@@ -105,6 +115,41 @@ def build_model(
     if cache:
         model = CachedModel(model, cache_path)
     return model
+
+
+# backend options that flags of their own set (--model-option refuses them)
+_OWN_FLAGS = {
+    "base_url": "--base-url",
+    "api_base": "--base-url",
+    "api_key": "--api-key",
+    "timeout": "--timeout",
+    "json_mode": "--json-mode",
+    "max_retries": "--max-retries",
+}
+
+
+def parse_backend_options(pairs: Sequence[str] | None) -> dict[str, Any]:
+    """``KEY=VALUE`` flags as backend options; values read as the catalog reads them
+    (``true``/``false``/``null``, whole and decimal numbers, else text).
+
+    >>> parse_backend_options(["max_model_len=8192", "dtype=bfloat16", "enforce_eager=true"])
+    {'max_model_len': 8192, 'dtype': 'bfloat16', 'enforce_eager': True}
+    """
+    from jurist.catalog._names import read_scalar
+
+    out: dict[str, Any] = {}
+    for pair in pairs or ():
+        key, sep, raw = pair.partition("=")
+        key = key.strip()
+        if not sep or not key.isidentifier():
+            raise ConfigError(
+                f"--model-option {pair!r} must be KEY=VALUE with KEY a backend option name, "
+                "e.g. --model-option max_model_len=8192"
+            )
+        if key in out:
+            raise ConfigError(f"--model-option {key} is given twice")
+        out[key] = read_scalar(raw.strip())
+    return out
 
 
 @dataclass(frozen=True)
@@ -123,15 +168,17 @@ class ModelOptions:
     json_mode: str
     concurrency: int
     temperature: float
+    model_option: Sequence[str] | None = None
 
-    def __repr__(self) -> str:  # never show the API key
+    def __repr__(self) -> str:  # never show the API key (nor option values: may be keys)
         key = None if self.api_key is None else "***"
+        given = list(parse_backend_options(self.model_option))
         return (
             f"ModelOptions(models={self.models!r}, base_url={self.base_url!r}, api_key={key!r}, "
             f"timeout={self.timeout}, max_retries={self.max_retries}, rpm={self.rpm}, "
             f"tpm={self.tpm}, cache={self.cache}, cache_path={self.cache_path!r}, "
             f"json_mode={self.json_mode!r}, concurrency={self.concurrency}, "
-            f"temperature={self.temperature})"
+            f"temperature={self.temperature}, model_option={given!r})"
         )
 
     @property
@@ -160,6 +207,7 @@ class ModelOptions:
             cache=self.cache,
             cache_path=self.cache_path,
             json_mode=self.json_mode,
+            backend_options=parse_backend_options(self.model_option),
         )
 
     def build_all(self, *, limits: bool = True) -> list[Model]:
@@ -217,6 +265,15 @@ SHARED_OPTIONS: dict[str, tuple[Any, Any, dict[str, Any]]] = {
     ),
     "concurrency": (int, 32, {"min": 1, "help": "Model calls in flight at once."}),
     "temperature": (float, 0.0, {"min": 0.0, "help": "Sampling temperature of the model."}),
+    "model_option": (
+        list[str] | None,
+        None,
+        {
+            "metavar": "KEY=VALUE",
+            "help": "A backend option, repeatable: vllm: max_model_len=8192, "
+            "gpu_memory_utilization=0.8; hf: dtype=bfloat16; litellm: drop_params=true.",
+        },
+    ),
 }
 
 F = TypeVar("F", bound=Callable[..., Any])

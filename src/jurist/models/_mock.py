@@ -141,5 +141,21 @@ class MockModel(Model):
 
 
 def build_mock(name: str, **options: Any) -> MockModel:
-    """Factory used by the registry: ``get_model("mock:judge", outputs=[...])``."""
+    """Factory used by the registry: ``get_model("mock:judge", outputs=[...])``.
+
+    >>> build_mock("judge", colour="red")
+    Traceback (most recent call last):
+    ...
+    jurist.errors.ConfigError: mock model 'judge': unknown options ['colour']; it accepts [...]
+    """
+    import inspect
+
+    accepted = [
+        p.name
+        for p in inspect.signature(MockModel).parameters.values()
+        if p.kind is inspect.Parameter.KEYWORD_ONLY
+    ]
+    unknown = sorted(set(options) - set(accepted))
+    if unknown:
+        raise ConfigError(f"mock model {name!r}: unknown options {unknown}; it accepts {accepted}")
     return MockModel(name, **options)
