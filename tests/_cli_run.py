@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -23,3 +24,17 @@ def write(path: Path, rows: list[dict[str, Any]]) -> Path:
     """``rows`` as a JSONL file at ``path``."""
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     return path
+
+
+def stored(store: Path) -> int:
+    """Rows in a run store, read while another process may write it (0 before it exists
+    or has its table)."""
+    if not store.exists():
+        return 0
+    db = sqlite3.connect(f"file:{store}?mode=ro", uri=True, timeout=10)
+    try:
+        return int(db.execute("SELECT COUNT(*) FROM results").fetchone()[0])
+    except sqlite3.OperationalError:
+        return 0
+    finally:
+        db.close()

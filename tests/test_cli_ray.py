@@ -27,7 +27,7 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-from tests._cli_run import run, write
+from tests._cli_run import run, stored, write
 from tests._loopback import Loopback
 from tests._ray_cluster import ray_session  # noqa: F401  (the ray_cluster fixture)
 
@@ -180,18 +180,6 @@ def test_engine_ray_writes_the_run_folder_of_the_local_engine(
     import ray
 
     secret_nowhere(Path(ray._private.worker._global_node.get_session_dir_path()) / "logs")
-
-
-def stored(store: Path) -> int:
-    if not store.exists():
-        return 0
-    db = sqlite3.connect(f"file:{store}?mode=ro", uri=True, timeout=10)
-    try:
-        return int(db.execute("SELECT COUNT(*) FROM results").fetchone()[0])
-    except sqlite3.OperationalError:
-        return 0
-    finally:
-        db.close()
 
 
 def saved_items(run_dir: Path) -> set[int]:

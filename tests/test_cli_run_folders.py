@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from jurist.cli import EXIT_OK, EXIT_USAGE, main
+from tests._cli_run import stored
 from tests._fault_server import Fault, FaultServer, status
 
 ANSWER = Fault("ok", text="Correct")
@@ -147,18 +148,6 @@ def test_two_file_outputs_in_one_folder_keep_their_own_summaries(
 
 def cli(data: Path, out: Path, server: FaultServer, *extra: str) -> list[str]:
     return [sys.executable, "-m", "jurist", *openai_args(server, data, out, *extra)]
-
-
-def stored(store: Path) -> int:
-    if not store.exists():
-        return 0
-    db = sqlite3.connect(f"file:{store}?mode=ro", uri=True, timeout=10)
-    try:
-        return int(db.execute("SELECT COUNT(*) FROM results").fetchone()[0])
-    except sqlite3.OperationalError:
-        return 0
-    finally:
-        db.close()
 
 
 @pytest.mark.slow

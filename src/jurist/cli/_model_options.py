@@ -172,7 +172,7 @@ class ModelOptions:
 
     def __repr__(self) -> str:  # never show the API key (nor option values: may be keys)
         key = None if self.api_key is None else "***"
-        given = list(parse_backend_options(self.model_option))
+        given = [pair.partition("=")[0] for pair in self.model_option or ()]
         return (
             f"ModelOptions(models={self.models!r}, base_url={self.base_url!r}, api_key={key!r}, "
             f"timeout={self.timeout}, max_retries={self.max_retries}, rpm={self.rpm}, "

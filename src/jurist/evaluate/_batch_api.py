@@ -54,6 +54,7 @@ def request_key(model: dict[str, Any], body: dict[str, Any]) -> str:
 @dataclass
 class _Waiter:
     model: OpenAIModel
+    identity: dict[str, Any]  # model.identity(), taken once
     body: dict[str, Any]
     idx: int
     future: asyncio.Future[Response]
@@ -117,7 +118,8 @@ class BatchEngine:
             return _answer(model, stored)
         if self.options.followup == "live" and not self.options.file_out and idx in self._answered:
             return None
-        waiter = _Waiter(model, body, idx, asyncio.get_running_loop().create_future())
+        loop = asyncio.get_running_loop()
+        waiter = _Waiter(model, identity, body, idx, loop.create_future())
         chunk = self.store.chunk_of(cid)
         if chunk is not None and chunk.state in ("uploaded", "created"):
             self._resume.add(chunk.chunk_id)
@@ -283,13 +285,14 @@ class BatchEngine:
 
         by_model: dict[str, list[Line]] = defaultdict(list)
         models: dict[str, OpenAIModel] = {}
+        identities: dict[str, dict[str, Any]] = {}
         for cid, waiter in pending.items():
-            ident = _identity_key(waiter.model.identity())
-            models[ident] = waiter.model
+            ident = _identity_key(waiter.identity)
+            models[ident], identities[ident] = waiter.model, waiter.identity
             by_model[ident].append(Line(cid, waiter.idx, waiter.body))
         for ident, lines in by_model.items():
-            model = models[ident]
-            client = self._client(model.identity(), model)
+            model, identity = models[ident], identities[ident]
+            client = self._client(identity, model)
             raws = [(line, request_line(line.custom_id, line.body)) for line in lines]
             index = {raw: line for line, raw in raws}
             for piece in split_lines(
@@ -298,7 +301,7 @@ class BatchEngine:
                 max_bytes=self.options.max_bytes_per_file,
             ):
                 chunk = await self.wire.send(
-                    client, model.identity(), self._round, [(index[raw], raw) for raw in piece]
+                    client, identity, self._round, [(index[raw], raw) for raw in piece]
                 )
                 jobs.append((client, chunk))
         await self.wire.wait(jobs, self._finished_batch)
@@ -348,11 +351,7 @@ class BatchEngine:
         if client is None:
             if model is None:
                 model = next(
-                    (
-                        w.model
-                        for w in self._waiting.values()
-                        if _identity_key(w.model.identity()) == ident
-                    ),
+                    (w.model for w in self._waiting.values() if _identity_key(w.identity) == ident),
                     None,
                 )
             if model is None:

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 class Pending(Protocol):
     """A parked request as the batch engine holds it."""
 
-    model: Any
+    identity: dict[str, Any]
     body: dict[str, Any]
     idx: int
 
@@ -58,7 +58,7 @@ def export(
     groups: dict[str, list[tuple[str, Pending]]] = defaultdict(list)
     identities: dict[str, dict[str, Any]] = {}
     for cid, waiter in pending.items():
-        identity = waiter.model.identity()
+        identity = waiter.identity
         key = orjson.dumps(identity, option=orjson.OPT_SORT_KEYS).decode()
         identities[key] = identity
         groups[key].append((cid, waiter))

@@ -11,6 +11,7 @@ again with ``list`` by the chunk's metadata or input file before any new create.
 from __future__ import annotations
 
 import asyncio
+import random
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -21,7 +22,7 @@ import orjson
 
 from jurist.errors import DataError, JuristRuntimeError
 from jurist.evaluate._batch_store import BatchStore, Chunk, Response
-from jurist.models._retry import is_transient
+from jurist.models._retry import backoff_delay, is_transient
 
 __all__ = ["FINISHED_STATUSES", "Line", "Wire", "parse_file"]
 
@@ -83,6 +84,7 @@ def parse_file(path: Path, ids: dict[str, int]) -> tuple[list[Response], list[st
     return answers, strays
 
 
+_RNG = random.Random()
 CREATE_RECOVERIES = 4
 """Look-ups (then a create) after ``create`` failed with a transient error, per file."""
 
@@ -133,7 +135,9 @@ class Wire:
         """:meth:`recover` after a transient failure of ``create``, a few times with
         backoff; the last failure is raised (the next session recovers the same way)."""
         for attempt in range(CREATE_RECOVERIES):
-            await asyncio.sleep(min(0.25 * 2**attempt, 8.0))
+            await asyncio.sleep(
+                backoff_delay(attempt, error, base=0.5, cap=8.0, retry_after_max=60.0, rng=_RNG)
+            )
             try:
                 return await self.recover(client, chunk)
             except JuristRuntimeError as e:

@@ -35,10 +35,7 @@ from jurist.errors import ConfigError
 from jurist.evaluate._batch_options import BatchAPIOptions
 from jurist.evaluate._cost import PriceTable, resolve_prices
 from jurist.evaluate._folder import STORE_NAME, FolderKind, claim_run_folder
-from jurist.evaluate._item_path import (
-    ErrorOutcome,
-    judge_models,
-)
+from jurist.evaluate._item_path import ErrorOutcome, check_judge, judge_models
 from jurist.evaluate._manifest import DatasetInfo, Manifest
 from jurist.evaluate._ray_options import RayOptions
 from jurist.evaluate._run import Run
@@ -103,13 +100,7 @@ async def aevaluate(
     """
     if ray is not None and batch_api is not None:
         raise ConfigError("choose one engine: ray= or batch_api=, not both")
-    if not isinstance(judge, ItemJudge):
-        raise ConfigError(
-            f"{type(judge).__name__} is not a judge: it needs name, required_fields, "
-            "describe() and async judge(item)"
-        )
-    if retries < 0:
-        raise ConfigError(f"retries must be >= 0, got {retries}")
+    check_judge(judge, retries)
     workers = concurrency or int(getattr(judge, "concurrency", 0) or DEFAULT_CONCURRENCY)
     if workers < 1:
         raise ConfigError(f"concurrency must be at least 1, got {workers}")

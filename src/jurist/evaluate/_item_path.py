@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from jurist.errors import JuristRuntimeError
+from jurist.errors import ConfigError, JuristRuntimeError
 from jurist.evaluate._cost import PriceTable, bill
 from jurist.evaluate._store import StoredResult
 from jurist.judges._protocol import ItemJudge
@@ -25,6 +25,7 @@ from jurist.types import Usage
 __all__ = [
     "Coster",
     "ErrorOutcome",
+    "check_judge",
     "current_item",
     "judge_models",
     "judge_one",
@@ -120,6 +121,19 @@ class Coster:
                 return None, False
             total, estimated = total + cost, estimated or est
         return total, estimated
+
+
+def check_judge(judge: Any, retries: int) -> ItemJudge:
+    """``judge`` as a judge every engine can run, and ``retries`` as re-asks; a
+    :class:`~jurist.errors.ConfigError` naming what is wrong otherwise."""
+    if not isinstance(judge, ItemJudge):
+        raise ConfigError(
+            f"{type(judge).__name__} is not a judge: it needs name, required_fields, "
+            "describe() and async judge(item)"
+        )
+    if retries < 0:
+        raise ConfigError(f"retries must be >= 0, got {retries}")
+    return judge
 
 
 async def judge_one(judge: ItemJudge, values: Mapping[str, Any], idx: int, retries: int) -> Any:

@@ -39,6 +39,7 @@ from typing import Any
 
 from jurist.errors import ConfigError, MissingDependencyError
 from jurist.evaluate._cost import PriceTable, resolve_prices
+from jurist.evaluate._item_path import check_judge
 from jurist.evaluate._ray_actor import (
     JudgeActor,
     Secrets,
@@ -149,16 +150,19 @@ def _own_key(model: Model) -> str | None:
 
 def _judged(
     ds: Any,
-    items: int,
+    blocks: int | None,
+    *,
     entry: dict[str, Any],
     table: PriceTable,
     retries: int,
     options: RayOptions,
     limiter: Any,
     secrets: Secrets,
+    **actor: Any,
 ) -> Any:
-    """``ds`` (``items`` rows of ``idx``, ``digest``, ``row``, ``values``) through the
-    actor pool (no more actors than blocks: an actor without a block only starts up)."""
+    """``ds`` through the pool of :class:`JudgeActor` (no more actors than ``blocks``: an
+    actor without a block only starts up); ``actor``: its other constructor arguments
+    (``raw``, ``fields``, ``records``)."""
     return ds.map_batches(
         JudgeActor,
         fn_constructor_kwargs={
@@ -168,8 +172,9 @@ def _judged(
             "limiter": limiter,
             "tokens": options.tpm is not None,
             "secrets": secrets,
+            **actor,
         },
-        **_pool_args(options, blocks=_blocks(options, items)),
+        **_pool_args(options, blocks=blocks),
     )
 
 
@@ -298,7 +303,16 @@ async def judge_on_ray(ctx: EngineContext, options: RayOptions) -> None:
                 started, ready = _start_ray(ray, options), True
                 limiter = start_limiter(options.rpm, options.tpm)
             ds = _dataset(ray, window, options)
-            ds = _judged(ds, len(window), entry, ctx.table, ctx.retries, options, limiter, secrets)
+            ds = _judged(
+                ds,
+                _blocks(options, len(window)),
+                entry=entry,
+                table=ctx.table,
+                retries=ctx.retries,
+                options=options,
+                limiter=limiter,
+                secrets=secrets,
+            )
             # jurist draws the run's progress (progress=True); Ray Data's bars stay off
             ds.context.enable_progress_bars = False
             ds.context.print_on_execution_start = False
@@ -336,13 +350,7 @@ def judge_ray_dataset(
     """
     ray = import_ray()
     options = options or RayOptions()
-    if not isinstance(judge, ItemJudge):
-        raise ConfigError(
-            f"{type(judge).__name__} is not a judge: it needs name, required_fields, "
-            "describe() and async judge(item)"
-        )
-    if retries < 0:
-        raise ConfigError(f"retries must be >= 0, got {retries}")
+    check_judge(judge, retries)
     entry = _checked_entry(judge)
     table = resolve_prices(prices)
     required = tuple(judge.required_fields)
@@ -356,18 +364,16 @@ def judge_ray_dataset(
         ]
         data, blocks = _dataset(ray, wired, options), _blocks(options, len(wired))
     limiter = start_limiter(options.rpm, options.tpm)
-    return data.map_batches(
-        JudgeActor,
-        fn_constructor_kwargs={
-            "entry": entry,
-            "table": table,
-            "retries": retries,
-            "limiter": limiter,
-            "tokens": options.tpm is not None,
-            "raw": raw,
-            "fields": dict(fields) if fields else None,
-            "records": True,
-            "secrets": _secrets(options, judge),
-        },
-        **_pool_args(options, blocks=blocks),
+    return _judged(
+        data,
+        blocks,
+        entry=entry,
+        table=table,
+        retries=retries,
+        options=options,
+        limiter=limiter,
+        secrets=_secrets(options, judge),
+        raw=raw,
+        fields=dict(fields) if fields else None,
+        records=True,
     )

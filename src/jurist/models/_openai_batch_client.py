@@ -51,7 +51,7 @@ from jurist.errors import (
     status_error,
 )
 from jurist.models._openai_wire import error_detail, retry_after_seconds, snippet
-from jurist.models._retry import is_transient
+from jurist.models._retry import backoff_delay, is_transient
 
 __all__ = [
     "BatchClient",
@@ -307,16 +307,17 @@ class BatchClient:
                 if retry >= self.max_retries or not is_transient(error):
                     error.attempts = retry + 1
                     raise
-                await self._sleep(self._delay(retry, error))
+                await self._sleep(
+                    backoff_delay(
+                        retry,
+                        error,
+                        base=self.backoff_base,
+                        cap=self.backoff_max,
+                        retry_after_max=self.retry_after_max,
+                        rng=self._random,
+                    )
+                )
         raise AssertionError("unreachable")  # pragma: no cover
-
-    def _delay(self, retry: int, error: ModelError) -> float:
-        """Full-jitter backoff; a positive ``Retry-After`` from the server wins (capped)."""
-        ceiling = min(self.backoff_max, self.backoff_base * 2.0 ** min(retry, 64))
-        hint = getattr(error, "retry_after", None)
-        if isinstance(hint, int | float) and hint > 0:
-            return min(float(hint), self.retry_after_max)
-        return self._random.uniform(ceiling / 2, ceiling)
 
     async def _open(self) -> aiohttp.ClientSession:
         loop = asyncio.get_running_loop()

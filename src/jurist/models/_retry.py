@@ -50,7 +50,7 @@ from jurist.errors import (
 from jurist.models._model import Model, WrapperModel
 from jurist.types import CandidateScores, Completion, Request
 
-__all__ = ["RetryModel", "attempts_of", "is_transient"]
+__all__ = ["RetryModel", "attempts_of", "backoff_delay", "is_transient"]
 
 T = TypeVar("T")
 SleepFn = Callable[[float], Awaitable[object]]
@@ -96,6 +96,33 @@ def attempts_of(error: BaseException) -> int:
     """
     attempts = getattr(error, "attempts", 1)
     return max(1, attempts) if isinstance(attempts, int) else 1
+
+
+def backoff_delay(
+    retry: int,
+    error: BaseException,
+    *,
+    base: float,
+    cap: float,
+    retry_after_max: float,
+    rng: random.Random | None,
+) -> float:
+    """Seconds to wait before retry number ``retry`` (0-based) after ``error``: exponential
+    backoff from ``base`` up to ``cap``, a full-jitter draw with ``rng`` (``None``: the
+    whole ceiling); a positive ``Retry-After`` on the error wins, up to
+    ``retry_after_max``; ``Retry-After: 0`` waits in the upper half of the backoff (no hot
+    loop against a struggling server). Every retry of jurist's waits this way.
+
+    >>> backoff_delay(3, ValueError(), base=0.5, cap=8.0, retry_after_max=60.0, rng=None)
+    4.0
+    """
+    ceiling = min(cap, base * 2.0 ** min(retry, 64))
+    retry_after = getattr(error, "retry_after", None)
+    if isinstance(retry_after, int | float) and not math.isnan(retry_after):
+        if retry_after > 0:
+            return min(float(retry_after), retry_after_max)
+        return rng.uniform(ceiling / 2, ceiling) if rng is not None else ceiling
+    return rng.uniform(0.0, ceiling) if rng is not None else ceiling
 
 
 def _set_attempts(error: BaseException, attempts: int) -> None:
@@ -158,14 +185,14 @@ class RetryModel(WrapperModel):
         >>> model.delay(1, status_error(429, "slow", retry_after=0.0))
         1.0
         """
-        ceiling = min(self.backoff_max, self.backoff_base * 2.0 ** min(retry, 64))
-        retry_after = getattr(error, "retry_after", None)
-        if isinstance(retry_after, int | float) and not math.isnan(retry_after):
-            if retry_after > 0:
-                return min(float(retry_after), self.retry_after_max)
-            # "Retry now" is not honoured as such: wait in the upper half of the backoff.
-            return self._random.uniform(ceiling / 2, ceiling) if self.jitter else ceiling
-        return self._random.uniform(0.0, ceiling) if self.jitter else ceiling
+        return backoff_delay(
+            retry,
+            error,
+            base=self.backoff_base,
+            cap=self.backoff_max,
+            retry_after_max=self.retry_after_max,
+            rng=self._random if self.jitter else None,
+        )
 
     async def _call(self, fn: Callable[[], Awaitable[T]]) -> tuple[T, int]:
         """Run ``fn`` until it succeeds or fails for good.
