@@ -425,6 +425,7 @@ def test_the_cli_passes_base_url_key_and_timeout_to_a_litellm_model() -> None:
     inner = model.innermost if isinstance(model, WrapperModel) else model
     assert inner.identity()["api_base"] == "http://127.0.0.1:9/v1"
     assert inner.timeout == 7.0
+    assert inner._fixed["api_key"] == "sk-cli-test"  # the key reaches litellm's call
     assert "sk-cli-test" not in repr(model)
 
 
