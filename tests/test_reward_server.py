@@ -12,7 +12,6 @@ import asyncio
 import collections
 import contextlib
 import json
-import math
 import os
 import re
 import signal
@@ -149,9 +148,10 @@ async def test_get_reward_scores_some_and_flags_failures(llm: ScoreServer) -> No
     assert logs["failed"] == [0, 1, 1, 0, 0]
     assert logs["clamped"] == [0, 0, 0, 1, 0]
     assert logs["timed_out"] == [0, 0, 0, 0, 0]
-    raw = logs["raw_score"]
-    assert raw[0] == 0.9 and raw[3] == 1.03 and raw[4] == 0.2
-    assert math.isnan(raw[1]) and math.isnan(raw[2])
+    assert logs["refused"] == [0, 0, 0, 0, 0]
+    assert out["raw_scores"] == [0.9, None, None, 1.03, 0.2]
+    assert out["errors"][0] is None and out["errors"][1].startswith("parse:")
+    assert out["errors"][2].startswith("api:")
     # every extra log is one number per sample (OpenRLHF makes a tensor of each)
     assert all(len(v) == 5 and all(isinstance(x, int | float) for x in v) for v in logs.values())
     # the judge saw the query minus the prompt
@@ -180,7 +180,9 @@ async def test_v1_rewards_records(llm: ScoreServer) -> None:
     assert refused["reward"] == 0.0 and refused["parse_failed"] is False
     assert refused["error"].startswith("api:")
     assert all(
-        set(r) >= {"reward", "raw_score", "clamped", "parse_failed", "error"} for r in records
+        set(r)
+        == {"reward", "raw_score", "judge_output", "clamped", "parse_failed", "error", "refused"}
+        for r in records
     )
 
 
@@ -206,16 +208,14 @@ async def test_mock_model_judges_v1_rewards() -> None:
         ("/get_reward", {"query": ["a", 3], "labels": ["x", "y"]}, "query[1]: expected a string"),
         ("/get_reward", {"query": ["a", "b"], "labels": ["x"]}, "labels: has 1 items but query"),
         ("/get_reward", {"query": ["a"], "prompts": ["p", "q"], "labels": ["x"]}, "prompts: has 2"),
-        ("/get_reward", {"query": ["a"], "labels": [{"k": 1}]}, "labels[0]: expected a string"),
-        ("/get_reward", {"query": ["a", "b"], "labels": ["x", None]}, "labels[1]: the 'reward'"),
-        ("/get_reward", {"query": ["a"]}, "labels[0]: the 'reward' template needs a reference"),
+        ("/get_reward", {"query": ["a"], "labels": "x"}, "labels: expected a list"),
+        ("/get_reward", {"query": ["a"], "prompts": [3]}, "prompts[0]: expected a string"),
         ("/v1/rewards", {"item": []}, "body: unknown field(s) ['item']"),
         ("/v1/rewards", {"items": {}}, "items: expected a list"),
         ("/v1/rewards", {"items": ["x"]}, "items[0]: expected an object"),
         ("/v1/rewards", {"items": [{"response": "a", "reference": "r"}, {}]}, "items[1].response"),
         ("/v1/rewards", {"items": [{"response": "a", "reference": "r", "x": 1}]}, "['x']"),
         ("/v1/rewards", {"items": [{"response": "a", "reference": "r", "prompt": 5}]}, ".prompt"),
-        ("/v1/rewards", {"items": [{"response": "a"}]}, "items[0].reference: the 'reward'"),
     ],
 )
 async def test_malformed_body_is_a_400_naming_the_field(
@@ -347,7 +347,7 @@ async def test_a_catalog_judge_with_its_model_replaced(llm: ScoreServer, tmp_pat
     async with _client(RewardService(rj)) as client:
         out = await (await client.post("/get_reward", json=body)).json()
     assert out["rewards"] == [0.75, 0.0]
-    assert out["extra_logs"]["raw_score"][0] == 4.0
+    assert out["raw_scores"][0] == 4.0
     assert out["extra_logs"]["parse_failed"] == [0, 1]
 
 

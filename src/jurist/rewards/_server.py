@@ -12,31 +12,49 @@ by every request of the server (see :mod:`jurist.rewards._server_app` for the HT
   ``error`` saying why (``"parse: ..."``, ``"api: ..."``, ``"timeout: ..."``); never a
   made-up score.
 
-Bodies are checked before anything is judged; a problem raises :class:`BadBody`, which
-names the field and index (the server answers it with HTTP 400).
+Bodies are checked before anything is judged, in two tiers:
+
+- a body that is not the documented shape (not an object, a missing or non-list field,
+  lists of different lengths, a query, prompt or response that is not a string, an
+  unknown field) raises :class:`BadBody`, which names the field and index (HTTP 400);
+- a sample the judge cannot take (a label the template needs that is empty, null or NaN,
+  a label that is neither a string nor a finite number, an item the template cannot
+  render) is *refused*: it is not judged, gets the failure value with ``refused`` set and
+  ``error`` ``"usage: <field[index]> ..."``, and the other samples are judged as usual.
+  Labels come from the trainer's dataset (OpenRLHF sends ``""`` when its label key is
+  unset), so one bad label never costs a batch. An empty label is no label: a template
+  that takes no reference, or takes one optionally, judges the sample without it. A NaN
+  label is a missing value, as in ``jurist judge`` (the string ``"nan"`` is text there
+  and here).
 
 >>> import asyncio
 >>> from jurist.judges import LLMJudge
 >>> from jurist.rewards._batch import RewardJudge
 >>> service = RewardService(RewardJudge(LLMJudge("mock:j", outputs=["Score: 0.8"],
 ...                                              template="reward")), concurrency=4)
->>> items = service.openrlhf_items({"query": ["Q: 2+2? A: 4"], "prompts": ["Q: 2+2? A:"],
-...                                 "labels": ["4"]})
+>>> items = service.openrlhf_items({"query": ["Q: 2+2? A: 4", "Q: 1+1? A: 2"],
+...                                 "prompts": ["Q: 2+2? A:", "Q: 1+1? A:"],
+...                                 "labels": ["4", ""]})
 >>> items[0]["response"]
 ' 4'
->>> [r["reward"] for r in asyncio.run(service.score(items, "/get_reward"))]
-[0.8]
+>>> first, second = asyncio.run(service.score(items, "/get_reward"))
+>>> first["reward"], second["reward"], second["refused"]
+(0.8, 0.0, True)
+>>> print(second["error"])  # doctest: +NORMALIZE_WHITESPACE
+usage: labels[1] is an empty string; the 'reward' template needs a reference
+(OpenRLHF sends "" when its label key is unset)
 """
 
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from jurist._secrets import get_logger, scrub
-from jurist.errors import JuristError
+from jurist.errors import DataError, JuristError
 from jurist.rewards._batch import RewardJudge
 from jurist.rewards._server_metrics import ServerMetrics
 
@@ -47,6 +65,8 @@ ITEM_FIELDS = ("response", "reference", "prompt")
 
 _log = get_logger("jurist.rewards.server")
 _Key = tuple[tuple[str, str], ...]
+_ABSENT = object()
+_EMPTY_LABEL = '(OpenRLHF sends "" when its label key is unset)'
 
 
 class BadBody(JuristError):
@@ -80,7 +100,9 @@ class RewardService:
         self.in_flight = 0
         self._bound: asyncio.Semaphore | None = None
         self._pending: dict[_Key, asyncio.Task[dict[str, Any]]] = {}
+        template = judge.judge.template
         self._needs = set(judge.judge.required_fields) & set(ITEM_FIELDS)
+        self._reads = self._needs | (set(template.optional_fields) & set(ITEM_FIELDS))
 
     # -- bodies -------------------------------------------------------------------------
 
@@ -93,17 +115,18 @@ class RewardService:
         n = len(queries)
         prompts = _strings(body, "prompts", n)
         labels = _labels(body, "labels", n)
-        where = {"response": "query", "reference": "labels", "prompt": "prompts"}
         items: list[dict[str, Any]] = []
         for i, query in enumerate(queries):
-            prompt = prompts[i] if prompts is not None else None
+            prompt = prompts[i] if prompts is not None else _ABSENT
             assert query is not None  # _strings(required=True) allows no null
-            item = {
-                "response": derive_response(query, prompt),
-                "reference": labels[i] if labels is not None else None,
-                "prompt": prompt,
+            given = {"prompt": prompt, "reference": labels[i] if labels is not None else _ABSENT}
+            where = {
+                "prompt": f"prompts[{i}]" if prompts is not None else "prompts",
+                "reference": f"labels[{i}]" if labels is not None else "labels",
+                "response": f"query[{i}]",
             }
-            items.append(self._checked(item, lambda f, i=i: f"{where[f]}[{i}]"))
+            text = prompt if isinstance(prompt, str) else None
+            items.append(self._item(derive_response(query, text), given, where))
         return items
 
     def jurist_items(self, body: Any) -> list[dict[str, Any]]:
@@ -128,26 +151,44 @@ class RewardService:
             response = entry.get("response")
             if not isinstance(response, str):
                 raise BadBody(f"items[{i}].response: expected a string, got {_kind(response)}")
-            prompt = entry.get("prompt")
-            if prompt is not None and not isinstance(prompt, str):
+            prompt = entry.get("prompt", _ABSENT)
+            if prompt is not _ABSENT and prompt is not None and not isinstance(prompt, str):
                 raise BadBody(f"items[{i}].prompt: expected a string or null, got {_kind(prompt)}")
-            reference = _label(entry.get("reference"), f"items[{i}].reference")
-            item = {"response": response, "reference": reference, "prompt": prompt}
-            items.append(self._checked(item, lambda f, i=i: f"items[{i}].{f}"))
+            given = {"prompt": prompt, "reference": entry.get("reference", _ABSENT)}
+            where = {f: f"items[{i}].{f}" for f in ITEM_FIELDS}
+            items.append(self._item(response, given, where))
         return items
 
-    def _checked(self, item: dict[str, Any], name: Any) -> dict[str, Any]:
-        for field in sorted(self._needs):
-            if item[field] is None or item[field] == "":
-                raise BadBody(
-                    f"{name(field)}: the {self.judge.judge.template.name!r} template needs "
-                    f"a {field}, got {_kind(item[field])}"
+    def _item(
+        self, response: str, given: Mapping[str, Any], where: Mapping[str, str]
+    ) -> dict[str, Any]:
+        """An item to judge, or to refuse (``_refused`` says why; see the module doc)."""
+        item: dict[str, Any] = {"response": response, "_refused": None}
+        problems: list[str] = []
+        for field in ("prompt", "reference"):
+            text, why, invalid = _value(given[field])
+            item[field] = text
+            if invalid and field in self._reads:
+                problems.append(f"{where[field]} {why}")
+            elif text is None and field in self._needs:
+                hint = ""
+                if why == "is an empty string" and where[field].startswith("labels"):
+                    hint = f" {_EMPTY_LABEL}"
+                problems.append(
+                    f"{where[field]} {why}; the {self._template!r} template needs a {field}{hint}"
                 )
-        try:
-            item["_key"] = self._key(item)
-        except JuristError as e:
-            raise BadBody(f"{name('response')}: {e}") from None
+        if not problems:
+            try:
+                item["_key"] = self._key(item)
+            except JuristError as e:
+                problems.append(f"{where['response']}: {e}")
+        if problems:
+            item["_refused"] = scrub(f"{DataError.category}: {'; '.join(problems)}")
         return item
+
+    @property
+    def _template(self) -> str:
+        return self.judge.judge.template.name
 
     def _key(self, item: Mapping[str, Any]) -> _Key:
         judged = {k: item[k] for k in ITEM_FIELDS if item[k] is not None}
@@ -156,12 +197,41 @@ class RewardService:
     # -- judging ------------------------------------------------------------------------
 
     async def score(self, items: Sequence[dict[str, Any]], endpoint: str) -> list[dict[str, Any]]:
-        """One reward record per item (from :meth:`openrlhf_items` / :meth:`jurist_items`)."""
+        """One reward record per item (from :meth:`openrlhf_items` / :meth:`jurist_items`).
+
+        Each record has ``refused``: True for an item refused unjudged (its ``error`` says
+        why), else False.
+        """
         self.metrics.count_items(endpoint, len(items))
-        tasks = [self._task(item) for item in items]
+        refused = [item["_refused"] for item in items if item["_refused"] is not None]
+        if refused:
+            self.metrics.count_refused(endpoint, len(refused))
+            _log.warning(
+                "%s: %d of %d sample(s) refused unjudged, first: %s",
+                endpoint,
+                len(refused),
+                len(items),
+                refused[0],
+            )
+        tasks = {i: self._task(item) for i, item in enumerate(items) if item["_refused"] is None}
         # shield: a request that goes away does not cancel judgments others wait for
-        records = await asyncio.gather(*(asyncio.shield(t) for t in tasks))
-        return [dict(r) for r in records]
+        done = await asyncio.gather(*(asyncio.shield(t) for t in tasks.values()))
+        judged = dict(zip(tasks, done, strict=True))
+        return [
+            {**judged[i], "refused": False} if i in judged else self._refusal(item["_refused"])
+            for i, item in enumerate(items)
+        ]
+
+    def _refusal(self, why: str) -> dict[str, Any]:
+        return {
+            "reward": self.judge.failure_value,
+            "raw_score": None,
+            "judge_output": None,
+            "clamped": False,
+            "parse_failed": False,
+            "error": why,
+            "refused": True,
+        }
 
     def _task(self, item: dict[str, Any]) -> asyncio.Task[dict[str, Any]]:
         key: _Key = item["_key"]
@@ -236,7 +306,8 @@ def _strings(
     return list(value)
 
 
-def _labels(body: Mapping[str, Any], field: str, n: int) -> list[str | None] | None:
+def _labels(body: Mapping[str, Any], field: str, n: int) -> list[Any] | None:
+    """The labels list as sent; each label's value is checked per sample (see :func:`_value`)."""
     value = body.get(field)
     if value is None:
         return None
@@ -244,13 +315,34 @@ def _labels(body: Mapping[str, Any], field: str, n: int) -> list[str | None] | N
         raise BadBody(f"{field}: expected a list, got {_kind(value)}")
     if len(value) != n:
         raise BadBody(f"{field}: has {len(value)} items but query has {n}")
-    return [_label(entry, f"{field}[{i}]") for i, entry in enumerate(value)]
+    return list(value)
 
 
-def _label(value: Any, where: str) -> str | None:
-    """A reference: a string, a number (as text) or null."""
-    if value is None or isinstance(value, str):
-        return value
+def _value(value: Any) -> tuple[str | None, str, bool]:
+    """A prompt or reference as the judge takes it: ``(text, why, invalid)``.
+
+    ``text`` is None when there is no usable value; ``why`` says what was found then
+    (``"is missing"``, ``"is null"``, ``"is an empty string"``, ``"is NaN (a missing
+    value)"``, ...), and ``invalid`` is True when a value was given that no template can
+    take (a list, an object, a boolean, an infinite number). A number is its text.
+
+    >>> _value(42), _value("")
+    (('42', '', False), (None, 'is an empty string', False))
+    >>> _value(float("nan"))
+    (None, 'is NaN (a missing value)', False)
+    >>> _value([1])
+    (None, 'is a list, not a string or a number', True)
+    """
+    if value is _ABSENT:
+        return None, "is missing", False
+    if value is None:
+        return None, "is null", False
+    if isinstance(value, str):
+        return (value, "", False) if value else (None, "is an empty string", False)
     if isinstance(value, int | float) and not isinstance(value, bool):
-        return str(value)
-    raise BadBody(f"{where}: expected a string, a number or null, got {_kind(value)}")
+        if isinstance(value, float) and math.isnan(value):
+            return None, "is NaN (a missing value)", False
+        if isinstance(value, float) and math.isinf(value):
+            return None, f"is {value:g}, not a finite number", True
+        return str(value), "", False
+    return None, f"is {_kind(value)}, not a string or a number", True

@@ -4,15 +4,20 @@ Endpoints (see ``docs/rewards.md``, "Reward server"):
 
 - ``POST /get_reward``: OpenRLHF's remote reward model. Body ``{"query": [...],
   "prompts": [...], "labels": [...]}``; answer ``{"rewards": [...], "scores": [...],
-  "extra_logs": {...}}`` where ``scores`` are the rewards clamped to [0, 1] and
-  ``extra_logs`` holds one list per flag: ``parse_failed``, ``clamped``, ``failed``,
-  ``timed_out`` (0 or 1) and ``raw_score`` (NaN where the judge gave no number).
+  "extra_logs": {...}, "raw_scores": [...], "errors": [...]}`` where ``scores`` are the
+  rewards clamped to [0, 1], ``extra_logs`` holds one 0/1 list per flag (OpenRLHF makes
+  a tensor of each): ``parse_failed``, ``clamped``, ``failed``, ``timed_out``,
+  ``refused``; ``raw_scores`` the judge's numbers (``null`` where none) and ``errors``
+  why a sample has no score (``null`` where it has one).
 - ``POST /v1/rewards``: ``{"items": [{"response", "reference", "prompt"}, ...]}`` in,
   ``{"rewards": [record, ...]}`` out (``reward``, ``raw_score``, ``judge_output``,
-  ``clamped``, ``parse_failed``, ``error``).
+  ``clamped``, ``parse_failed``, ``error``, ``refused``).
 - ``GET /health``: ``{"status": "ok", ...}``; ``GET /metrics``: Prometheus text.
 
-A body that cannot be judged gets HTTP 400 with ``{"error": "<field[index]>: <problem>"}``.
+A body that is not the documented shape gets HTTP 400 with ``{"error": "<field[index]>:
+<problem>"}``; a sample the judge cannot take is refused on its own (see
+:mod:`jurist.rewards._server`). Every JSON answer is strict JSON: a number that is not
+finite is written ``null``, never the ``NaN`` token strict parsers reject.
 :func:`serve` binds, calls ``on_ready`` with the URL, and on SIGTERM or SIGINT stops
 accepting connections and finishes the requests in flight before it returns.
 """
@@ -26,6 +31,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import orjson
 from aiohttp import web
 
 from jurist._secrets import get_logger, scrub
@@ -100,20 +106,23 @@ async def _get_reward(request: web.Request) -> web.Response:
             "clamped": [int(bool(r["clamped"])) for r in records],
             "failed": [int(r["error"] is not None) for r in records],
             "timed_out": [int(str(r["error"]).startswith("timeout:")) for r in records],
-            "raw_score": [_raw(r["raw_score"]) for r in records],
+            "refused": [int(r["refused"]) for r in records],
         },
+        "raw_scores": [r["raw_score"] for r in records],
+        "errors": [r["error"] for r in records],
     }
-    return web.json_response(body)
+    return _json(body)
 
 
-def _unit(reward: float | None) -> float:
+def _json(body: Any) -> web.Response:
+    """Strict JSON: NaN and infinities are written ``null`` (orjson's rule)."""
+    return web.Response(body=orjson.dumps(body), content_type="application/json")
+
+
+def _unit(reward: float | None) -> float | None:
     if reward is None:  # a RewardJudge built with failure_value=None
-        return float("nan")
+        return None
     return min(1.0, max(0.0, float(reward)))
-
-
-def _raw(raw: float | None) -> float:
-    return float("nan") if raw is None else float(raw)
 
 
 async def _rewards(request: web.Request) -> web.Response:
@@ -123,13 +132,13 @@ async def _rewards(request: web.Request) -> web.Response:
     except BadBody as e:
         raise _bad(str(e)) from None
     records = await service.score(items, "/v1/rewards")
-    return web.json_response({"rewards": records})
+    return _json({"rewards": records})
 
 
 async def _health(request: web.Request) -> web.Response:
     service = request.app[_SERVICE]
     judge = service.judge.judge
-    return web.json_response(
+    return _json(
         {
             "status": "ok",
             "model": scrub(judge.model.spec),

@@ -16,11 +16,15 @@ from __future__ import annotations
 import math
 from collections import Counter
 
-__all__ = ["CONTENT_TYPE", "LATENCY_BUCKETS", "ServerMetrics"]
+__all__ = ["CONTENT_TYPE", "FAILURE_KINDS", "LATENCY_BUCKETS", "ServerMetrics"]
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 LATENCY_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0)
 """Upper bounds (seconds) of the latency histograms' buckets; ``+Inf`` is added."""
+FAILURE_KINDS = ("parse", "api", "rate_limit", "timeout", "connection", "error")
+"""The ``kind`` labels of ``jurist_reward_failures_total``: the category an error starts
+with (see :mod:`jurist.errors`: a 429 is ``rate_limit``, a dropped connection
+``connection``, an API timeout or the judgment timeout ``timeout``); any other is ``error``."""
 
 
 class _Histogram:
@@ -43,6 +47,7 @@ class ServerMetrics:
     def __init__(self) -> None:
         self.requests: Counter[tuple[str, int]] = Counter()
         self.items: Counter[str] = Counter()
+        self.refused: Counter[str] = Counter()
         self.judgments = 0
         self.coalesced = 0
         self.failures: Counter[str] = Counter()
@@ -57,6 +62,10 @@ class ServerMetrics:
     def count_items(self, endpoint: str, n: int) -> None:
         """``n`` items received on ``endpoint``."""
         self.items[endpoint] += n
+
+    def count_refused(self, endpoint: str, n: int) -> None:
+        """``n`` items of ``endpoint`` refused unjudged (a label the template cannot take)."""
+        self.refused[endpoint] += n
 
     def count_judgment(self, seconds: float, error: str | None) -> None:
         """One judgment made (a judge call), ``error`` its failure (``"parse: ..."``) or None."""
@@ -74,6 +83,14 @@ class ServerMetrics:
         _head(out, "jurist_reward_items_total", "counter", "Items received for judging.")
         for endpoint, n in sorted(self.items.items()):
             out.append(_line("jurist_reward_items_total", n, endpoint=endpoint))
+        _head(
+            out,
+            "jurist_reward_refused_total",
+            "counter",
+            "Items refused unjudged (a label or prompt the template cannot take).",
+        )
+        for endpoint, n in sorted(self.refused.items()):
+            out.append(_line("jurist_reward_refused_total", n, endpoint=endpoint))
         _head(out, "jurist_reward_judgments_total", "counter", "Judgments made (judge calls).")
         out.append(_line("jurist_reward_judgments_total", self.judgments))
         _head(
@@ -87,9 +104,9 @@ class ServerMetrics:
             out,
             "jurist_reward_failures_total",
             "counter",
-            "Judgments that gave the failure value, by kind (parse, api, timeout, error).",
+            "Judgments that gave the failure value, by kind (" + ", ".join(FAILURE_KINDS) + ").",
         )
-        for kind in sorted(set(self.failures) | {"parse", "api", "timeout", "error"}):
+        for kind in FAILURE_KINDS:
             out.append(_line("jurist_reward_failures_total", self.failures[kind], kind=kind))
         _head(out, "jurist_reward_in_flight", "gauge", "Judgments running now.")
         out.append(_line("jurist_reward_in_flight", in_flight))
@@ -103,7 +120,7 @@ class ServerMetrics:
 
 def _kind(error: str) -> str:
     kind = error.partition(":")[0]
-    return kind if kind in ("parse", "api", "timeout") else "error"
+    return kind if kind in FAILURE_KINDS else "error"
 
 
 def _head(out: list[str], name: str, kind: str, text: str) -> None:
