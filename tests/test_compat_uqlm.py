@@ -73,6 +73,14 @@ def test_bad_arguments_are_value_errors(kwargs: dict[str, object], match: str) -
         LLMJudge(MockModel("j"), **kwargs)  # type: ignore[arg-type]
 
 
+def test_llm_none_is_an_error_not_a_local_model_to_download() -> None:
+    """uqlm requires ``llm``; ``llm=None`` must not fall back to the default hf model."""
+    with pytest.raises(ValueError, match=r"LLMJudge needs llm: .*got None"):
+        LLMJudge(llm=None)
+    with pytest.raises(TypeError):
+        LLMJudge()  # type: ignore[call-arg]
+
+
 @pytest.mark.parametrize(
     ("template", "output", "score"),
     [("true_false", "Correct", 1.0), ("continuous", "85", 0.85), ("likert", "2", 0.25)],

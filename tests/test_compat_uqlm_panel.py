@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 import ast
+import asyncio
 import inspect
 import math
 from pathlib import Path
 from typing import Any
+from unittest import mock as mock_module
 
 import pytest
 
 from jurist.compat.uqlm import LLMJudge, LLMPanel, UQResult
 from jurist.errors import InternalServerError
 from jurist.judges import LLMJudge as NativeJudge
-from jurist.judges import Panel
 from jurist.models import MockModel
 from jurist.types import Request
 
@@ -141,7 +142,6 @@ async def test_judges_as_compat_native_and_model_objects() -> None:
     assert (
         isinstance(panel.judges[2], LLMJudge) and panel.judges[2].scoring_template == "continuous"
     )
-    assert isinstance(panel.panel, Panel)
     result = await panel.score(["q"], ["r"])
     assert [result.data[f"judge_{k}"][0] for k in (1, 2, 3)] == [0.75, 0.0, 0.85]
 
@@ -197,3 +197,78 @@ async def test_explanations_and_additional_context() -> None:
 def test_generate_and_score_sync_inside_and_outside_a_loop() -> None:
     panel = LLMPanel(judges=[mock("j", ["Correct"])], llm=mock("g", ["Paris"]))
     assert panel.generate_and_score_sync(["q"]).data["judge_1"] == [1.0]
+
+
+class RecordingJudge(LLMJudge):
+    """A subclass whose ``judge_responses`` override must be what the panel calls."""
+
+    def __init__(self, scores: list[float]) -> None:
+        super().__init__(mock("unused", ["Incorrect"]))
+        self.scores = scores
+        self.calls: list[dict[str, Any]] = []
+
+    async def judge_responses(
+        self,
+        prompts: list[str],
+        responses: list[str],
+        retries: int = 5,
+        progress_bar: Any = None,
+        explanations: bool = False,
+    ) -> dict[str, Any]:
+        self.calls.append(
+            {"prompts": prompts, "responses": responses, "explanations": explanations}
+        )
+        n = len(responses)
+        return {"judge_prompts": prompts, "judge_responses": ["x"] * n, "scores": self.scores[:n]}
+
+
+async def test_each_judge_is_asked_through_its_own_judge_responses() -> None:
+    """uqlm's panel calls ``judge.judge_responses(...)``: an override is honoured, not bypassed."""
+    recording = RecordingJudge([0.2, math.nan])
+    inner = recording.judge.model
+    plain = LLMJudge(mock("p", ["Correct"]))
+    panel = LLMPanel(judges=[recording, plain])
+    with pytest.warns(
+        UserWarning, match=r"could not be parsed for 1 prompt\(s\) \(indices: \[1\]\)"
+    ):
+        result = await panel.score(["q1", "q2"], ["r1", "r2"], show_progress_bars=False)
+    assert recording.calls == [
+        {"prompts": ["q1", "q2"], "responses": ["r1", "r2"], "explanations": False}
+    ]
+    assert inner.calls == 0  # type: ignore[attr-defined]
+    assert result.data["judge_1"][0] == 0.2 and math.isnan(result.data["judge_1"][1])
+    assert result.data["judge_2"] == [1.0, 1.0]
+    assert result.data["avg"] == [pytest.approx(0.6), 1.0]
+    assert result.metadata["unscored"] == {"judge_1": [1], "judge_2": []}
+
+
+async def test_a_mock_judge_is_asked_and_the_judges_run_concurrently() -> None:
+    """A ``Mock(spec=LLMJudge)`` (how uqlm users test) answers; the judges overlap in time."""
+    running = 0
+    most = 0
+
+    async def answer(**kwargs: Any) -> dict[str, Any]:
+        nonlocal running, most
+        running += 1
+        most = max(most, running)
+        await asyncio.sleep(0.05)
+        running -= 1
+        return {"scores": [0.5] * len(kwargs["responses"])}
+
+    judges = [mock_module.AsyncMock(spec=LLMJudge) for _ in range(3)]
+    for j in judges:
+        j.judge_responses.side_effect = answer
+    result = await LLMPanel(judges=judges, explanations=True).score(["q"], ["r"])
+    for j in judges:
+        j.judge_responses.assert_awaited_once_with(
+            prompts=["q"], responses=["r"], progress_bar=None, explanations=True
+        )
+    assert result.data["avg"] == [0.5] and most == 3
+
+
+async def test_a_judge_that_answers_the_wrong_shape_is_named() -> None:
+    bad = mock_module.AsyncMock(spec=LLMJudge)
+    bad.judge_responses.return_value = {"scores": [1.0]}
+    panel = LLMPanel(judges=[LLMJudge(mock("a", ["Correct"])), bad])
+    with pytest.raises(ValueError, match=r"judge 2 \(AsyncMock\): judge_responses\(\) gave 1"):
+        await panel.score(["q1", "q2"], ["r1", "r2"])

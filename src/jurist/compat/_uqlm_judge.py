@@ -50,6 +50,11 @@ class LLMJudge:
         system_prompt: str | None = None,
         template_ques_ans: str | None = None,
     ) -> None:
+        if llm is None:
+            raise ConfigError(
+                "LLMJudge needs llm: a LangChain chat model, a jurist model or a "
+                "'provider:name' (uqlm's LLMJudge requires it too); got None"
+            )
         if scoring_template not in _TEMPLATES:
             raise ConfigError(
                 f"scoring_template must be one of {', '.join(map(repr, _TEMPLATES))}, got "

@@ -1,4 +1,4 @@
-"""uqlm's ``LLMPanel`` over :class:`jurist.Panel`; import it from :mod:`jurist.compat.uqlm`.
+"""uqlm's ``LLMPanel`` over jurist's judges; import it from :mod:`jurist.compat.uqlm`.
 
 uqlm's documented signature and result shape: ``LLMPanel(judges, llm=None,
 system_prompt=None, max_calls_per_min=None, scoring_templates=None, explanations=False,
@@ -7,10 +7,15 @@ panel.generate_and_score(prompts)`` return a :class:`UQResult` whose ``data`` ho
 ``prompts``, ``responses``, ``judge_1`` .. ``judge_k``, ``avg``, ``max``, ``min`` and
 ``median`` (NaN where unscored, as in uqlm).
 
+Each judge is asked through its public ``judge_responses(prompts=..., responses=...,
+progress_bar=..., explanations=...)``, as uqlm asks it, so a subclass that overrides it,
+or a mock, is what scores; the aggregates are jurist's NaN-aware panel aggregations.
+
 Differences from uqlm, on purpose: the judges run concurrently (uqlm runs one after the
-other); ``metadata`` also says, per judge, which rows it could not score
-(``unscored``) and how many judges counted per row (``n_counted``); a row no judge could
-score gets NaN aggregates and the same warning uqlm gives.
+other), and the progress bar counts judges done; ``metadata`` also says, per judge, which
+rows it could not score (``unscored``) and how many judges counted per row
+(``n_counted``); a row no judge could score gets NaN aggregates and the same warning uqlm
+gives.
 
 >>> from jurist.compat.uqlm import LLMPanel
 >>> panel = LLMPanel(judges=["mock:a", "mock:b"], scoring_templates=["true_false", "likert"])
@@ -23,14 +28,14 @@ from __future__ import annotations
 import asyncio
 import math
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from jurist._progress import BatchProgress
 from jurist._sync import run_sync
 from jurist.compat._uqlm_judge import LLMJudge
 from jurist.errors import ConfigError, DataError, JuristError
 from jurist.judges import LLMJudge as NativeJudge
-from jurist.judges import Panel, PanelJudgment
 from jurist.judges._aggregate import aggregate
 from jurist.models import LimitedModel, Model, get_model
 from jurist.types import Message, Request
@@ -78,12 +83,13 @@ class LLMPanel:
     """uqlm's ``LLMPanel``: several judges score each response; ``avg``/``max``/``min``/``median``.
 
     ``judges`` are :class:`jurist.compat.uqlm.LLMJudge` or :class:`jurist.LLMJudge` objects
-    (used as they are), or models (a LangChain chat model, a jurist model, a
-    ``"provider:name"``), each turned into an ``LLMJudge`` with the matching entry of
-    ``scoring_templates`` (default ``"true_false_uncertain"``), ``max_calls_per_min`` and
-    ``additional_context`` (added to that judge's system message). ``llm`` generates the
-    responses in :meth:`generate_and_score`, with ``system_prompt`` (default "You are a
-    helpful assistant.").
+    (used as they are: each is asked through its own ``judge_responses``), or models (a
+    LangChain chat model, a jurist model, a ``"provider:name"``), each turned into an
+    ``LLMJudge`` with the matching entry of ``scoring_templates`` (default
+    ``"true_false_uncertain"``), ``max_calls_per_min`` and ``additional_context`` (added to
+    that judge's system message). ``llm`` generates the responses in
+    :meth:`generate_and_score`, with ``system_prompt`` (default "You are a helpful
+    assistant.").
     """
 
     def __init__(
@@ -114,26 +120,23 @@ class LLMPanel:
         self.explanations = explanations
         self.additional_context = additional_context
         self.judges: list[LLMJudge | NativeJudge] = []
-        natives: list[NativeJudge] = []
+        self._natives: dict[int, NativeJudge] = {}
         for i, (judge, template) in enumerate(zip(judges, scoring_templates, strict=True)):
-            context = None
-            if isinstance(judge, LLMJudge):
-                native = judge.judge
-            elif isinstance(judge, NativeJudge):
-                native = judge
+            if isinstance(judge, NativeJudge):  # jurist's own: configured as uqlm's would be
+                self._natives[i] = _configured(judge, explanations)
             elif _is_model(judge):
                 judge = LLMJudge(
-                    judge, max_calls_per_min=max_calls_per_min, scoring_template=template
+                    judge,
+                    max_calls_per_min=max_calls_per_min,
+                    scoring_template=template,
+                    additional_context=additional_context,
                 )
-                native, context = judge.judge, additional_context
-            else:
+            elif not isinstance(judge, LLMJudge):
                 raise ConfigError(
                     "judges must be a list containing instances of either LLMJudge or "
                     f"BaseChatModel (or a jurist model); judge {i} is a {type(judge).__name__}"
                 )
             self.judges.append(judge)
-            natives.append(_configured(native, explanations, context))
-        self.panel = Panel(natives, aggregation="mean", concurrency=32, name="uqlm_panel")
         self._generator: Model | None = None
 
     # -- scoring ----------------------------------------------------------------------------
@@ -162,19 +165,40 @@ class LLMPanel:
         generation_errors: dict[int, str],
     ) -> UQResult:
         todo = [i for i, r in enumerate(responses) if r is not None]
-        items = [{"prompt": prompts[i], "response": responses[i]} for i in todo]
-        judged = await self.panel.judge_items(items, retries=5, progress=progress)
-        by_row: dict[int, PanelJudgment] = dict(zip(todo, judged, strict=True))
+        asked = [prompts[i] for i in todo]
+        answers = [r for r in responses if r is not None]
         k = len(self.judges)
+        outs: list[Mapping[str, Any]] = [{} for _ in range(k)]
+        with BatchProgress(k, enabled=progress, description="judges") as bar:
+
+            async def run(j: int) -> None:
+                outs[j] = await self._ask(j, asked, answers)
+                bar.advance(ok=True)
+
+            tasks = [asyncio.ensure_future(run(j)) for j in range(k)]
+            try:
+                await asyncio.gather(*tasks)
+            except BaseException:  # a judge raised: stop the others, raise its own error
+                for task in tasks:
+                    task.cancel()
+                await asyncio.gather(*tasks, return_exceptions=True)
+                raise
+        scores = [self._scores(j, outs[j], len(todo)) for j in range(k)]
         data: dict[str, Any] = {"prompts": prompts, "responses": responses}
-        rows = [by_row.get(i) for i in range(len(prompts))]
+        rows = {row: n for n, row in enumerate(todo)}
         for j in range(k):
-            data[f"judge_{j + 1}"] = [_nan(r.judge_scores[j]) if r else _NAN for r in rows]
+            data[f"judge_{j + 1}"] = [
+                _nan(scores[j][rows[i]]) if i in rows else _NAN for i in range(len(prompts))
+            ]
             if self.explanations:
+                said = outs[j].get("explanations") or [None] * len(todo)
                 data[f"judge_{j + 1}_explanation"] = [
-                    getattr(r.judgments[j], "explanation", None) if r else None for r in rows
+                    said[rows[i]] if i in rows else None for i in range(len(prompts))
                 ]
-        per_row = [r.judge_scores if r else [None] * k for r in rows]
+        per_row: list[list[float | None]] = [
+            [scores[j][rows[i]] for j in range(k)] if i in rows else [None] * k
+            for i in range(len(prompts))
+        ]
         for column, how in (("avg", "mean"), ("max", "max"), ("min", "min"), ("median", "median")):
             data[column] = [_nan(aggregate(s, how).score) for s in per_row]
         unscored = {
@@ -197,6 +221,35 @@ class LLMPanel:
         if generation_errors:
             metadata["generation_errors"] = generation_errors
         return UQResult({"data": data, "metadata": metadata})
+
+    async def _ask(self, j: int, prompts: list[str], responses: list[str]) -> Mapping[str, Any]:
+        """Judge ``j``'s answer through its public ``judge_responses``, as uqlm calls it."""
+        native = self._natives.get(j)
+        if native is not None:
+            return await native.judge_responses(prompts, responses, retries=5, progress_bar=False)
+        judge = self.judges[j]
+        assert isinstance(judge, LLMJudge)  # (or a mock with its spec) the natives are above
+        out: Any = await judge.judge_responses(
+            prompts=prompts, responses=responses, progress_bar=None, explanations=self.explanations
+        )
+        if not isinstance(out, Mapping):
+            raise DataError(
+                f"judge {j + 1} ({type(judge).__name__}): judge_responses() gave "
+                f"{type(out).__name__}, not a dict with 'scores'"
+            )
+        return out
+
+    def _scores(self, j: int, out: Mapping[str, Any], n: int) -> list[float | None]:
+        """Judge ``j``'s scores, NaN and None both read as unscored."""
+        scores: Any = out.get("scores")
+        listed = isinstance(scores, Sequence) and not isinstance(scores, str)
+        if not listed or len(scores) != n:
+            got = f"{len(scores)} scores" if listed else f"scores={scores!r}"
+            raise DataError(
+                f"judge {j + 1} ({type(self.judges[j]).__name__}): judge_responses() gave "
+                f"{got} for {n} responses; it must return {{'scores': [one per response]}}"
+            )
+        return [None if s is None or s != s else float(s) for s in scores]
 
     async def generate_and_score(
         self, prompts: list[str], show_progress_bars: bool | None = True
@@ -266,16 +319,13 @@ def _is_model(obj: Any) -> bool:
     return is_langchain_model(obj)
 
 
-def _configured(base: NativeJudge, explanations: bool, context: str | None) -> NativeJudge:
-    """``base`` asking for explanations (or not), with ``context`` in its system message,
-    and answering in text as uqlm's judges do."""
-    if base.explanations == explanations and not context and not base.json:
+def _configured(base: NativeJudge, explanations: bool) -> NativeJudge:
+    """``base`` asking for explanations (or not) and answering in text, as uqlm's judges do."""
+    if base.explanations == explanations and not base.json:
         return base
     tpl = base.template
     default = base.system_prompt in (None, tpl.system_text(explanations=base.explanations))
     system = tpl.system_text(explanations=explanations) if default else base.system_prompt
-    if context:
-        system = f"{system}\n\nAdditional context:\n{context}"
     max_tokens = max(base.max_tokens, tpl.max_tokens_explained) if explanations else base.max_tokens
     return base.with_options(
         explanations=explanations,
