@@ -6,6 +6,7 @@ import math
 import statistics
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -106,6 +107,36 @@ def test_missing_field_stops_before_any_call() -> None:
     mapped = JudgeMetric(jurist.LLMJudge(model, template="likert"), context_fields={"prompt": "q"})
     with pytest.raises(DataError, match=r"field 'prompt' \(from task_data column 'q'\)"):
         mapped.compute(["a"], task_data=[{"question": "x"}])
+    assert model.calls == 0  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    ("bad", "named"),
+    [
+        (7, "an int (7)"),
+        ({"answer": 4}, "a dict ({'answer': 4})"),
+        (["a", "b"], "a list (['a', 'b'])"),
+        (True, "a bool (True)"),
+        (None, None),
+        (float("nan"), None),
+    ],
+)
+def test_a_prediction_that_is_not_text_stops_before_any_call(bad: Any, named: str | None) -> None:
+    """Never judged as its ``str()`` (``"7"``, ``"{'answer': 4}"``, ``"None"``): refused by
+    index and type, a missing one (None, NaN) as missing."""
+    model = jurist.get_model("mock:judge", outputs=["5"], cycle=True)
+    metric = JudgeMetric(jurist.LLMJudge(model, template="likert"))
+    rows = [{"prompt": "q0"}, {"prompt": "q1"}, {"prompt": "q2"}]
+    with pytest.raises(DataError) as e:
+        metric.compute(["fine", "fine", bad], task_data=rows)
+    if named is None:
+        assert str(e.value).startswith("instance 2: the judge needs field 'response'")
+        assert "which is missing" in str(e.value)
+    else:
+        assert str(e.value).startswith(f"instance 2: the prediction is {named}, not a string")
+    from_column = JudgeMetric(jurist.LLMJudge(model, template="likert"), prediction_field="a")
+    with pytest.raises(DataError, match=r"^instance 1: the (prediction is|judge needs field) "):
+        from_column.compute(task_data=[{"prompt": "q", "a": "x"}, {"prompt": "q", "a": bad}])
     assert model.calls == 0  # type: ignore[attr-defined]
 
 

@@ -156,6 +156,7 @@ class JudgeMetric:
                 raise _missing(
                     i, self.judge_field, f"prediction (column {self.prediction_field!r})", row
                 )
+            _check_prediction(i, item[self.judge_field])
             ref = references[i] if references is not None else None
             if ref is None and self.reference_field is not None:
                 if self.reference_field not in row:
@@ -372,6 +373,28 @@ def _count(
         shown = ", ".join(f"{k}={v}" for k, v in lengths.items())
         raise DataError(f"predictions, references and task_data differ in length: {shown}")
     return next(iter(lengths.values()))
+
+
+def _check_prediction(index: int, prediction: Any) -> None:
+    """A prediction is text: anything else is a :class:`DataError` naming the instance and
+    the type, never judged as its ``str()``. A missing one (``None``, NaN) is refused as
+    missing by :meth:`JudgeMetric.items`.
+
+    >>> _check_prediction(3, {"answer": 4})
+    Traceback (most recent call last):
+    ...
+    jurist.errors.DataError: instance 3: the prediction is a dict ({'answer': 4}), not a string; ...
+    """
+    if isinstance(prediction, str) or is_missing(prediction):  # missing: see _missing
+        return
+    shown = repr(prediction)
+    shown = shown if len(shown) <= 60 else shown[:57] + "..."
+    name = type(prediction).__name__
+    raise DataError(
+        f"instance {index}: the prediction is {'an' if name[0] in 'aeiou' else 'a'} {name} "
+        f"({shown}), not a string; a judge reads text: convert the predictions first (str() "
+        "or a formatter of your own)"
+    )
 
 
 def _missing(index: int, field: str, source: str, row: Mapping[str, Any]) -> DataError:
