@@ -51,15 +51,20 @@ def ok(text: str | None = None) -> Fault:
 
 
 def status(
-    code: int, *, retry_after: int | None = None, retry_after_ms: int | None = None
+    code: int,
+    *,
+    retry_after: int | None = None,
+    retry_after_ms: int | None = None,
+    message: str | None = None,
 ) -> Fault:
-    """Answer an OpenAI-style error body with status ``code`` and optional retry headers."""
+    """Answer an OpenAI-style error body with status ``code`` and optional retry headers;
+    ``message`` is the error's message (default ``"scripted HTTP <code>"``)."""
     headers: dict[str, str] = {}
     if retry_after is not None:
         headers["Retry-After"] = str(retry_after)
     if retry_after_ms is not None:
         headers["retry-after-ms"] = str(retry_after_ms)
-    return Fault("status", status=code, headers=headers)
+    return Fault("status", status=code, headers=headers, text=message)
 
 
 def hang(seconds: float = 5.0) -> Fault:
@@ -135,7 +140,8 @@ class FaultServer(Loopback):
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.stopping.wait(), fault.seconds)
         if fault.kind == "status":
-            error = {"message": f"scripted HTTP {fault.status}", "type": "scripted"}
+            message = fault.text or f"scripted HTTP {fault.status}"
+            error = {"message": message, "type": "scripted"}
             return web.json_response(
                 {"error": error}, status=fault.status, headers=dict(fault.headers)
             )

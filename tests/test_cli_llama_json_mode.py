@@ -1,4 +1,5 @@
-"""``compare`` and ``grade`` against a real llama-cpp-python server need ``--json-mode``."""
+"""``compare`` and ``grade`` against a real llama-cpp-python server, with ``--json-mode``
+and without (the backend then falls back to the form the server takes)."""
 
 from __future__ import annotations
 
@@ -26,18 +27,20 @@ def test_compare_on_llama_cpp_python_with_json_object(
     a, b = _pairs(tmp_path)
     base = ["compare", str(a), str(b), "--model", "tiny", "--base-url", llama_server]
     base += ["--no-cache", "--retries", "0", "--no-progress", "--no-swap"]
-    # the server refuses OpenAI's json_schema response format (HTTP 500) ...
-    assert main([*base, "--max-retries", "0", "--out", str(tmp_path / "schema")]) == (
-        EXIT_FAILED_ITEMS
-    )
+    # the server refuses OpenAI's json_schema response format (HTTP 500): the default
+    # falls back to its json_object form, and the summary says so ...
+    assert main([*base, "--max-retries", "0", "--out", str(tmp_path / "schema")]) == EXIT_OK
     row = json.loads((tmp_path / "schema" / "results.jsonl").read_text())
-    assert row["judge_score"] is None and "500" in row["judge_error"]
-    # ... and takes its own json_object form, which compare now passes on
+    assert row["judge_winner"] in ("A", "B", "tie") and row["judge_error"] is None
+    notes = json.loads((tmp_path / "schema" / "summary.json").read_text())["notes"]
+    assert [n for n in notes if "refuses response_format json_schema" in n]
+    # ... and --json-mode json_object starts there, which compare passes on
     code = main([*base, "--json-mode", "json_object", "--out", str(tmp_path / "object")])
     capsys.readouterr()
     assert code == EXIT_OK
     row = json.loads((tmp_path / "object" / "results.jsonl").read_text())
     assert row["judge_winner"] in ("A", "B", "tie") and row["judge_error"] is None
+    assert json.loads((tmp_path / "object" / "summary.json").read_text())["notes"] == {}
 
 
 def test_grade_on_llama_cpp_python_with_json_object(

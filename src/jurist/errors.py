@@ -17,7 +17,8 @@ Every error jurist raises derives from :class:`JuristError`::
         │   │   ├── PermissionDeniedError (403), NotFoundError (404),
         │   │   ├── RequestTimeoutError (408), ConflictError (409),
         │   │   ├── UnprocessableEntityError (422), RateLimitError (429)
-        │   │   └── InternalServerError (>= 500)
+        │   │   ├── InternalServerError (>= 500)
+        │   │   └── UnsupportedRequestError  the server refuses the request's form (never retried)
         │   ├── ModelLoadError           a local model could not be loaded
         │   └── CapabilityError          the backend cannot do what was asked
         ├── ParseError             a judge's output holds no valid verdict
@@ -59,6 +60,7 @@ __all__ = [
     "RequestTimeoutError",
     "ResponseTooLargeError",
     "UnprocessableEntityError",
+    "UnsupportedRequestError",
     "UserError",
     "status_error",
 ]
@@ -187,6 +189,30 @@ class RateLimitError(APIStatusError):
 
 class InternalServerError(APIStatusError):
     """HTTP 5xx."""
+
+
+class UnsupportedRequestError(APIStatusError):
+    """The server refuses the form of the request, whatever its status (a llama-cpp-python
+    server answers HTTP 500 to ``response_format`` of type ``json_schema``).
+
+    Deterministic: sending it again gets the same answer, so it is never retried.
+    ``form`` names what was refused (``"json_schema"``).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        form: str,
+        status_code: int,
+        model: str | None = None,
+        body: str | None = None,
+        request_id: str | None = None,
+    ) -> None:
+        self.form = form
+        super().__init__(
+            message, status_code=status_code, model=model, body=body, request_id=request_id
+        )
 
 
 _STATUS_CLASSES: dict[int, type[APIStatusError]] = {

@@ -133,7 +133,10 @@ class Completion(BaseModel):
     """What a model returned for one request.
 
     ``attempts`` counts the calls made to produce it (retries included); ``cached`` says it
-    came from a cache, with ``usage`` kept as it was when first produced.
+    came from a cache, with ``usage`` kept as it was when first produced. ``format_note``
+    says the backend sent the request's JSON schema in another form than configured,
+    because the server refused that form (see :mod:`jurist.models._json_form`); judges
+    copy it to their ``output_note``.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -147,6 +150,7 @@ class Completion(BaseModel):
     reasoning: str | None = None
     cached: bool = False
     attempts: int = 1
+    format_note: str | None = None
 
     @property
     def billed_usage(self) -> Usage:
@@ -208,7 +212,9 @@ class Judgment(BaseModel):
     ``output_format`` says which format the verdict was read in: ``"json"`` (a JSON object
     the judge asked for) or ``"text"`` (the template's text format); ``output_note`` says
     why a judge that asked for JSON read text instead (``output="auto"`` with a server
-    that ignores the JSON schema; see :mod:`jurist.judges._output`).
+    that ignores the JSON schema; see :mod:`jurist.judges._output`), and that the backend
+    sent the schema in a fallback form because the server refused the configured one
+    (:attr:`Completion.format_note`).
     """
 
     model_config = ConfigDict(frozen=True)

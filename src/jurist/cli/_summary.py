@@ -63,13 +63,27 @@ def print_summary(
     console.print(table)
     for note, count in sorted((summary.get("notes") or {}).items()):
         # said once for the run, however many judgments carry it
-        console.print(f"note ({count} item(s)): {note}", highlight=False, markup=False)
+        # emoji=False: a spec such as "openai:x: ..." holds ":x:", not an emoji
+        text = f"note ({count} item(s)): {note}"
+        console.print(text, highlight=False, markup=False, emoji=False)
     if summary["failed"]:
         console.print(
             f"[yellow]{summary['failed']} item(s) got no score[/]; first {len(failures)}:"
         )
         for i, error in failures:
-            console.print(f"  item {i + 1}: {error}", highlight=False, markup=False)
+            # one line each: a server's message may hold its traceback (results keep it all)
+            line = f"  item {i + 1}: {_one_line(error)}"
+            console.print(line, highlight=False, markup=False, emoji=False)
+
+
+def _one_line(text: str, limit: int = 300) -> str:
+    """``text`` on one line, cut to ``limit`` characters.
+
+    >>> _one_line("api: HTTP 500: bad\\n  File \\"app.py\\", line 3", limit=24)
+    'api: HTTP 500: bad Fi...'
+    """
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 3] + "..."
 
 
 def _cost_text(summary: dict[str, Any]) -> str:

@@ -19,7 +19,13 @@ from typing import Any, Literal
 from jurist._sync import run_sync
 from jurist.errors import ConfigError, DataError, JuristError
 from jurist.judges._batch import BatchJudge, run_items
-from jurist.judges._output import holds_json, json_off_note, output_state, text_read_note
+from jurist.judges._output import (
+    holds_json,
+    joined_notes,
+    json_off_note,
+    output_state,
+    text_read_note,
+)
 from jurist.judges._results import JudgeResults
 from jurist.judges._scoring import ScoringChoice, bare_verdict, choose_route
 from jurist.judges._spec import judge_model
@@ -288,6 +294,8 @@ class LLMJudge(BatchJudge[Judgment, JudgeResults]):
                     fmt, note = "text", text_read_note(self.model.spec)
                 else:
                     state.saw_json()
+            # the backend sent the schema in a fallback form (see jurist.models._json_form)
+            note = joined_notes(completion.format_note, note)
             if verdict.score is not None:
                 judgment = Judgment(
                     score=verdict.score,

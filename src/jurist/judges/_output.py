@@ -38,6 +38,7 @@ __all__ = [
     "TEXT_REPLIES_TO_STOP",
     "OutputState",
     "holds_json",
+    "joined_notes",
     "json_off_note",
     "output_state",
     "text_read_note",
@@ -94,6 +95,16 @@ def holds_json(text: str) -> bool:
     (True, False)
     """
     return find_json_object(split_reasoning(text)[0]) is not None
+
+
+def joined_notes(*notes: str | None) -> str | None:
+    """The notes that are set, in order, as one ``output_note`` (``None`` if none is).
+
+    >>> joined_notes("the server refuses json_schema", None), joined_notes(None, None)
+    ('the server refuses json_schema', None)
+    """
+    present = [n for n in notes if n]
+    return "; ".join(present) if present else None
 
 
 def text_read_note(spec: str) -> str:

@@ -27,11 +27,14 @@ Options (``get_model("openai:NAME", **options)``):
   treats as transient; memory per call stays near the cap.
 - ``max_connections``: the connection pool size per event loop (default 1000; 0: no limit).
 - ``headers``: extra HTTP headers sent on every call.
-- ``json_mode``: how ``Request.json_schema`` is sent. ``"json_schema"`` (default): OpenAI's
-  ``response_format={"type": "json_schema", "json_schema": {"name", "schema", "strict"}}``,
-  which OpenAI, vLLM and llama.cpp's ``llama-server`` accept. ``"json_object"``:
-  ``{"type": "json_object", "schema": ...}``, the form llama-cpp-python's server takes
-  (it refuses the other). ``None``: the server cannot constrain output.
+- ``json_mode``: how ``Request.json_schema`` is sent first. ``"json_schema"`` (default):
+  OpenAI's ``response_format={"type": "json_schema", "json_schema": {"name", "schema",
+  "strict"}}``, which OpenAI, vLLM and llama.cpp's ``llama-server`` accept.
+  ``"json_object"``: ``{"type": "json_object", "schema": ...}``, the form
+  llama-cpp-python's server takes. A server that refuses the form (llama-cpp-python
+  answers ``json_schema`` with an HTTP 500 naming it) gets the next one, then none, once
+  per model object, logged and noted on each completion
+  (:mod:`jurist.models._json_form`). ``None``: the server cannot constrain output.
 - ``logprobs`` (default True) and ``top_logprobs_max`` (default 20): what the server returns.
 - ``max_tokens_param``: ``"max_tokens"`` (default) or ``"max_completion_tokens"`` (OpenAI's
   reasoning models accept only the latter).
@@ -47,7 +50,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import re
 import time
 from collections.abc import AsyncGenerator, Mapping
 from typing import TYPE_CHECKING, Any, Literal
@@ -65,9 +67,17 @@ from jurist.errors import (
     ConfigError,
     ModelError,
     ResponseTooLargeError,
+    UnsupportedRequestError,
     status_error,
 )
 from jurist.models._batch_hook import batch_collector
+from jurist.models._json_form import (
+    JsonForm,
+    JsonFormDecision,
+    one_line,
+    refuses,
+    response_format,
+)
 from jurist.models._model import Capabilities, Model
 from jurist.models._openai_wire import (
     error_detail,
@@ -93,7 +103,6 @@ DEFAULT_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_MAX_RESPONSE_BYTES = 32 * 1024 * 1024
 JsonMode = Literal["json_schema", "json_object"]
 _CHECK_TIMEOUT = 5.0
-_SCHEMA_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
 class OpenAIModel(Model):
@@ -137,6 +146,8 @@ class OpenAIModel(Model):
         self.base_url = base_url.rstrip("/")
         self.timeout = float(timeout)
         self.json_mode: JsonMode | None = json_mode
+        # the form a JSON schema is sent in now, decided by the server's answers
+        self.json_form = JsonFormDecision(self.spec, json_mode) if json_mode else None
         self._has_key = bool(api_key)
         self._api_key = api_key  # for a rebuild elsewhere (a Ray actor); never shown
         remember_secrets_in({"api_key": api_key, "headers": dict(headers or {})})
@@ -171,7 +182,17 @@ class OpenAIModel(Model):
     # -- the hot path -------------------------------------------------------------------
 
     async def complete(self, request: Request) -> Completion:
-        body = self._body(request)
+        if request.json_schema is None or self.json_form is None:
+            return await self._send(request, None, probe=False)
+        return await self.json_form.send(
+            lambda form, probe: self._send(request, form, probe=probe),
+            probe=batch_collector.get() is None,  # a batch engine collects, nothing is sent
+        )
+
+    async def _send(self, request: Request, form: JsonForm | None, *, probe: bool) -> Completion:
+        """Send ``request`` with its schema in ``form``; ``probe``: an error answer that
+        refuses the form raises :class:`~jurist.errors.UnsupportedRequestError`."""
+        body = self._body(request, form)
         collector = batch_collector.get()
         if collector is not None:
             # A batch engine takes the request (see jurist.models._batch_hook).
@@ -201,7 +222,9 @@ class OpenAIModel(Model):
                 raw = await self._read_body(resp)
                 status = resp.status
                 if not 200 <= status < 300:
-                    raise self._status_error(status, raw, resp.headers)
+                    raise self._status_error(
+                        status, raw, resp.headers, refused=form if probe else None
+                    )
         except TimeoutError:
             raise APITimeoutError(
                 f"{self.spec}: no answer from {self._url} within {seconds:g} s", model=self.spec
@@ -241,7 +264,7 @@ class OpenAIModel(Model):
             model=self.spec,
         )
 
-    def _body(self, request: Request) -> dict[str, Any]:
+    def _body(self, request: Request, form: JsonForm | None = None) -> dict[str, Any]:
         body: dict[str, Any] = {
             "model": self.name,
             "messages": [{"role": m.role, "content": m.content} for m in request.messages],
@@ -272,25 +295,17 @@ class OpenAIModel(Model):
                     )
                 body["top_logprobs"] = request.top_logprobs
         if request.json_schema is not None:
-            body["response_format"] = self._response_format(request.json_schema)
+            if self.json_form is None:
+                raise CapabilityError(
+                    f"{self.spec} cannot constrain output to a JSON schema (json_mode=None)",
+                    model=self.spec,
+                )
+            fmt = response_format(form or self.json_form.form, request.json_schema)
+            if fmt is not None:
+                body["response_format"] = fmt
         if request.extra:
             body.update(request.extra)
         return body
-
-    def _response_format(self, schema: dict[str, Any]) -> dict[str, Any]:
-        if self.json_mode == "json_object":
-            return {"type": "json_object", "schema": schema}
-        if self.json_mode == "json_schema":
-            title = schema.get("title")
-            name = title if isinstance(title, str) and _SCHEMA_NAME.fullmatch(title) else "output"
-            return {
-                "type": "json_schema",
-                "json_schema": {"name": name, "schema": schema, "strict": True},
-            }
-        raise CapabilityError(
-            f"{self.spec} cannot constrain output to a JSON schema (json_mode=None)",
-            model=self.spec,
-        )
 
     def _completion(self, raw: bytes, status: int, latency: float) -> Completion:
         what = "a body that is not JSON"
@@ -367,8 +382,25 @@ class OpenAIModel(Model):
 
     # -- errors -------------------------------------------------------------------------
 
-    def _status_error(self, status: int, raw: bytes, headers: Mapping[str, str]) -> APIStatusError:
+    def _status_error(
+        self,
+        status: int,
+        raw: bytes,
+        headers: Mapping[str, str],
+        *,
+        refused: JsonForm | None = None,
+    ) -> APIStatusError:
         detail = error_detail(raw)
+        if refused is not None and refuses(status, detail, refused):
+            return UnsupportedRequestError(
+                f"{self.spec}: {self._url} refuses response_format {refused} "
+                f"(HTTP {status}: {one_line(detail, 160)})",
+                form=refused,
+                status_code=status,
+                model=self.spec,
+                body=raw.decode("utf-8", "replace"),
+                request_id=headers.get("x-request-id") or headers.get("request-id"),
+            )
         if status == 401 and not self._has_key:
             detail += " (no api_key was given and OPENAI_API_KEY is not set)"
         return status_error(

@@ -2,8 +2,10 @@
 
 Only what is transient is retried: rate limits (429), request timeouts (408), conflicts
 (409), server errors (5xx), timeouts and dropped connections. A bad request, a refused
-key, a missing model, an unparseable verdict or a capability the backend lacks fails at
-once. Without a server hint, the wait before retry ``k`` (0-based) is drawn uniformly from
+key, a missing model, a server that refuses the request's form
+(:class:`~jurist.errors.UnsupportedRequestError`, even as an HTTP 500), an unparseable
+verdict or a capability the backend lacks fails at once. Without a server hint, the wait
+before retry ``k`` (0-based) is drawn uniformly from
 ``[0, min(backoff_max, backoff_base * 2**k)]`` ("full jitter").
 
 A positive ``Retry-After`` (or ``retry-after-ms``) the server sent is honoured, capped at
@@ -46,6 +48,7 @@ from jurist.errors import (
     ModelError,
     RateLimitError,
     RequestTimeoutError,
+    UnsupportedRequestError,
 )
 from jurist.models._model import Model, WrapperModel
 from jurist.types import CandidateScores, Completion, Request
@@ -68,12 +71,17 @@ _TRANSIENT_TYPES = (
 
 
 def is_transient(error: BaseException) -> bool:
-    """Whether retrying ``error`` may succeed: 408, 409, 429, 5xx, timeouts, dropped connections.
+    """Whether retrying ``error`` may succeed: 408, 409, 429, 5xx, timeouts, dropped
+    connections; never a refused request form, whatever its status.
 
-    >>> from jurist.errors import status_error
+    >>> from jurist.errors import UnsupportedRequestError, status_error
     >>> is_transient(status_error(429, "slow down")), is_transient(status_error(400, "bad"))
     (True, False)
+    >>> is_transient(UnsupportedRequestError("no json_schema", form="json_schema", status_code=500))
+    False
     """
+    if isinstance(error, UnsupportedRequestError):
+        return False
     if isinstance(error, _TRANSIENT_TYPES):
         return True
     if isinstance(error, APIStatusError):

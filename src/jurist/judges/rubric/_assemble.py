@@ -69,6 +69,7 @@ def assemble(
     latency: float = 0.0,
     calls: str = "per_item",
     seed: int | None = None,
+    output_note: str | None = None,
 ) -> GradeReport:
     """The report of one item: final verdicts, agreement, score, per-judge scores."""
     names = names or [c.name or f"c{i + 1}" for i, c in enumerate(criteria)]
@@ -136,4 +137,5 @@ def assemble(
         calls="per_criterion" if calls == "per_criterion" else "per_item",
         seed=seed,
         notes=notes,
+        output_note=output_note,
     )

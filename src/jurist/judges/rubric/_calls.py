@@ -61,11 +61,13 @@ class CallSettings:
 
 @dataclass(slots=True)
 class JudgeRun:
-    """One judge's votes on one item (one per criterion), with what the calls cost."""
+    """One judge's votes on one item (one per criterion), with what the calls cost and
+    the backend's notes on them (a JSON schema sent in a fallback form)."""
 
     votes: list[Vote]
     usage: Usage = field(default_factory=Usage)
     latency: float = 0.0
+    notes: set[str] = field(default_factory=set)
 
 
 def _max_tokens(criteria: Sequence[Criterion], explanations: bool, per_item: bool) -> int:
@@ -119,6 +121,7 @@ class JudgeCalls:
             out.votes.extend(run.votes)
             out.usage = out.usage + run.usage
             out.latency = max(out.latency, run.latency)
+            out.notes |= run.notes
         return out
 
     # -- the two call shapes -----------------------------------------------------------------
@@ -215,6 +218,8 @@ class JudgeCalls:
                 return None, run, f"{e.category}: {e}"
             run.latency += completion.latency or (time.perf_counter() - started)
             run.usage = run.usage + completion.billed_usage
+            if completion.format_note:
+                run.notes.add(completion.format_note)
             thinking, text = split_thinking(completion.text)
             reasoning = completion.reasoning or thinking
             try:

@@ -233,8 +233,10 @@ class CriterionGrader:
         started = time.perf_counter()
         runs = await asyncio.gather(*(c.run(criteria, item, retries) for c in callers))
         usage = Usage()
+        notes: set[str] = set()
         for run in runs:
             usage = usage + run.usage
+            notes |= run.notes
         return assemble(
             criteria,
             {caller.judge_id: run.votes for caller, run in zip(callers, runs, strict=True)},
@@ -244,6 +246,7 @@ class CriterionGrader:
             latency=time.perf_counter() - started,
             calls=self.calls,
             seed=self.seed if self.shuffle_options else None,
+            output_note="; ".join(sorted(notes)) or None,
         )
 
     async def grade(

@@ -123,6 +123,8 @@ class GradeReport(BaseModel):
     criterion abstained under ``"skip"``) or every judgment failed (then ``error`` says
     why, ``"category: message"``). ``raw_score``: the unnormalised weighted sum (for
     rewards). ``judge_scores``: each judge's own score from its votes alone.
+    ``output_note``: what a judge's backend changed about the calls (a JSON schema sent in
+    a fallback form the server takes; :attr:`jurist.types.Completion.format_note`).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -139,6 +141,7 @@ class GradeReport(BaseModel):
     calls: Literal["per_item", "per_criterion"] = "per_item"
     seed: int | None = None
     notes: list[str] = Field(default_factory=list)
+    output_note: str | None = None
 
     @property
     def ok(self) -> bool:
