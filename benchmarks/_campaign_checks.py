@@ -128,7 +128,7 @@ def analyse(campaign: Any, stats: dict[str, Any], wall: float) -> dict[str, Any]
     # the requests the server received for that item in that session
     main = [s for s in sessions if s.purpose != "probe"]
     mismatches: list[str] = []
-    in_flight = recorded_all = 0
+    in_flight = recorded_all = most_in_flight = 0
     unrecorded: list[str] = []
     for s in main:
         wrote = campaign.written.get(s.number, {})
@@ -143,6 +143,7 @@ def analyse(campaign: Any, stats: dict[str, Any], wall: float) -> dict[str, Any]
         stray = {i: c[s.number] for i, c in sent.items() if c[s.number] and i not in wrote}
         if s.killed:
             in_flight += sum(stray.values())
+            most_in_flight = max(most_in_flight, len(stray))
         elif stray:
             unrecorded += [
                 f"session {s.number}: item {i} sent {c}, no row" for i, c in stray.items()
@@ -162,6 +163,8 @@ def analyse(campaign: Any, stats: dict[str, Any], wall: float) -> dict[str, Any]
     checks.add("server requests (all sessions)", server_total, unmarked == 0, [unmarked])
     checks.add("attempts jurist recorded (every session's rows)", recorded_all, True)
     checks.add("  + requests in flight at the kills", in_flight, True)
+    limit = campaign.args.concurrency
+    checks.add("  most items in flight at one kill", most_in_flight, most_in_flight <= limit)
     balance = server_total - recorded_all - in_flight
     checks.add("  server - recorded - in flight", balance, balance == 0, unrecorded)
     checks.add("rows whose attempts != the server's", len(mismatches), not mismatches, mismatches)

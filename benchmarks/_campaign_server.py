@@ -94,7 +94,7 @@ class ItemPlan:
 
 def _weighted(rng: random.Random, table: tuple[tuple[str, int], ...]) -> str:
     kinds, weights = zip(*table, strict=True)
-    return rng.choices(kinds, weights=weights)[0]
+    return str(rng.choices(kinds, weights=weights)[0])
 
 
 @cache

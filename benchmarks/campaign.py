@@ -220,22 +220,33 @@ class Campaign:
         turn = 0
         broken: set[str] = set()
 
-        def session(purpose: str, **kw: object) -> Session | None:
+        def session(
+            purpose: str, kill_after: int | None = None, extra: list[str] | None = None
+        ) -> Session | None:
             nonlocal turn
-            usable = [r for r in ROUTES if r not in broken]
+            usable = [r for r in self.args.routes if r not in broken]
             if not usable:
                 return None
             route = usable[turn % len(usable)]
             turn += 1
             number = len(self.sessions) + 1
-            where = {"run_dir": str(self.run_dir), "data": str(self.data)}
-            s = self.run(Session(number, route, purpose, **where, **kw))  # type: ignore[arg-type]
+            s = self.run(
+                Session(
+                    number,
+                    route,
+                    purpose,
+                    run_dir=str(self.run_dir),
+                    data=str(self.data),
+                    kill_after=kill_after,
+                    extra=list(extra or []),
+                )
+            )
             if s.refused:
                 broken.add(route)
             return s
 
         done = 0
-        for _ in range(kills + len(ROUTES)):
+        for _ in range(kills + len(self.args.routes)):
             if done == kills:
                 break
             delta = max(1, int(rows * self.rng.uniform(0.08, 0.22)))
@@ -248,19 +259,20 @@ class Campaign:
             ("rejudge", []),
             ("no-retry", ["--no-retry-failed"]),
         ):
-            for _ in ROUTES:
+            for _ in self.args.routes:
                 s = session(purpose, extra=list(extra))
                 if s is None or not s.refused:
                     break
-        self.probe()
+        if "spec" in self.args.routes:
+            self.probe()
 
     def probe(self) -> None:
         """A fresh small run with the key in the model spec (resuming the main run with it
         may be refused: the spec is part of the judge's identity)."""
         n = self.args.rows
         write_data(self.probe_data, range(n, n + PROBE_ITEMS), self.args.seed)
-        where = {"run_dir": str(self.probe_dir), "data": str(self.probe_data)}
-        self.run(Session(len(self.sessions) + 1, "spec", "probe", **where))
+        number = len(self.sessions) + 1
+        self.run(Session(number, "spec", "probe", str(self.probe_dir), str(self.probe_data)))
 
     def files_written(self) -> list[Path]:
         """Every file the sessions could have written: all but the data files."""
@@ -278,11 +290,19 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--max-retries", type=int, default=3)
     p.add_argument("--hang", type=float, default=3.0, help="how long a hang lasts (s)")
     p.add_argument("--session-timeout", type=float, default=None, help="s; default by --rows")
+    p.add_argument(
+        "--routes",
+        type=lambda v: [r.strip() for r in v.split(",")],
+        default=list(ROUTES),
+        help=f"API key routes, taking turns (default {','.join(ROUTES)})",
+    )
     p.add_argument("--work-dir", type=Path, default=None, help="kept; default a temp dir")
     p.add_argument("--json-out", type=Path, default=None)
     args = p.parse_args(argv)
     if args.session_timeout is None:
         args.session_timeout = 120.0 + args.rows * 0.03
+    if not args.routes or set(args.routes) - set(ROUTES):
+        p.error(f"--routes takes some of {', '.join(ROUTES)}")
     if args.hang <= args.timeout:
         p.error("--hang must be longer than --timeout (a hang is a call that times out)")
     work = args.work_dir or Path(tempfile.mkdtemp(prefix="jurist-campaign-"))
