@@ -185,8 +185,8 @@ class Campaign:
         session.rows_after = stored_rows(run_dir)
         if session.purpose != "probe":
             self.snapshot(session)
-        tail = err_path.read_text(errors="replace").strip().splitlines()[-3:]
-        session.stderr_tail = self.redact("\n".join(tail))
+        tail = err_path.read_text(errors="replace").strip().splitlines()[-4:]
+        session.stderr_tail = self.redact(" | ".join(line.strip() for line in tail))
         return session
 
     def snapshot(self, session: Session) -> None:
@@ -296,7 +296,12 @@ def main(argv: list[str] | None = None) -> int:
         default=list(ROUTES),
         help=f"API key routes, taking turns (default {','.join(ROUTES)})",
     )
-    p.add_argument("--work-dir", type=Path, default=None, help="kept; default a temp dir")
+    p.add_argument(
+        "--work-dir",
+        type=Path,
+        default=None,
+        help="an empty folder, kept; default a temp dir, removed when every check passes",
+    )
     p.add_argument("--json-out", type=Path, default=None)
     args = p.parse_args(argv)
     if args.session_timeout is None:
@@ -310,6 +315,7 @@ def main(argv: list[str] | None = None) -> int:
     if any(work.iterdir()):
         p.error(f"--work-dir {work} is not empty")
     started = time.monotonic()
+    passed = False
     try:
         with CampaignServer(args.seed, hang=args.hang) as server:
             campaign = Campaign(args, work, server)
@@ -320,11 +326,14 @@ def main(argv: list[str] | None = None) -> int:
             stats = server.stats()
         wall = time.monotonic() - started
         report = analyse(campaign, stats, wall)
+        passed = bool(report["passed"])
     finally:
-        if args.work_dir is None:
+        if args.work_dir is None and passed:
             shutil.rmtree(work, ignore_errors=True)
     report["sessions"] = [asdict(s) for s in campaign.sessions]
     print_report(report)
+    if not passed:
+        print(f"the campaign's files are kept in {work}")
     if args.json_out is not None:
         args.json_out.parent.mkdir(parents=True, exist_ok=True)
         args.json_out.write_text(json.dumps(report, indent=2) + "\n")
