@@ -207,6 +207,7 @@ class _HTTPProtocol(asyncio.Protocol):
         self.loop = asyncio.get_running_loop()
         self.pending = 0
         self.closing = False
+        self.headers: dict[str, str] = {}  # the request being dispatched (names lower-case)
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
@@ -247,6 +248,7 @@ class _HTTPProtocol(asyncio.Protocol):
         del self.buf[:consumed]
         conn = headers.get("connection", "").lower()
         keep_alive = conn != "close" and (version == "HTTP/1.1" or conn == "keep-alive")
+        self.headers = headers
         self._dispatch(method, path.split("?", 1)[0], body, keep_alive)
         return True
 
