@@ -14,7 +14,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from jurist._secrets import shown_name
 
 __all__ = [
     "CandidateScores",
@@ -147,6 +149,12 @@ class Completion(BaseModel):
     reasoning: str | None = None
     cached: bool = False
     attempts: int = 1
+
+    @field_validator("model")
+    @classmethod
+    def _no_key_as_model(cls, value: str | None) -> str | None:
+        # the name the server echoes: a key given as the model name is not kept (caches)
+        return None if value is None else shown_name(value)
 
     @property
     def billed_usage(self) -> Usage:
