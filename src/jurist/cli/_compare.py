@@ -146,5 +146,5 @@ def compare(
         batch_api=batch_api,
     )
     figures = pair_figures(run.rows())  # the report's figures, one definition
-    extra = {"model": spec, "template": template, **figures}
+    extra = {"model": judge_model.spec, "template": template, **figures}
     return finish_run(run, run_dir / "results.jsonl", extra=extra)

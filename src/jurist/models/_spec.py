@@ -3,7 +3,9 @@
 A spec may carry backend options in square brackets, read with the catalog's inline
 grammar (:mod:`jurist._inline`): ``openai:gpt-4o-mini[api_key=sk-...,timeout=30]``,
 ``vllm:/models/qwen[max_model_len=8192]``. A dotted key fills a mapping option:
-``openai:j[headers.Authorization='Bearer ...']``.
+``openai:j[headers.Authorization='Bearer ...']``. Brackets that hold no ``=`` are part of
+the name (``mock:a[/]``); brackets that do are read as options, strictly (a mistake is a
+:class:`~jurist.errors.ConfigError` that shows no value).
 
 The options are split off here, before a backend exists: the model's name is the part
 before ``[``, so no option, and no key among them, is ever part of the model's spec, name,
@@ -13,8 +15,8 @@ spec as the user wrote it shows ``***``.
 
 >>> split_spec_options("stub[api_key=sk-abc-0123456789abcdef, timeout=30]")
 ('stub', {'api_key': 'sk-abc-0123456789abcdef', 'timeout': 30})
->>> split_spec_options("Qwen/Qwen2.5-0.5B-Instruct")
-('Qwen/Qwen2.5-0.5B-Instruct', {})
+>>> split_spec_options("Qwen/Qwen2.5-0.5B-Instruct"), split_spec_options("a[/]")
+(('Qwen/Qwen2.5-0.5B-Instruct', {}), ('a[/]', {}))
 >>> split_spec_options("j[headers.Authorization='Bearer tok-0123456789']")
 ('j', {'headers': {'Authorization': 'Bearer tok-0123456789'}})
 >>> split_spec_options("j[api_key=sk-abc-0123456789abcdef", spec="openai:j[...")
@@ -40,9 +42,9 @@ def split_spec_options(name: str, *, spec: str | None = None) -> tuple[str, dict
     ``spec`` is the whole spec, quoted (scrubbed) in errors.
     """
     shown = scrub(spec if spec is not None else name)
-    if "[" not in name:
+    head, bracket, rest = name.partition("[")
+    if not bracket or "=" not in rest:  # no options: brackets, if any, are the name's
         return name, {}
-    head, _, rest = name.partition("[")
     if not rest.rstrip().endswith("]"):
         raise ConfigError(f"model spec {shown!r}: the options are not closed with ']'")
     if not head.strip():
