@@ -252,7 +252,8 @@ def test_log_filter_scrubs_arguments_and_tracebacks(caplog: pytest.LogCaptureFix
 
 def test_a_model_identity_never_holds_a_key() -> None:
     url = "https://me:url-KEY-7a8b9c0d1e@proxy.example/v1?api-key=query-KEY-8b9c0d1e2f"
-    model = jurist.get_model("openai:j", base_url=url, api_key=KEYS["python"])
+    # the URL's user:password@ is the Basic auth (an api_key as well would be refused)
+    model = jurist.get_model("openai:j", base_url=url, headers={"X-Api-Key": KEYS["python"]})
     text = json.dumps(model.identity()) + json.dumps(jurist.LLMJudge(model).describe())
     assert "url-KEY-7a8b9c0d1e" not in text and "query-KEY-8b9c0d1e2f" not in text
     assert KEYS["python"] not in text and "proxy.example/v1" in text

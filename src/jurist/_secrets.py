@@ -37,21 +37,30 @@ It is applied where a manifest, a summary, a report or a log line is written (th
 
 from __future__ import annotations
 
+import base64
 import logging
+import math
 import re
 import threading
+from collections import Counter
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 __all__ = [
     "REDACTED",
     "ScrubFilter",
     "get_logger",
+    "is_placeholder_key",
     "is_secret_key",
     "redact_known",
     "remember_secret",
     "remember_secrets_in",
     "scrub",
+    "secrets_in",
+    "shown_name",
+    "split_url_credentials",
 ]
 
 REDACTED = "***"
@@ -114,6 +123,15 @@ def is_secret_key(key: str) -> bool:
     (False, False, False)
     """
     return bool(_KEY.search(key.strip()))
+
+
+def is_placeholder_key(value: str) -> bool:
+    """Whether an API key is a placeholder a local server takes (``not-needed``), not a key.
+
+    >>> is_placeholder_key("not-needed"), is_placeholder_key("sk-live-1234")
+    (True, False)
+    """
+    return value.strip().lower() in _PLACEHOLDERS
 
 
 def remember_secret(value: object) -> None:
@@ -203,6 +221,95 @@ def scrub(value: Any) -> Any:
     if isinstance(value, str):
         return _scrub_text(value)
     return value
+
+
+def secrets_in(text: str) -> list[str]:
+    """The credential values :func:`scrub` would hide in ``text``, in order of appearance
+    (each once): for text that must stay usable with the values replaced (a command line to
+    run again).
+
+    >>> secrets_in("openai:j[api_key=sk-live-0123456789abcdef] http://u:pw-9a8b7c@h/v1")
+    ['sk-live-0123456789abcdef', 'pw-9a8b7c']
+    >>> secrets_in("--api-key=flag-value-1 Bearer tok.123.456")
+    ['flag-value-1', 'tok.123.456']
+    """
+    if not text:
+        return []
+    spans: list[tuple[int, int]] = []
+    known = _known_re
+    if known is not None:
+        spans += [m.span() for m in known.finditer(text)]
+    spans += [m.span("value") for m in _FLAG.finditer(text)]
+    spans += [m.span("value") for m in _PAIR.finditer(text) if is_secret_key(m.group("key"))]
+    spans += [(m.end("scheme"), m.end()) for m in _BEARER.finditer(text)]
+    spans += [(m.end("head"), m.end() - 1) for m in _URL_PASSWORD.finditer(text)]
+    spans += [m.span() for m in _KEY_SHAPES.finditer(text)]
+    found: list[str] = []
+    for start, end in sorted(spans):
+        value = text[start:end].strip().strip("'\"")
+        fresh = value and value != REDACTED and not any(value in other for other in found)
+        if fresh:
+            found = [f for f in found if f not in value] + [value]
+    return found
+
+
+# a run of letters and digits as long and as mixed as a generated key
+_TOKEN_RUN = re.compile(r"[A-Za-z0-9]{24,}")
+_MIN_TOKEN_ENTROPY = 4.0  # bits per character; English words and version tags stay below
+
+
+def _looks_generated(run: str) -> bool:
+    mixed = any(c.isupper() for c in run) and any(c.islower() for c in run)
+    if not (mixed and any(c.isdigit() for c in run)):
+        return False
+    counts = Counter(run).values()
+    entropy = -sum(n / len(run) * math.log2(n / len(run)) for n in counts)
+    return entropy >= _MIN_TOKEN_ENTROPY
+
+
+@lru_cache(maxsize=1024)
+def _name_is_key_like(name: str) -> bool:
+    if _scrub_text(name) != name:
+        return True
+    return any(_looks_generated(m.group(0)) for m in _TOKEN_RUN.finditer(name))
+
+
+def shown_name(name: str) -> str:
+    """A model name as it may be written to a file, a log or the screen: ``***`` when it
+    looks like a credential (a key's shape such as ``sk-...``, a ``key=value`` pair, a value
+    given to :func:`remember_secret`, or a run of 24+ letters and digits as mixed as a
+    generated token), else the name itself. Model names never look like that; a key pasted
+    where the name goes does.
+
+    >>> shown_name("gpt-4o-mini"), shown_name("Qwen/Qwen2.5-0.5B-Instruct")
+    ('gpt-4o-mini', 'Qwen/Qwen2.5-0.5B-Instruct')
+    >>> shown_name("sk-proj-4f9a8b7c6d5e4f3a2b1c"), shown_name("Xk3p9QzL7mN2vB8wR4tY6uJ1")
+    ('***', '***')
+    """
+    if name in _known or _name_is_key_like(name):
+        return REDACTED
+    return name
+
+
+def split_url_credentials(url: str) -> tuple[str, str | None]:
+    """``url`` without its ``user:password@`` part, and that part as the value of an HTTP
+    ``Authorization`` header (Basic), or ``None`` when the URL has none. The password is
+    given to :func:`remember_secret`.
+
+    >>> split_url_credentials("http://me:pw-secret-42@127.0.0.1:8000/v1")
+    ('http://127.0.0.1:8000/v1', 'Basic bWU6cHctc2VjcmV0LTQy')
+    >>> split_url_credentials("https://api.openai.com/v1")
+    ('https://api.openai.com/v1', None)
+    """
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url, None
+    userinfo, _, host = parts.netloc.rpartition("@")
+    user, _, password = userinfo.partition(":")
+    user, password = unquote(user), unquote(password)
+    remember_secret(password)
+    token = base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
+    return urlunsplit(parts._replace(netloc=host)), f"Basic {token}"
 
 
 class ScrubFilter(logging.Filter):

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from jurist._secrets import shown_name
 
 __all__ = [
     "CandidateScores",
@@ -151,6 +153,12 @@ class Completion(BaseModel):
     cached: bool = False
     attempts: int = 1
     format_note: str | None = None
+
+    @field_validator("model")
+    @classmethod
+    def _no_key_as_model(cls, value: str | None) -> str | None:
+        # the name the server echoes: a key given as the model name is not kept (caches)
+        return None if value is None else shown_name(value)
 
     @property
     def billed_usage(self) -> Usage:

@@ -15,6 +15,7 @@ import typer
 
 from jurist._missing import field_problem
 from jurist.cli._app import app
+from jurist.cli._bounds import bounded
 from jurist.cli._engine_options import EngineOptions, engine_options
 from jurist.cli._judge import (
     OVERWRITE_HELP,
@@ -89,7 +90,9 @@ def compare(
     consistency: Annotated[
         str, typer.Option(help="A pair whose orders disagree becomes: tie or inconsistent.")
     ] = "tie",
-    retries: Annotated[int, typer.Option(min=0, help="Re-asks for an unreadable verdict.")] = 2,
+    retries: Annotated[
+        int, typer.Option(**bounded("retries", help="Re-asks for an unreadable verdict."))
+    ] = 2,
     out: Annotated[Path | None, typer.Option(help="Run folder; default runs/<a>-vs-<b>/.")] = None,
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
     resume: Annotated[bool, typer.Option(help="Continue the run in the folder.")] = True,
@@ -143,5 +146,5 @@ def compare(
         batch_api=batch_api,
     )
     figures = pair_figures(run.rows())  # the report's figures, one definition
-    extra = {"model": spec, "template": template, **figures}
+    extra = {"model": judge_model.spec, "template": template, **figures}
     return finish_run(run, run_dir / "results.jsonl", extra=extra)

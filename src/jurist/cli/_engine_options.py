@@ -38,6 +38,7 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 
+from jurist.cli._bounds import bounded
 from jurist.cli._model_options import ModelOptions
 from jurist.errors import ConfigError
 from jurist.evaluate import BatchAPIOptions, RayOptions
@@ -177,13 +178,15 @@ ENGINE_FLAGS: dict[str, tuple[tuple[str, ...], Any, Any, dict[str, Any]]] = {
         ("--actors",),
         int | None,
         None,
-        {"min": 1, "help": "Ray actors judging at once (default 2); --engine ray only."},
+        bounded("actors", help="Ray actors judging at once (default 2); --engine ray only."),
     ),
     "gpus_per_actor": (
         ("--gpus-per-actor",),
         float | None,
         None,
-        {"min": 0.0, "help": "GPUs each Ray actor reserves (1 for a local vllm:/hf: model)."},
+        bounded(
+            "gpus_per_actor", help="GPUs each Ray actor reserves (1 for a local vllm:/hf: model)."
+        ),
     ),
     "batch_api_flag": (
         ("--batch-api",),
@@ -213,7 +216,7 @@ ENGINE_FLAGS: dict[str, tuple[tuple[str, ...], Any, Any, dict[str, Any]]] = {
         ("--batch-poll",),
         float | None,
         None,
-        {"min": 0.001, "help": "Seconds between batch status checks (default 30)."},
+        bounded("batch_poll", help="Seconds between batch status checks (default 30)."),
     ),
 }
 

@@ -14,6 +14,7 @@ from rich.table import Table
 
 from jurist._secrets import scrub
 from jurist.cli._app import EXIT_FAILED_ITEMS, EXIT_OK, app, err_console
+from jurist.cli._bounds import bounded
 from jurist.cli._judge import summary_path  # FILE.summary.json beside FILE.jsonl
 from jurist.cli._model_options import ModelOptions, model_options
 from jurist.errors import ConfigError
@@ -68,10 +69,18 @@ def eval_model(
         list[str] | None,
         typer.Option(help="Judge field from a column, JUDGE_FIELD=COLUMN (repeatable)."),
     ] = None,
-    max_tokens: Annotated[int, typer.Option(min=1, help="Tokens per generated answer.")] = 256,
-    judge_concurrency: Annotated[int, typer.Option(min=1, help="Judge calls in flight.")] = 16,
-    retries: Annotated[int, typer.Option(min=0, help="Re-asks for an unreadable verdict.")] = 2,
-    seed: Annotated[int, typer.Option(help="Seed of the bootstrap interval.")] = 0,
+    max_tokens: Annotated[
+        int, typer.Option(**bounded("max_tokens", help="Tokens per generated answer."))
+    ] = 256,
+    judge_concurrency: Annotated[
+        int, typer.Option(**bounded("judge_concurrency", help="Judge calls in flight."))
+    ] = 16,
+    retries: Annotated[
+        int, typer.Option(**bounded("retries", help="Re-asks for an unreadable verdict."))
+    ] = 2,
+    seed: Annotated[
+        int, typer.Option(**bounded("seed", help="Seed of the bootstrap interval."))
+    ] = 0,
     catalog_dir: Annotated[
         Path | None, typer.Option("--catalog", help="User catalog folder (else $JURIST_CATALOG).")
     ] = None,

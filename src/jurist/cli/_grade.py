@@ -13,6 +13,7 @@ from typing import Annotated
 import typer
 
 from jurist.cli._app import app
+from jurist.cli._bounds import bounded
 from jurist.cli._engine_options import EngineOptions, engine_options
 from jurist.cli._judge import (
     OVERWRITE_HELP,
@@ -39,8 +40,10 @@ def grade(
     ordinal_aggregation: Annotated[str, typer.Option(help="Ordinal criteria.")] = "mean",
     nominal_aggregation: Annotated[str, typer.Option(help="Nominal criteria.")] = "mode",
     shuffle_options: Annotated[bool, typer.Option(help="Shuffle option order per call.")] = True,
-    seed: Annotated[int, typer.Option(help="Seed of the option shuffles.")] = 42,
-    retries: Annotated[int, typer.Option(min=0, help="Re-asks for an unreadable verdict.")] = 2,
+    seed: Annotated[int, typer.Option(**bounded("seed", help="Seed of the option shuffles."))] = 42,
+    retries: Annotated[
+        int, typer.Option(**bounded("retries", help="Re-asks for an unreadable verdict."))
+    ] = 2,
     out: Annotated[
         Path | None, typer.Option(help="Output folder or .jsonl; default runs/<data>-<rubric>/.")
     ] = None,

@@ -18,8 +18,10 @@ from rich.markup import escape
 
 from jurist._secrets import scrub
 from jurist.cli._app import EXIT_FAILED_ITEMS, EXIT_OK, app, err_console
+from jurist.cli._bounds import bounded
 from jurist.cli._engine_options import EngineOptions, engine_options
 from jurist.cli._model_options import ModelOptions, model_options
+from jurist.cli._resume import resume_command
 from jurist.cli._summary import print_summary
 from jurist.errors import ConfigError, OutputError
 from jurist.evaluate import BatchAPIOptions, RayOptions, Run, aevaluate, open_source
@@ -73,7 +75,9 @@ def judge(
     field: Annotated[
         list[str] | None, typer.Option(help="Extra mapping TEMPLATE_FIELD=COLUMN (repeatable).")
     ] = None,
-    retries: Annotated[int, typer.Option(min=0, help="Re-asks for an unreadable verdict.")] = 2,
+    retries: Annotated[
+        int, typer.Option(**bounded("retries", help="Re-asks for an unreadable verdict."))
+    ] = 2,
     explanations: Annotated[
         bool, typer.Option(help="Ask for a short explanation with each verdict.")
     ] = False,
@@ -151,7 +155,7 @@ def judge(
         ray=ray,
         batch_api=batch_api,
     )
-    return finish_run(run, out_path, extra={"model": spec, "template": template})
+    return finish_run(run, out_path, extra={"model": judge_model.spec, "template": template})
 
 
 def run_folder(out_path: Path) -> Path:
@@ -259,9 +263,9 @@ def _say_interrupted(run_dir: Path, command: str, *, batch: bool = False) -> Non
         return
     argv = sys.argv[1:]
     again = (
-        scrub(shlex.join(["jurist", *argv]))  # an --api-key value is printed as ***
+        resume_command(argv).say()  # keys become variables to set, never printed
         if argv[:1] == [command]
-        else f"the same `jurist {command} ...` command"
+        else f"run again the same `jurist {command} ...` command"
     )
     of = f" of {expected}" if expected is not None else ""
     how = (
@@ -271,7 +275,7 @@ def _say_interrupted(run_dir: Path, command: str, *, batch: bool = False) -> Non
         else "to resume"
     )
     err_console.print(
-        f"interrupted: {saved}{of} items saved in {run_dir}; {how}, run again:\n  {again}",
+        f"interrupted: {saved}{of} items saved in {run_dir}; {how}, {again}",
         highlight=False,
         markup=False,
         soft_wrap=True,

@@ -17,6 +17,8 @@ from collections.abc import Sequence
 import typer
 from rich.markup import escape
 
+from jurist._secrets import scrub
+
 # the command modules register their commands on `app` when imported
 from jurist.cli import (  # noqa: F401
     _agreement,
@@ -88,7 +90,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _say(kind: str, message: str) -> None:
-    """One line on stderr; the message is never read as rich markup."""
+    """One line on stderr; the message is never read as rich markup, nor shows a key."""
+    message = scrub(message)
     err_console.print(f"[bold red]{kind}:[/] {escape(message)}", highlight=False, soft_wrap=True)
 
 

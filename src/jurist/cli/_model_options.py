@@ -20,6 +20,7 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 
+from jurist.cli._bounds import bounded
 from jurist.errors import ConfigError
 from jurist.models import (
     DEFAULT_MODEL,
@@ -29,6 +30,7 @@ from jurist.models import (
     RetryModel,
     get_model,
 )
+from jurist.models._spec import split_spec_options
 
 __all__ = [
     "JSON_MODES",
@@ -73,13 +75,17 @@ def build_model(
     ``backend_options`` (``--model-option KEY=VALUE``) go to the backend as they are
     (``max_model_len`` for ``vllm:``, ``dtype`` for ``hf:``...); one that a flag of its own
     sets (``--timeout``, ``--base-url``, ``--api-key``...) is refused, naming the flag.
+    Options inside the spec's brackets (``openai:j[api_key=...,timeout=30]``) hold for that
+    model and win over the flags' values.
 
     Limits sit innermost so every attempt, retries included, is paced; retry sits outside
     so a backoff sleep never holds a concurrency slot; the cache sits outermost so a hit
     costs no slot and no attempt.
     """
     options: dict[str, Any] = {}
-    provider = spec.partition(":")[0]
+    provider, _, name = spec.partition(":")
+    # options inside the spec's brackets hold for that model and win over the flags
+    inline = split_spec_options(name, spec=spec)[1]
     if json_mode not in (None, *JSON_MODES):
         raise ConfigError(
             f"--json-mode must be json_schema, json_object or none, not {json_mode!r}"
@@ -91,7 +97,7 @@ def build_model(
             options["base_url"] = base_url
         if api_key:
             options["api_key"] = api_key
-        elif base_url and not os.environ.get("OPENAI_API_KEY"):
+        elif base_url and "api_key" not in inline and not os.environ.get("OPENAI_API_KEY"):
             options["api_key"] = "not-needed"
     elif provider == "litellm":
         options["timeout"] = timeout
@@ -101,6 +107,8 @@ def build_model(
             options["api_key"] = api_key
     elif base_url:
         raise ConfigError(f"--base-url only applies to openai: and litellm: models, not {spec!r}")
+    for key in inline:
+        options.pop(key, None)
     for key, value in (backend_options or {}).items():
         if key in options or key in _OWN_FLAGS:
             flag = _OWN_FLAGS.get(key, "--" + key.replace("_", "-"))
@@ -237,14 +245,14 @@ SHARED_OPTIONS: dict[str, tuple[Any, Any, dict[str, Any]]] = {
             "show_envvar": False,
         },
     ),
-    "timeout": (float, 60.0, {"min": 0.1, "help": "Seconds per API call."}),
+    "timeout": (float, 60.0, bounded("timeout", help="Seconds per API call.")),
     "max_retries": (
         int,
         3,
-        {"min": 0, "help": "Retries of transient API errors (429, 5xx, timeouts)."},
+        bounded("max_retries", help="Retries of transient API errors (429, 5xx, timeouts)."),
     ),
-    "rpm": (int | None, None, {"min": 1, "help": "Max calls per minute (paced smoothly)."}),
-    "tpm": (int | None, None, {"min": 1, "help": "Max tokens per minute."}),
+    "rpm": (int | None, None, bounded("rpm", help="Max calls per minute (paced smoothly).")),
+    "tpm": (int | None, None, bounded("tpm", help="Max tokens per minute.")),
     "cache": (
         bool,
         True,
@@ -263,8 +271,8 @@ SHARED_OPTIONS: dict[str, tuple[Any, Any, dict[str, Any]]] = {
             "json_object (llama-cpp-python), none (no JSON output)."
         },
     ),
-    "concurrency": (int, 32, {"min": 1, "help": "Model calls in flight at once."}),
-    "temperature": (float, 0.0, {"min": 0.0, "help": "Sampling temperature of the model."}),
+    "concurrency": (int, 32, bounded("concurrency", help="Model calls in flight at once.")),
+    "temperature": (float, 0.0, bounded("temperature", help="Sampling temperature of the model.")),
     "model_option": (
         list[str] | None,
         None,

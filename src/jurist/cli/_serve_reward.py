@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 
 from jurist.cli._app import EXIT_OK, app
+from jurist.cli._bounds import bounded
 from jurist.cli._model_options import ModelOptions, model_options
 from jurist.errors import ConfigError
 from jurist.judges import LLMJudge
@@ -89,17 +90,29 @@ def serve_reward(
     host: Annotated[
         str, typer.Option(help="Address to bind; 0.0.0.0 exposes the server to the network.")
     ] = "127.0.0.1",
-    port: Annotated[int, typer.Option(min=0, max=65535, help="Port; 0 picks a free one.")] = 8000,
+    port: Annotated[int, typer.Option(**bounded("port", help="Port; 0 picks a free one."))] = 8000,
     failure_value: Annotated[
-        float, typer.Option(help="Reward of a judgment that failed or timed out (flagged).")
+        float,
+        typer.Option(
+            **bounded(
+                "failure_value", help="Reward of a judgment that failed or timed out (flagged)."
+            )
+        ),
     ] = 0.0,
-    retries: Annotated[int, typer.Option(min=0, help="Re-asks for an unreadable verdict.")] = 0,
+    retries: Annotated[
+        int, typer.Option(**bounded("retries", help="Re-asks for an unreadable verdict."))
+    ] = 0,
     tolerance: Annotated[
         float,
-        typer.Option(min=0.0, help="How far outside [0, 1] a reward-template score is clamped."),
+        typer.Option(
+            **bounded(
+                "tolerance", help="How far outside [0, 1] a reward-template score is clamped."
+            )
+        ),
     ] = DEFAULT_TOLERANCE,
     max_tokens: Annotated[
-        int | None, typer.Option(min=1, help="Tokens per verdict (default: the template's).")
+        int | None,
+        typer.Option(**bounded("max_tokens", help="Tokens per verdict (default: the template's).")),
     ] = None,
     catalog_dir: Annotated[
         Path | None, typer.Option("--catalog", help="User catalog folder (else $JURIST_CATALOG).")

@@ -125,6 +125,7 @@ async def aevaluate(
             "engine": "ray" if ray is not None else "batch_api" if batch_api else "local",
         },
     )
+    manifest.check_storable()  # before the folder: a number SQLite cannot keep stops here
     inputs = [Path(data)] if isinstance(data, str | Path) else []
     with claim_run_folder(folder, overwrite=overwrite, inputs=inputs) as kind:
         store = RunStore(folder / STORE_NAME)

@@ -70,6 +70,27 @@ class Manifest(BaseModel):
         _diff("options", scrub(self.options), scrub(other.options), diffs)
         return diffs
 
+    def check_storable(self) -> None:
+        """Stop before a run folder is made if a number here cannot be stored: the run
+        store (SQLite, JSON) keeps whole numbers of 64 bits; a larger one (``retries=10**20``)
+        is a :class:`~jurist.errors.ConfigError` naming it.
+
+        >>> Manifest(judge={"max_tokens": 10**20}, dataset=DatasetInfo(source="d", items=1,
+        ...     hash=None)).check_storable()
+        Traceback (most recent call last):
+        ...
+        jurist.errors.ConfigError: judge.max_tokens = 100000000000000000000 is too large: a run \
+records whole numbers from -2**63 to 2**63-1
+        """
+        for section in ("judge", "options", "settings", "prices"):
+            found = _too_large(getattr(self, section), section)
+            if found is not None:
+                where, value = found
+                raise ConfigError(
+                    f"{where} = {value} is too large: a run records whole numbers from "
+                    "-2**63 to 2**63-1"
+                )
+
     def write(self, run_dir: Path) -> None:
         """Write ``manifest.json`` atomically (a temporary file of this process, renamed)."""
         path = run_dir / MANIFEST_NAME
@@ -87,6 +108,23 @@ class Manifest(BaseModel):
             return cls.model_validate(json.loads(path.read_text(encoding="utf-8")))
         except (ValueError, ValidationError) as e:
             raise ConfigError(f"{path}: not a jurist run manifest ({e})") from None
+
+
+def _too_large(value: Any, where: str) -> tuple[str, int] | None:
+    """The first whole number in ``value`` outside 64 bits, and where it is."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return (where, value) if not -(2**63) <= value < 2**63 else None
+    if isinstance(value, dict):
+        items: Any = ((f"{where}.{k}", v) for k, v in value.items())
+    elif isinstance(value, list | tuple):
+        items = ((f"{where}[{i}]", v) for i, v in enumerate(value))
+    else:
+        return None
+    for at, inner in items:
+        found = _too_large(inner, at)
+        if found is not None:
+            return found
+    return None
 
 
 def _diff(prefix: str, old: Any, new: Any, out: list[str]) -> None:

@@ -165,6 +165,7 @@ class _DataFrameSource(ItemSource):
         self.frame = frame
 
     def _iter_rows(self) -> Iterator[tuple[str, dict[str, Any]]]:
+        _refuse_repeated([str(c) for c in self.frame.columns], "the DataFrame's columns")
         n = len(self.frame)
         for start in range(0, n, _BATCH):
             chunk = self.frame.iloc[start : start + _BATCH].to_dict(orient="records")
@@ -211,6 +212,28 @@ def open_source(data: Any) -> ItemSource:
     raise DataError(f"cannot read items from a {type(data).__name__}")
 
 
+def _refuse_repeated(names: Sequence[str], where: str) -> None:
+    """Stop when a column name repeats: a row could hold only one of its values, and the
+    other would be judged or dropped without a word.
+
+    >>> _refuse_repeated(["id", "prompt", "response", "response"], "d.csv:1: the header line")
+    Traceback (most recent call last):
+    ...
+    jurist.errors.DataError: d.csv:1: the header line 'id,prompt,response,response' names ...
+    """
+    seen: dict[str, int] = {}
+    for name in names:
+        seen[name] = seen.get(name, 0) + 1
+    repeated = [name for name, count in seen.items() if count > 1]
+    if repeated:
+        listed = ", ".join(repr(name) for name in repeated)
+        times = "twice" if all(seen[n] == 2 for n in repeated) else "more than once"
+        raise DataError(
+            f"{where} {','.join(names)!r} names column{'s' if len(repeated) > 1 else ''} "
+            f"{listed} {times}; give each column its own name"
+        )
+
+
 def _jsonl_rows(p: Path) -> Iterator[tuple[str, dict[str, Any]]]:
     with p.open("rb") as f:
         for lineno, line in enumerate(f, start=1):
@@ -255,6 +278,7 @@ def _csv_rows(p: Path) -> Iterator[tuple[str, dict[str, Any]]]:
         try:
             if reader.fieldnames is None:
                 raise DataError(f"{p}: empty CSV file (no header line)")
+            _refuse_repeated(reader.fieldnames, f"{p}:{reader.line_num}: the header line")
             for row in reader:
                 if None in row:
                     raise DataError(
@@ -278,7 +302,9 @@ def _parquet_rows(p: Path) -> Iterator[tuple[str, dict[str, Any]]]:
 
     n = 0
     try:
-        batches = pq.ParquetFile(p).iter_batches(batch_size=_BATCH)
+        parquet = pq.ParquetFile(p)
+        _refuse_repeated(parquet.schema_arrow.names, f"{p}: the Parquet schema")
+        batches = parquet.iter_batches(batch_size=_BATCH)
         for batch in batches:
             for row in batch.to_pylist():
                 n += 1

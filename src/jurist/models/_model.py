@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from jurist._secrets import shown_name
 from jurist.errors import CapabilityError
 from jurist.types import CandidateScores, Completion, Request
 
@@ -62,8 +63,11 @@ class Model(abc.ABC):
 
     @property
     def spec(self) -> str:
-        """``provider:name``, as :func:`jurist.get_model` takes it."""
-        return f"{self.provider}:{self.name}"
+        """``provider:name``, as :func:`jurist.get_model` takes it, for display: every
+        message, note, judge name and file shows a model by it, so a name that looks like
+        a credential (a key pasted where the name goes) is ``provider:***`` (see
+        :func:`jurist._secrets.shown_name`); ``name`` keeps it as given."""
+        return f"{self.provider}:{shown_name(self.name)}"
 
     @abc.abstractmethod
     async def complete(self, request: Request) -> Completion:

@@ -16,7 +16,9 @@ Options (``get_model("openai:NAME", **options)``):
 
 - ``base_url``: default ``$OPENAI_BASE_URL``, else ``https://api.openai.com/v1``.
 - ``api_key``: default ``$OPENAI_API_KEY``; sent as ``Authorization: Bearer``, never part of
-  :meth:`OpenAIModel.identity`.
+  :meth:`OpenAIModel.identity`. Credentials in the base URL (``http://user:pw@host/v1``)
+  are taken out of it and sent as Basic auth instead (then no key is read from the
+  environment, and an ``api_key`` given too is refused).
 - ``timeout``: seconds per attempt (default 60); ``Request.timeout`` overrides it. It is one
   deadline for the whole attempt: connecting, sending, and reading the answer to its end, so
   a server that trickles bytes cannot hold a call past it.
@@ -53,12 +55,19 @@ import os
 import time
 from collections.abc import AsyncGenerator, Mapping
 from typing import TYPE_CHECKING, Any, Literal
+from urllib.parse import urlsplit
 
 import aiohttp
 import orjson
 from yarl import URL
 
-from jurist._secrets import remember_secrets_in, scrub
+from jurist._secrets import (
+    is_placeholder_key,
+    remember_secrets_in,
+    scrub,
+    shown_name,
+    split_url_credentials,
+)
 from jurist.errors import (
     APIConnectionError,
     APIStatusError,
@@ -141,6 +150,14 @@ class OpenAIModel(Model):
             )
         if max_response_bytes < 1:
             raise ConfigError(f"openai max_response_bytes must be >= 1, got {max_response_bytes}")
+        # user:password@ in the URL: sent as Basic auth, never part of the URL kept
+        base_url, basic_auth = split_url_credentials(base_url)
+        if basic_auth is not None and api_key and not is_placeholder_key(api_key):
+            raise ConfigError(
+                f"openai base_url {scrub(base_url)!r} carries user:password@ (sent as Basic "
+                "auth) and an api_key is given too (sent as Bearer): both would be the "
+                "Authorization header; give one"
+            )
         self.name = name
         self.max_response_bytes = int(max_response_bytes)
         self.base_url = base_url.rstrip("/")
@@ -158,7 +175,10 @@ class OpenAIModel(Model):
         self._url = f"{self.base_url}/chat/completions"
         self._parsed_url = URL(self._url)  # parsed once: aiohttp would parse a str per call
         self._headers = {"Content-Type": "application/json", "Accept": "application/json"}
-        if api_key:
+        if basic_auth is not None:
+            self._headers["Authorization"] = basic_auth
+            self._has_key = True
+        elif api_key:
             self._headers["Authorization"] = f"Bearer {api_key}"
         self._headers.update(headers or {})
         self._client_timeout = aiohttp.ClientTimeout(total=self.timeout)
@@ -335,7 +355,7 @@ class OpenAIModel(Model):
                 ),
                 finish_reason=choice.get("finish_reason"),
                 latency=latency,
-                model=payload.get("model") or self.name,
+                model=shown_name(str(payload.get("model") or self.name)),  # never a key
             )
         except (ValueError, LookupError, TypeError, AttributeError) as exc:
             # ValueError covers bad JSON and pydantic's ValidationError.
@@ -506,10 +526,11 @@ def build_openai(name: str, **options: Any) -> OpenAIModel:
     >>> build_openai("gpt-4o-mini", api_key="k").spec
     'openai:gpt-4o-mini'
     """
-    if options.get("api_key") is None:
-        options["api_key"] = os.environ.get("OPENAI_API_KEY") or None
     if options.get("base_url") is None:
         options["base_url"] = os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
+    has_userinfo = "@" in urlsplit(str(options["base_url"])).netloc
+    if options.get("api_key") is None and not has_userinfo:  # the URL's credentials win
+        options["api_key"] = os.environ.get("OPENAI_API_KEY") or None
     try:
         return OpenAIModel(name, **options)
     except TypeError as exc:

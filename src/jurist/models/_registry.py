@@ -20,9 +20,11 @@ from collections.abc import Callable
 from importlib.metadata import entry_points
 from typing import Any
 
+from jurist._secrets import remember_secret, scrub, shown_name
 from jurist.errors import ConfigError
 from jurist.models._model import Model
 from jurist.models._retry import RetryModel
+from jurist.models._spec import merge_options, split_spec_options
 
 __all__ = [
     "DEFAULT_MAX_RETRIES",
@@ -112,7 +114,9 @@ def get_model(
     With no argument: ``$JURIST_MODEL``, else the embedded default
     ``hf:Qwen/Qwen2.5-0.5B-Instruct``. A :class:`Model` is returned as is; a LangChain
     chat model is wrapped. Options go to the provider's backend (``base_url``,
-    ``api_key``, ``outputs`` for ``mock``, ...).
+    ``api_key``, ``outputs`` for ``mock``, ...); the spec may carry them too,
+    ``"openai:gpt-4o-mini[api_key=...,timeout=30]"`` (see :mod:`jurist.models._spec`: they
+    never become part of the model's name).
 
     ``max_retries``: retries of transient API errors (429, 5xx, timeouts) through
     :class:`~jurist.models.RetryModel`. ``None`` (the default) means
@@ -154,10 +158,15 @@ def get_model(
     provider, sep, name = model.partition(":")
     if not sep or not provider or not name:
         raise ConfigError(
-            f"model spec {model!r} must be 'provider:name' (known providers: "
+            f"model spec {scrub(model)!r} must be 'provider:name' (known providers: "
             f"{', '.join(known_providers())}), e.g. 'openai:gpt-4o-mini' or "
             "'hf:/path/to/model'"
         )
+    name, spec_options = split_spec_options(name, spec=model)
+    if spec_options:
+        options = merge_options(spec_options, options, spec=model)
+    if shown_name(name) != name:  # a key where the name goes: hidden wherever it is written
+        remember_secret(name)
     built = _factory(provider)(name, **options)
     if max_retries is None:
         max_retries = DEFAULT_MAX_RETRIES if built.capabilities.remote else 0

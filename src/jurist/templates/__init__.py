@@ -19,6 +19,7 @@ from jurist.templates._parse import (
 from jurist.templates._registry import get_template, list_templates, register_template
 from jurist.templates._scale import Label, LabelScale, NumericScale, Scale
 from jurist.templates._template import PARSE_INLINE_MAX, Template, describe_scale, labels_scale
+from jurist.templates._values import field_text
 from jurist.templates._yaml import load_template
 
 __all__ = [
@@ -33,6 +34,7 @@ __all__ = [
     "Template",
     "VerdictForm",
     "describe_scale",
+    "field_text",
     "get_template",
     "labels_scale",
     "list_templates",

@@ -49,6 +49,7 @@ from jurist.templates._parse import (
     split_reasoning,
 )
 from jurist.templates._scale import LabelScale, NumericScale, Scale
+from jurist.templates._values import field_text
 from jurist.templates._yaml_format import read_template_file, template_error, template_kwargs
 from jurist.types import Message
 
@@ -220,8 +221,7 @@ class Template(BaseModel):
             )
 
         def value_of(name: str) -> str:
-            value = values.get(name)
-            text = "" if value is None else str(value)
+            text = field_text(values.get(name))  # lists and dicts as JSON
             return _neutralise(text, tags) if tags else text
 
         def place(m: re.Match[str]) -> str:
@@ -231,7 +231,7 @@ class Template(BaseModel):
             section = self.sections.get(name)
             if section is None:
                 return value_of(name)
-            if values.get(name) is None or str(values.get(name)) == "":
+            if field_text(values.get(name)) == "":
                 return ""
             return section.replace("{" + name + "}", value_of(name))
 

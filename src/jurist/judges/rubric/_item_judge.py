@@ -24,6 +24,7 @@ from typing import Any, Protocol
 from jurist._sync import run_sync
 from jurist.judges.rubric._report import GradeReport
 from jurist.judges.rubric._rubric import Rubric
+from jurist.templates import field_text
 
 __all__ = ["RubricGrader", "RubricJudge"]
 
@@ -100,7 +101,7 @@ class RubricJudge:
         if field is None:
             return None
         value = item.get(field)
-        return None if value is None else str(value)
+        return None if value is None else field_text(value)  # lists and dicts as JSON
 
     async def judge(self, item: Mapping[str, Any], *, retries: int = 0) -> GradeReport:
         """Grade one item; a missing submission is a report with a ``data:`` error."""

@@ -1,0 +1,48 @@
+"""The range of every numeric command-line flag, in one table.
+
+Each numeric flag takes its ``min`` and ``max`` from :data:`BOUNDS` through
+:func:`bounded`, so a value out of range (``--retries 99999999999999999999``,
+``--timeout 1e300``) is a usage error that names the flag and the range (exit 2) before
+any model is built or any run folder is made. The upper bounds are far above any sensible
+setting; they exist so that nothing downstream (a semaphore, a SQLite integer, a timer)
+meets a number it cannot hold. ``tests/test_cli_bounds.py`` checks that every numeric flag
+of every command has both bounds.
+
+>>> bounded("retries", help="Re-asks.")
+{'help': 'Re-asks.', 'min': 0, 'max': 100}
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["BOUNDS", "bounded"]
+
+_DAY = 86_400.0
+
+#: flag (its parameter name) -> (min, max)
+BOUNDS: dict[str, tuple[float, float]] = {
+    "retries": (0, 100),  # re-asks of an unreadable verdict
+    "max_retries": (0, 100),  # retries of a transient API error
+    "timeout": (0.1, _DAY),  # seconds per API call
+    "rpm": (1, 10**9),
+    "tpm": (1, 10**12),
+    "concurrency": (1, 100_000),
+    "judge_concurrency": (1, 100_000),
+    "temperature": (0.0, 100.0),
+    "max_tokens": (1, 10**7),
+    "seed": (0, 2**63 - 1),
+    "actors": (1, 100_000),
+    "gpus_per_actor": (0.0, 1024.0),
+    "batch_poll": (0.001, _DAY),
+    "port": (0, 65_535),
+    "failure_value": (-1e9, 1e9),
+    "tolerance": (0.0, 1e9),
+}
+
+
+def bounded(name: str, **info: Any) -> dict[str, Any]:
+    """``typer.Option`` keyword arguments ``info`` with the ``min`` and ``max`` of flag
+    ``name`` from :data:`BOUNDS`."""
+    low, high = BOUNDS[name]
+    return {**info, "min": low, "max": high}
