@@ -34,6 +34,14 @@ NOW = 1_800_000_000.0
 # -- hf: a folder whose weights were replaced -----------------------------------------------
 
 
+@pytest.fixture(scope="module")
+def other_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A second tiny model: the same architecture and tokenizer, other weights (seed 1)."""
+    from jurist.testing import build_tiny_model
+
+    return build_tiny_model(tmp_path_factory.mktemp("other-model"), seed=1)
+
+
 def _judge(model_dir: Path, out: Path, *extra: str) -> list[float]:
     args = ["judge", str(EXAMPLES), "--model", f"hf:{model_dir}", "--template", "likert"]
     args += ["--scoring", "logprobs", "--out", str(out), "--no-progress", *extra]
@@ -48,13 +56,13 @@ def _cache_hits(out: Path) -> int:
 
 @pytest.mark.slow
 def test_swapped_hf_folder_is_not_answered_from_the_cache(
-    tiny_model_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tiny_model_dir: Path,
+    other_model_dir: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     """``jurist judge`` with ``hf:DIR``, DIR replaced by another model, judge again: the
     scores are the new model's (as with ``--no-cache``), none comes from the cache."""
-    from jurist.testing import build_tiny_model
-
-    other = build_tiny_model(tmp_path / "other", seed=1)
     model_dir = tmp_path / "judge-model"
     shutil.copytree(tiny_model_dir, model_dir)
     first = _judge(model_dir, tmp_path / "run1")
@@ -62,7 +70,7 @@ def test_swapped_hf_folder_is_not_answered_from_the_cache(
     assert _cache_hits(tmp_path / "run1-again") == len(first)
 
     shutil.rmtree(model_dir)
-    shutil.copytree(other, model_dir)
+    shutil.copytree(other_model_dir, model_dir)
     cached = _judge(model_dir, tmp_path / "run2")
     fresh = _judge(model_dir, tmp_path / "run2-fresh", "--no-cache")
     capsys.readouterr()
@@ -157,6 +165,43 @@ def test_hub_id_uses_its_snapshot_commit_and_blob_names(tmp_path: Path) -> None:
     second = source_fingerprint("org/judge", cache_dir=cache / "2")
     assert second is not None and second["digest"] != first["digest"]
     assert source_fingerprint("org/not-downloaded", cache_dir=cache) is None
+
+
+_HUB_SCRIPT = """
+import asyncio, json
+from jurist.models._hf import HFModel
+model = HFModel("org/tiny")
+print(json.dumps({"fingerprint": asyncio.run(model.fingerprint()), "loaded": model.loaded}))
+"""
+
+
+@pytest.mark.slow
+def test_hf_hub_id_is_fingerprinted_by_the_snapshot_it_loads(
+    tiny_model_dir: Path, other_model_dir: Path, tmp_path: Path
+) -> None:
+    """``hf:org/tiny`` from the Hugging Face cache: the snapshot's commit and files, after
+    the load; main moved to another commit gives another fingerprint."""
+    import subprocess
+    import sys
+
+    cache = tmp_path / "hub"
+    for commit, folder in (("a" * 40, tiny_model_dir), ("b" * 40, other_model_dir)):
+        files = {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()}
+        _fake_hub_cache(cache / commit[0], "org/tiny", commit, files)
+    src = Path(__file__).resolve().parents[1] / "src"
+    seen = []
+    for commit in ("a" * 40, "b" * 40):
+        env = {**os.environ, "HF_HUB_CACHE": str(cache / commit[0]), "HF_HUB_OFFLINE": "1"}
+        env["PYTHONPATH"] = os.pathsep.join([str(src), env.get("PYTHONPATH", "")])
+        done = subprocess.run(
+            [sys.executable, "-c", _HUB_SCRIPT], env=env, capture_output=True, text=True
+        )
+        assert done.returncode == 0, done.stderr[-2000:]
+        out = json.loads(done.stdout.strip().splitlines()[-1])
+        assert out["loaded"] and out["fingerprint"]["commit"] == commit
+        assert out["fingerprint"]["repo"] == "org/tiny"
+        seen.append(out["fingerprint"]["digest"])
+    assert seen[0] != seen[1]
 
 
 def test_vllm_engine_fingerprint_covers_a_separate_tokenizer(tmp_path: Path) -> None:

@@ -24,7 +24,8 @@ on the machine (a Ray actor that rebuilds the model gets the same key):
 A hub id resolves, without network calls, to the snapshot folder of the Hugging Face cache
 that ``from_pretrained`` loads (``refs/<revision>`` gives the commit); the fingerprint
 names the repository and commit and covers that folder's files. A hub id not downloaded yet
-has no fingerprint (``None``): the backend loads the model first, then asks again.
+has no fingerprint (``None``). The backends fingerprint a hub model after loading it, as
+the load may fetch a newer snapshot than the one the cache held before.
 """
 
 from __future__ import annotations

@@ -112,16 +112,16 @@ class HFModel(Model):
 
     async def fingerprint(self) -> dict[str, Any] | None:
         """The fingerprint of the files this model loads (:mod:`jurist.models._fingerprint`):
-        its folder's, or its hub snapshot's. Taken once per load of the weights (again
-        after :meth:`aclose`); a hub id not downloaded yet is loaded first."""
+        its folder's (read without loading), or its hub snapshot's (after the load, which may
+        fetch a newer snapshot). Taken once per load of the weights (again after
+        :meth:`aclose`)."""
         return await self._fingerprint.get(self._take_fingerprint)
 
     async def _take_fingerprint(self) -> dict[str, Any] | None:
         name, revision = self.source.display, self.revision
-        found = await asyncio.to_thread(source_fingerprint, name, revision=revision)
-        if found is None:  # a hub id not in the local cache: loading downloads it
+        if not self.source.is_local:
             await self.load()
-            found = await asyncio.to_thread(source_fingerprint, name, revision=revision)
+        found = await asyncio.to_thread(source_fingerprint, name, revision=revision)
         if found is None:
             raise ModelLoadError(
                 f"hf model {name!r} was loaded but its snapshot is not in the Hugging Face "

@@ -31,6 +31,7 @@ import asyncio
 import dataclasses
 import importlib
 import itertools
+import os
 import threading
 import time
 from collections.abc import Coroutine, Sequence
@@ -252,13 +253,15 @@ class VLLMModel(Model):
     async def fingerprint(self) -> dict[str, Any] | None:
         """The fingerprint of the model's files, and the tokenizer's when it comes from
         elsewhere (:func:`jurist.models._fingerprint.engine_fingerprint`); taken once per
-        engine start (again after :meth:`aclose`); a hub id not downloaded yet is started
-        first (vLLM downloads it)."""
+        engine start (again after :meth:`aclose`). A hub id is fingerprinted once the engine
+        has started, as vLLM may fetch a newer snapshot when it starts."""
         return await self._fingerprint.get(self._take_fingerprint)
 
     async def _take_fingerprint(self) -> dict[str, Any] | None:
+        if not os.path.isdir(self.name):
+            await self.prepare()
         found = await asyncio.to_thread(engine_fingerprint, self.name, self.engine_kwargs)
-        if found is None:
+        if found is None:  # a tokenizer from the hub, fetched when the engine starts
             await self.prepare()
             found = await asyncio.to_thread(engine_fingerprint, self.name, self.engine_kwargs)
         if found is None:
