@@ -4,7 +4,11 @@ The key is the SHA-256 of the canonical JSON (sorted keys, compact) of
 ``{"model": model.identity(), "request": request.cache_fields(), "v": 1}``: the model's
 identity (provider, name, base URL; never a key, by the :class:`Model` contract) and every
 request field that changes the output (messages, sampling parameters, logprobs, schema,
-``extra``), but not ``timeout``. Candidate scores add ``"candidates"`` to the key.
+``extra``), but not ``timeout``. Candidate scores add ``"candidates"`` to the key. A model
+with a fingerprint (:meth:`Model.fingerprint`: what identifies the weights behind its
+name, taken once before its first lookup) adds it as ``"weights"``, so other weights in
+the same folder, or a server restarted on other weights under the same name, never get
+the old model's answers.
 
 By default only deterministic requests are cached: ``temperature == 0``. A request with
 ``temperature=None`` takes the server's default, which is usually 1, so it is sampled and
@@ -108,8 +112,15 @@ def default_cache_path() -> Path:
     return base / "jurist" / "cache.sqlite"
 
 
-def cache_key(model: Model, request: Request, candidates: Sequence[str] | None = None) -> str:
-    """The cache key of ``request`` to ``model`` (with ``candidates`` for candidate scores)."""
+def cache_key(
+    model: Model,
+    request: Request,
+    candidates: Sequence[str] | None = None,
+    *,
+    fingerprint: dict[str, Any] | None = None,
+) -> str:
+    """The cache key of ``request`` to ``model`` (with ``candidates`` for candidate scores),
+    with the ``fingerprint`` of its weights (``await model.fingerprint()``) when it has one."""
     doc: dict[str, Any] = {
         "model": model.identity(),
         "request": request.cache_fields(),
@@ -117,6 +128,8 @@ def cache_key(model: Model, request: Request, candidates: Sequence[str] | None =
     }
     if candidates is not None:
         doc["candidates"] = list(candidates)
+    if fingerprint is not None:
+        doc["weights"] = fingerprint
     canonical = json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(canonical.encode()).hexdigest()
 
@@ -201,9 +214,12 @@ class CachedModel(WrapperModel):
                 self._connect()
 
     async def prepare(self) -> None:
-        """Open the cache file before a batch (a clear error up front), then the model."""
+        """Open the cache file before a batch (a clear error up front), then the model, then
+        take the model's fingerprint (so a server's "no identity" warning comes first)."""
         self.open()
         await super().prepare()
+        if self.enabled:
+            await self.wrapped.fingerprint()
 
     def _get(self, key: str) -> str | None:
         with self._lock:
@@ -314,7 +330,7 @@ class CachedModel(WrapperModel):
         if not self.cacheable(request):
             return await self.wrapped.complete(request)
         started = time.perf_counter()
-        key = cache_key(self.wrapped, request)
+        key = cache_key(self.wrapped, request, fingerprint=await self.wrapped.fingerprint())
         completion, hit = await self._lookup(
             key, "completion", Completion, lambda: self.wrapped.complete(request)
         )
@@ -334,7 +350,8 @@ class CachedModel(WrapperModel):
     ) -> CandidateScores:
         if not self.enabled:
             return await self.wrapped.candidate_scores(request, candidates)
-        key = cache_key(self.wrapped, request, candidates)
+        fingerprint = await self.wrapped.fingerprint()
+        key = cache_key(self.wrapped, request, candidates, fingerprint=fingerprint)
         scores, hit = await self._lookup(
             key,
             "candidate_scores",

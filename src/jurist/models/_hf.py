@@ -23,12 +23,14 @@ from collections.abc import Hashable, Sequence
 from typing import Any
 
 from jurist._sync import run_sync
-from jurist.errors import ConfigError, JuristError, ModelError
+from jurist.errors import ConfigError, JuristError, ModelError, ModelLoadError
 from jurist.models import _hf_compute as compute
+from jurist.models._fingerprint import source_fingerprint
 from jurist.models._hf_batching import Batcher
 from jurist.models._hf_loading import DTYPES, LoadedModel, load_model, resolve_source
 from jurist.models._hf_scoring import score_batch
 from jurist.models._model import Capabilities, Model
+from jurist.models._once import Once
 from jurist.types import CandidateScores, Completion, Request
 
 __all__ = ["HFModel", "build_hf"]
@@ -80,6 +82,7 @@ class HFModel(Model):
         self._load_lock = threading.Lock()
         self._executor: concurrent.futures.ThreadPoolExecutor | None = None
         self._solo = itertools.count(1)
+        self._fingerprint: Once[dict[str, Any] | None] = Once()
         wait_s = batch_wait_ms / 1000
         self._generate: Batcher[Request, Completion] = Batcher(
             self._run_generate, self._get_executor, max_batch=max_batch_size, wait_s=wait_s
@@ -106,6 +109,27 @@ class HFModel(Model):
             "dtype": self.dtype,
             "default_max_tokens": self.max_tokens,
         }
+
+    async def fingerprint(self) -> dict[str, Any] | None:
+        """The fingerprint of the files this model loads (:mod:`jurist.models._fingerprint`):
+        its folder's (read without loading), or its hub snapshot's (after the load, which may
+        fetch a newer snapshot). Taken once per load of the weights (again after
+        :meth:`aclose`)."""
+        return await self._fingerprint.get(self._take_fingerprint)
+
+    async def _take_fingerprint(self) -> dict[str, Any] | None:
+        name, revision = self.source.display, self.revision
+        if not self.source.is_local:
+            await self.load()
+        found = await asyncio.to_thread(source_fingerprint, name, revision=revision)
+        if found is None:
+            raise ModelLoadError(
+                f"hf model {name!r} was loaded but its snapshot is not in the Hugging Face "
+                "cache, so its weights cannot be fingerprinted for the jurist cache; pass "
+                "the model's folder (hf:/path/to/model) or turn the cache off (--no-cache)",
+                model=self.spec,
+            )
+        return found
 
     @property
     def loaded(self) -> bool:
@@ -154,6 +178,7 @@ class HFModel(Model):
             await asyncio.get_running_loop().run_in_executor(None, executor.shutdown)
         with self._load_lock:
             loaded, self._loaded = self._loaded, None
+            self._fingerprint.reset()
         if loaded is not None and loaded.device.type == "cuda":
             del loaded
             import torch

@@ -61,6 +61,21 @@ class Model(abc.ABC):
         """What makes this model's outputs differ from another's; never a secret."""
         return {"provider": self.provider, "name": self.name}
 
+    async def fingerprint(self) -> dict[str, Any] | None:
+        """What identifies the weights behind this model beyond :meth:`identity`, or ``None``.
+
+        Other weights can sit under the same name: a local folder whose files were replaced,
+        a server restarted on another checkpoint under the same model name. The cache adds
+        the fingerprint to its key so that their outputs are kept apart. A backend takes it
+        once (per load of its weights) and keeps it: a local model's is read from its files
+        (:mod:`jurist.models._fingerprint`), a server's is what the server reports of the
+        model. It must come out the same in another process (a Ray actor rebuilding the
+        model), never hold a secret, and never fail a call that could otherwise be served.
+        The default, ``None``: the identity says it all (a scripted mock, an API whose
+        name is the version).
+        """
+        return None
+
     @property
     def spec(self) -> str:
         """``provider:name``, as :func:`jurist.get_model` takes it, for display: every
@@ -119,6 +134,9 @@ class WrapperModel(Model):
 
     def identity(self) -> dict[str, Any]:
         return self.wrapped.identity()
+
+    async def fingerprint(self) -> dict[str, Any] | None:
+        return await self.wrapped.fingerprint()
 
     async def complete(self, request: Request) -> Completion:
         return await self.wrapped.complete(request)

@@ -41,6 +41,12 @@ Options (``get_model("openai:NAME", **options)``):
 - ``max_tokens_param``: ``"max_tokens"`` (default) or ``"max_completion_tokens"`` (OpenAI's
   reasoning models accept only the latter).
 
+The cache tells servers apart by :meth:`OpenAIModel.identity` and by
+:meth:`OpenAIModel.fingerprint`: what ``GET {base_url}/models`` reports of the weights
+behind the model name (see :mod:`jurist.models._server_identity`), asked once per model
+object before its first cache lookup. Where the server reports nothing of them, one warning
+says that the key covers only the provider, the name and the base URL.
+
 >>> m = OpenAIModel("tiny", base_url="http://127.0.0.1:8000/v1/", api_key="sk-secret")
 >>> m.identity()
 {'provider': 'openai', 'name': 'tiny', 'base_url': 'http://127.0.0.1:8000/v1'}
@@ -62,6 +68,7 @@ import orjson
 from yarl import URL
 
 from jurist._secrets import (
+    get_logger,
     is_placeholder_key,
     remember_secrets_in,
     scrub,
@@ -88,12 +95,14 @@ from jurist.models._json_form import (
     response_format,
 )
 from jurist.models._model import Capabilities, Model
+from jurist.models._once import Once
 from jurist.models._openai_wire import (
     error_detail,
     parse_logprobs,
     retry_after_seconds,
     snippet,
 )
+from jurist.models._server_identity import served_identity
 from jurist.types import Completion, Request, Usage
 
 if TYPE_CHECKING:
@@ -112,6 +121,7 @@ DEFAULT_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_MAX_RESPONSE_BYTES = 32 * 1024 * 1024
 JsonMode = Literal["json_schema", "json_object"]
 _CHECK_TIMEOUT = 5.0
+logger = get_logger("jurist.models")  # its filter scrubs keys from every record
 
 
 class OpenAIModel(Model):
@@ -185,6 +195,7 @@ class OpenAIModel(Model):
         # One session per event loop, and the async generator that closes it at loop shutdown.
         self._sessions: dict[asyncio.AbstractEventLoop, aiohttp.ClientSession] = {}
         self._closers: dict[asyncio.AbstractEventLoop, AsyncGenerator[None, None]] = {}
+        self._served: Once[dict[str, Any] | None] = Once()  # see fingerprint()
 
     @property
     def capabilities(self) -> Capabilities:
@@ -198,6 +209,45 @@ class OpenAIModel(Model):
     def identity(self) -> dict[str, Any]:
         # a key in the URL (user:password@, ?api-key=) is not part of what the model is
         return {"provider": self.provider, "name": self.name, "base_url": scrub(self.base_url)}
+
+    async def fingerprint(self) -> dict[str, Any] | None:
+        """What ``GET {base_url}/models`` reports of the weights behind this model name
+        (vLLM's ``root``, llama.cpp's ``meta``...), asked once per model object and kept.
+
+        ``None`` when the server reports nothing of them, answers an error or cannot be
+        reached: one warning then says that the cache key covers only the provider, the
+        name and the base URL. Never raises (but for cancellation): a run goes on.
+        """
+        return await self._served.get(self._ask_served)
+
+    async def _ask_served(self) -> dict[str, Any] | None:
+        url = f"{self.base_url}/models"
+        timeout = min(_CHECK_TIMEOUT, self.timeout)
+        try:
+            session = self._sessions.get(asyncio.get_running_loop())
+            if session is None or session.closed:
+                session = await self._open_session()
+            async with (
+                asyncio.timeout(timeout),
+                session.get(url, timeout=aiohttp.ClientTimeout(total=timeout)) as resp,
+            ):
+                raw, status = await self._read_body(resp), resp.status
+        except Exception as exc:  # the identity is an extra: it never fails a call
+            found, why = None, f"could not be asked ({type(exc).__name__}: {exc})"
+        else:
+            found, why = served_identity(raw, status, self.name, now=time.time())
+        if found is None:
+            logger.warning(
+                "jurist cache: %s: GET %s %s, so the cache key of this model covers only "
+                "the provider, the model name and the base URL; a server restarted on other "
+                "weights under the same name would be answered with cached verdicts of the "
+                "old ones: serve each model under a name of its own, or turn the cache off "
+                "(--no-cache)",
+                self.spec,
+                scrub(url),
+                why,
+            )
+        return found
 
     # -- the hot path -------------------------------------------------------------------
 

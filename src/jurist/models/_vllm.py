@@ -31,6 +31,7 @@ import asyncio
 import dataclasses
 import importlib
 import itertools
+import os
 import threading
 import time
 from collections.abc import Coroutine, Sequence
@@ -45,7 +46,9 @@ from jurist.errors import (
     ModelError,
     ModelLoadError,
 )
+from jurist.models._fingerprint import engine_fingerprint
 from jurist.models._model import Capabilities, Model
+from jurist.models._once import Once
 from jurist.models._vllm_mapping import (
     IDENTITY_ENGINE_KEYS,
     candidate_scores_from,
@@ -210,6 +213,7 @@ class VLLMModel(Model):
         self._key = (self.name, repr(sorted(self.engine_kwargs.items())))
         max_logprobs = int(self.engine_kwargs.get("max_logprobs", _DEFAULT_MAX_LOGPROBS))
         self.max_logprobs = max_logprobs
+        self._fingerprint: Once[dict[str, Any] | None] = Once()
 
     @property
     def capabilities(self) -> Capabilities:
@@ -246,6 +250,29 @@ class VLLMModel(Model):
         out["default_max_tokens"] = self.max_tokens
         return out
 
+    async def fingerprint(self) -> dict[str, Any] | None:
+        """The fingerprint of the model's files, and the tokenizer's when it comes from
+        elsewhere (:func:`jurist.models._fingerprint.engine_fingerprint`); taken once per
+        engine start (again after :meth:`aclose`). A hub id is fingerprinted once the engine
+        has started, as vLLM may fetch a newer snapshot when it starts."""
+        return await self._fingerprint.get(self._take_fingerprint)
+
+    async def _take_fingerprint(self) -> dict[str, Any] | None:
+        if not os.path.isdir(self.name):
+            await self.prepare()
+        found = await asyncio.to_thread(engine_fingerprint, self.name, self.engine_kwargs)
+        if found is None:  # a tokenizer from the hub, fetched when the engine starts
+            await self.prepare()
+            found = await asyncio.to_thread(engine_fingerprint, self.name, self.engine_kwargs)
+        if found is None:
+            raise ModelLoadError(
+                f"vllm model {self.name!r} started but its snapshot is not in the Hugging "
+                "Face cache (or download_dir), so its weights cannot be fingerprinted for the "
+                "jurist cache; pass the model's folder or turn the cache off (--no-cache)",
+                model=self.spec,
+            )
+        return found
+
     # -- the engine ------------------------------------------------------------------
 
     async def _engine(self) -> _Engine:
@@ -269,6 +296,8 @@ class VLLMModel(Model):
 
         Every model sharing the engine (same spec and options) loses it too.
         """
+
+        self._fingerprint.reset()
 
         async def close() -> None:
             task = _ENGINES.pop(self._key, None)
