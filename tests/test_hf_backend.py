@@ -84,9 +84,9 @@ def batch_sizes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     sizes: list[int] = []
     real = _hf_compute.generate_batch
 
-    def spy(lm: Any, params: Any, requests: Any, name: str) -> Any:
+    def spy(lm: Any, params: Any, requests: Any, name: str, *rest: Any) -> Any:
         sizes.append(len(requests))
-        return real(lm, params, requests, name)
+        return real(lm, params, requests, name, *rest)
 
     monkeypatch.setattr(_hf_compute, "generate_batch", spy)
     return sizes

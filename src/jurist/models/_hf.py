@@ -27,7 +27,16 @@ from jurist.errors import ConfigError, JuristError, ModelError, ModelLoadError
 from jurist.models import _hf_compute as compute
 from jurist.models._fingerprint import source_fingerprint
 from jurist.models._hf_batching import Batcher
-from jurist.models._hf_loading import DTYPES, LoadedModel, load_model, resolve_source
+from jurist.models._hf_loading import (
+    DTYPES,
+    LoadedModel,
+    default_dtype,
+    load_model,
+    on_cuda,
+    resolve_source,
+    wrap_loaded,
+)
+from jurist.models._hf_memory import BatchLimits
 from jurist.models._hf_scoring import score_batch
 from jurist.models._model import Capabilities, Model
 from jurist.models._once import Once
@@ -36,6 +45,9 @@ from jurist.types import CandidateScores, Completion, Request
 __all__ = ["HFModel", "build_hf"]
 
 _SCORE_KEY = "candidate_scores"
+_BATCH_OPTIONS = frozenset(
+    {"max_batch_size", "batch_wait_ms", "max_tokens", "max_batch_tokens", "memory_fraction"}
+)
 
 
 class HFModel(Model):
@@ -43,8 +55,16 @@ class HFModel(Model):
 
     ``name``: a hub id or a local folder. ``device``: ``"cpu"`` (default), ``"cuda"``,
     ``"cuda:N"``, ``"mps"`` or ``"auto"``. ``dtype``: ``"auto"`` (the checkpoint's),
-    ``"float32"``, ``"bfloat16"``, ``"float16"``; by default float32 on CPU and ``"auto"``
-    elsewhere. ``max_tokens``: the default generation length when a request sets none.
+    ``"float32"``, ``"bfloat16"``, ``"float16"``; by default float32 on CPU, bfloat16 on a
+    CUDA GPU (float16 where it has no bfloat16) and ``"auto"`` elsewhere. ``max_tokens``: the
+    default generation length when a request sets none.
+
+    Batches: ``max_batch_size`` requests at most per batch and rows per forward pass (32 on
+    the CPU, 256 on a GPU by default); ``max_batch_tokens`` padded tokens at most per pass
+    (default: no limit on the CPU; on a GPU, as many as its free memory holds, up to 16384);
+    ``memory_fraction`` (0.9) the share of the GPU's memory that may be in use.
+    ``attn_implementation``: transformers' attention kernels (default on a GPU:
+    ``"flash_attention_2"`` when ``flash_attn`` is installed, else ``"sdpa"``).
     """
 
     provider = "hf"
@@ -55,18 +75,24 @@ class HFModel(Model):
         *,
         device: str = "cpu",
         dtype: str | None = None,
-        max_batch_size: int = 32,
+        max_batch_size: int | None = None,
         batch_wait_ms: float = 2.0,
         max_tokens: int = 256,
         trust_remote_code: bool = False,
         revision: str | None = None,
+        max_batch_tokens: int | None = None,
+        memory_fraction: float = 0.9,
+        attn_implementation: str | None = None,
     ) -> None:
         if dtype is None:
-            dtype = "float32" if device == "cpu" else "auto"
+            dtype = default_dtype(device)
         if dtype not in DTYPES:
             raise ConfigError(f"hf backend: unknown dtype {dtype!r}; use one of {sorted(DTYPES)}")
-        if max_batch_size < 1:
-            raise ConfigError(f"hf backend: max_batch_size must be >= 1, not {max_batch_size}")
+        if max_batch_size is None:
+            max_batch_size = 256 if on_cuda(device) else 32
+        self.limits = BatchLimits(
+            max_rows=max_batch_size, max_tokens=max_batch_tokens, memory_fraction=memory_fraction
+        )
         if max_tokens < 1:
             raise ConfigError(f"hf backend: max_tokens must be >= 1, not {max_tokens}")
         self.source = resolve_source(name)
@@ -78,6 +104,8 @@ class HFModel(Model):
         self.max_tokens = max_tokens
         self.trust_remote_code = trust_remote_code
         self.revision = revision
+        self.attn_implementation = attn_implementation
+        self._in_memory = False
         self._loaded: LoadedModel | None = None
         self._load_lock = threading.Lock()
         self._executor: concurrent.futures.ThreadPoolExecutor | None = None
@@ -91,13 +119,34 @@ class HFModel(Model):
             self._run_score, self._get_executor, max_batch=max_batch_size, wait_s=wait_s
         )
 
+    @classmethod
+    def from_objects(cls, model: Any, tokenizer: Any, *, name: str, **options: Any) -> HFModel:
+        """Wrap a transformers causal LM and tokenizer already in memory.
+
+        For a model built, trained or loaded by the caller (a training loop's policy, a
+        model made from a config): nothing is read from disk or the hub. ``name`` labels it
+        (its ``identity()`` and cache key: give each distinct set of weights its own name).
+        ``options`` are the constructor's batching options; device and dtype are the
+        model's own. The model is put in eval mode and its ``generation_config`` reduced to
+        the special tokens, as when loading.
+        """
+        unknown = sorted(set(options) - _BATCH_OPTIONS)
+        if unknown:
+            raise ConfigError(f"HFModel.from_objects: unknown options {unknown}")
+        dev = model.device
+        dtype = str(model.dtype).removeprefix("torch.")
+        self = cls(name, device=str(dev), dtype=dtype if dtype in DTYPES else "auto", **options)
+        self._in_memory = True
+        self._loaded = wrap_loaded(model, tokenizer, dev)
+        return self
+
     @property
     def capabilities(self) -> Capabilities:
         return Capabilities(
             logprobs=True,
             top_logprobs=compute.MAX_TOP_LOGPROBS,
             candidate_scores=True,
-            max_batch=self.max_batch_size,
+            max_batch=self.limits.max_rows,
             remote=False,
         )
 
@@ -147,6 +196,12 @@ class HFModel(Model):
     def _ensure_loaded(self) -> LoadedModel:
         """Load on first use (blocking: runs on the worker thread)."""
         with self._load_lock:
+            if self._loaded is None and self._in_memory:
+                raise ModelLoadError(
+                    f"hf model {self.name!r} was given in memory (HFModel.from_objects) and "
+                    "has been closed: wrap the model again to use it",
+                    model=self.spec,
+                )
             if self._loaded is None:
                 self._loaded = load_model(
                     self.source,
@@ -154,6 +209,7 @@ class HFModel(Model):
                     dtype=self.dtype,
                     revision=self.revision,
                     trust_remote_code=self.trust_remote_code,
+                    attn_implementation=self.attn_implementation,
                 )
             return self._loaded
 
@@ -209,7 +265,7 @@ class HFModel(Model):
         assert isinstance(key, compute.GenParams)
         lm = self._ensure_loaded()
         try:
-            return compute.generate_batch(lm, key, requests, self.name)
+            return compute.generate_batch(lm, key, requests, self.name, self.limits)
         except JuristError:
             raise
         except Exception as exc:
@@ -233,7 +289,7 @@ class HFModel(Model):
     ) -> list[CandidateScores]:
         lm = self._ensure_loaded()
         try:
-            return score_batch(lm, items, self.max_batch_size)
+            return score_batch(lm, items, self.limits)
         except JuristError:
             raise
         except Exception as exc:
@@ -250,6 +306,9 @@ def build_hf(name: str, **options: Any) -> HFModel:
         "max_tokens",
         "trust_remote_code",
         "revision",
+        "max_batch_tokens",
+        "memory_fraction",
+        "attn_implementation",
     }
     unknown = sorted(set(options) - known)
     if unknown:

@@ -30,6 +30,7 @@ import transformers
 
 from jurist.errors import CapabilityError, ConfigError
 from jurist.models._hf_loading import LoadedModel
+from jurist.models._hf_memory import BatchLimits, model_shape, run_split
 from jurist.types import (
     Completion,
     Message,
@@ -49,6 +50,7 @@ __all__ = [
     "generate_batch",
     "left_pad",
     "render_prompt",
+    "to_device",
 ]
 
 MAX_TOP_LOGPROBS = 20
@@ -155,7 +157,16 @@ def left_pad(lm: LoadedModel, rows: Sequence[Sequence[int]]) -> tuple[Any, Any, 
             ids[i, width - len(row) :] = torch.tensor(list(row), dtype=torch.long)
             mask[i, width - len(row) :] = 1
     positions = (mask.cumsum(-1) - 1).clamp(min=0)
-    return ids.to(lm.device), mask.to(lm.device), positions.to(lm.device)
+    dev = lm.device
+    return to_device(ids, dev), to_device(mask, dev), to_device(positions, dev)
+
+
+def to_device(tensor: Any, device: Any) -> Any:
+    """Copy to ``device``; to a GPU through pinned memory, so the host does not wait for the
+    work already queued there (a plain copy would synchronize the stream)."""
+    if getattr(device, "type", "cpu") == "cuda":
+        return tensor.pin_memory().to(device, non_blocking=True)
+    return tensor.to(device)
 
 
 class _LogprobRecorder(transformers.LogitsProcessor):
@@ -225,11 +236,53 @@ def _apply_stop(
 
 
 def generate_batch(
-    lm: LoadedModel, params: GenParams, requests: Sequence[Request], model_name: str
+    lm: LoadedModel,
+    params: GenParams,
+    requests: Sequence[Request],
+    model_name: str,
+    limits: BatchLimits | None = None,
 ) -> list[Completion]:
-    """Run one ``generate`` call over ``requests`` (which share ``params``)."""
+    """Run ``requests`` (which share ``params``) through ``generate``.
+
+    With ``limits``, the prompts are bucketed by length into ``generate`` calls whose
+    padded size (rows x (widest prompt + ``max_new_tokens``)) fits the batch limits and the
+    GPU's free memory, KV cache included (:mod:`jurist.models._hf_memory`).
+    """
     texts = [render_prompt(lm, r.messages) for r in requests]
     prompts = encode_prompts(lm, texts)
+    if limits is None:
+        return _generate_rows(lm, params, requests, prompts, model_name)
+    widths = [len(p) for p in prompts]
+    kv = model_shape(lm.model).kv_bytes()
+    out: list[Completion | None] = [None] * len(requests)
+    for chunk in limits.plan(
+        widths, lm.model, lm.device, extra_tokens=params.max_new_tokens, extra_per_token=kv
+    ):
+        for rows, done in run_split(
+            chunk,
+            lambda c: _generate_rows(
+                lm, params, [requests[i] for i in c], [prompts[i] for i in c], model_name
+            ),
+            widths=[w + params.max_new_tokens for w in widths],
+            limits=limits,
+            device=lm.device,
+            what="generate",
+        ):
+            for i, completion in zip(rows, done, strict=True):
+                out[i] = completion
+    done_all = [c for c in out if c is not None]
+    assert len(done_all) == len(requests), "a generate chunk left a request unanswered"
+    return done_all
+
+
+def _generate_rows(
+    lm: LoadedModel,
+    params: GenParams,
+    requests: Sequence[Request],
+    prompts: list[list[int]],
+    model_name: str,
+) -> list[Completion]:
+    """One ``generate`` call over ``requests`` with their encoded ``prompts``."""
     ids, mask, _ = left_pad(lm, prompts)
     want = [r.logprobs for r in requests]
     top = max([(r.top_logprobs or 0) for r in requests if r.logprobs] or [0])

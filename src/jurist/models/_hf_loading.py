@@ -12,6 +12,7 @@ only when the ``hf`` provider is used.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,9 +36,13 @@ __all__ = [
     "DTYPES",
     "LoadedModel",
     "ModelSource",
+    "attention_for",
+    "default_dtype",
     "load_model",
+    "on_cuda",
     "resolve_device",
     "resolve_source",
+    "wrap_loaded",
 ]
 
 DTYPES: dict[str, Any] = {
@@ -233,8 +238,13 @@ def load_model(
     dtype: str,
     revision: str | None,
     trust_remote_code: bool,
+    attn_implementation: str | None = None,
 ) -> LoadedModel:
-    """Load the tokenizer and model (blocking; run it on a worker thread)."""
+    """Load the tokenizer and model (blocking; run it on a worker thread).
+
+    On a GPU the weights load straight onto it (no copy through host memory) and attention
+    is :func:`attention_for` the device and dtype unless ``attn_implementation`` names one.
+    """
     common: dict[str, Any] = {"trust_remote_code": trust_remote_code}
     if source.repo_id is not None:
         # A hub id: fail at once when it must be downloaded and cannot be; load a cached
@@ -253,16 +263,57 @@ def load_model(
     where: str = source.display
     if source.repo_id is not None and revision is not None:
         common["revision"] = revision
+    placement: dict[str, Any] = {}
+    if dev.type == "cuda":
+        placement["device_map"] = {"": dev}
+    attention = attn_implementation or attention_for(dev, DTYPES[dtype])
+    if attention is not None:
+        placement["attn_implementation"] = attention
     try:
         tokenizer = transformers.AutoTokenizer.from_pretrained(where, **common)
         model = transformers.AutoModelForCausalLM.from_pretrained(
-            where, dtype=DTYPES[dtype], **common
+            where, dtype=DTYPES[dtype], **placement, **common
         )
     except ModelLoadError:
         raise
     except Exception as exc:
         raise _load_error(source, exc) from exc
-    model = model.to(dev).eval()
+    return wrap_loaded(model, tokenizer, dev)
+
+
+def default_dtype(device: str) -> str:
+    """The dtype a device gets by default: float32 on the CPU, bfloat16 on a CUDA GPU that
+    has it (float16 on older ones), the checkpoint's own elsewhere."""
+    if device == "cpu":
+        return "float32"
+    if on_cuda(device):
+        return "bfloat16" if torch.cuda.is_bf16_supported() else "float16"
+    return "auto"
+
+
+def on_cuda(device: str) -> bool:
+    """Whether ``device`` (``"cuda"``, ``"cuda:1"``, ``"auto"``...) is a CUDA GPU here."""
+    wanted = device.startswith("cuda") or device == "auto"
+    return wanted and torch.cuda.is_available()
+
+
+def attention_for(device: Any, dtype: Any) -> str | None:
+    """The attention kernels for ``device``: FlashAttention-2 on a CUDA GPU in half precision
+    when ``flash_attn`` is installed, else PyTorch's SDPA (flash / memory-efficient kernels);
+    ``None`` (transformers' default) off the GPU."""
+    if getattr(device, "type", "cpu") != "cuda":
+        return None
+    half = dtype in (torch.float16, torch.bfloat16)
+    if half and importlib.util.find_spec("flash_attn") is not None:
+        return "flash_attention_2"
+    return "sdpa"
+
+
+def wrap_loaded(model: Any, tokenizer: Any, dev: Any) -> LoadedModel:
+    """A loaded model and tokenizer, on ``dev``, with what the backend needs to know."""
+    if getattr(model, "device", None) != dev:
+        model = model.to(dev)
+    model = model.eval()
     eos: set[int] = set()
     for value in (getattr(model.generation_config, "eos_token_id", None), tokenizer.eos_token_id):
         if isinstance(value, int):

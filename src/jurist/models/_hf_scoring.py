@@ -2,8 +2,10 @@
 
 Each candidate is scored as the start of the model's answer: the sum of its tokens'
 log-probabilities after the chat-templated prompt, by teacher forcing. All items of a batch
-(concurrent callers) and all their candidates go through one left-padded forward pass (in
-chunks of ``max_rows`` rows). Runs on the backend's worker thread.
+(concurrent callers) and all their candidates go through left-padded forward passes, rows of
+like length together, as many rows per pass as the batch limits and the GPU's free memory
+allow (:mod:`jurist.models._hf_memory`). The passes are queued back to back and read once at
+the end. Runs on the backend's worker thread.
 
 A candidate's probability is that of its tokens as a prefix of the answer, with no end
 token after it, as in G-Eval: ``"1"`` and ``"10"`` overlap (``"10"`` is ``"1"`` then
@@ -15,12 +17,14 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 
 from jurist.errors import ConfigError
-from jurist.models._hf_compute import encode, encode_prompts, left_pad, render_prompt
+from jurist.models._hf_compute import encode, encode_prompts, left_pad, render_prompt, to_device
 from jurist.models._hf_loading import LoadedModel
+from jurist.models._hf_memory import BatchLimits, run_split
 from jurist.types import CandidateScores, Request, Usage
 
 __all__ = ["candidate_ids", "score_batch"]
@@ -65,13 +69,14 @@ class _Plan:
 
 
 def score_batch(
-    lm: LoadedModel, items: Sequence[tuple[Request, tuple[str, ...]]], max_rows: int
+    lm: LoadedModel, items: Sequence[tuple[Request, tuple[str, ...]]], limits: BatchLimits
 ) -> list[CandidateScores]:
     """Score each item's candidates as continuations of its prompt, in batched forwards.
 
     A candidate's logprob is the sum over its tokens (teacher forcing). Rows are the
     prompt plus each multi-token candidate's tokens but the last; all single-token
-    candidates share the prompt's own row and read its last position.
+    candidates share the prompt's own row and read its last position. Rows are bucketed by
+    length into passes within ``limits`` (:mod:`jurist.models._hf_memory`).
     """
     rows: list[tuple[int, ...]] = []
     index: dict[tuple[int, ...], int] = {}
@@ -95,38 +100,61 @@ def score_batch(
     for plan in plans:
         for _, r, ids in plan.candidates:
             wanted.setdefault(r, set()).add(tuple(ids))
+    widths = [len(row) for row in rows]
+    pending: list[tuple[list[tuple[int, tuple[int, ...]]], Any]] = []
+    for chunk in limits.plan(widths, lm.model, lm.device):
+        for _, part in run_split(
+            chunk,
+            lambda c: _forward(lm, rows, wanted, c),
+            widths=widths,
+            limits=limits,
+            device=lm.device,
+            what="candidate scoring",
+        ):
+            pending.append(part)
+    # one device sync at the end: the passes are queued back to back
     sums: dict[tuple[int, tuple[int, ...]], float] = {}
-    for start in range(0, len(rows), max_rows):
-        chunk = list(range(start, min(start + max_rows, len(rows))))
-        ids, mask, positions = left_pad(lm, [rows[r] for r in chunk])
-        keep = max(len(c) for r in chunk for c in wanted[r])
-        with torch.inference_mode():
-            logits = lm.model(
-                input_ids=ids,
-                attention_mask=mask,
-                position_ids=positions,
-                use_cache=False,
-                logits_to_keep=keep,
-            ).logits
-            logprobs = torch.log_softmax(logits[:, -keep:, :].float(), dim=-1)
-            b_idx: list[int] = []
-            p_idx: list[int] = []
-            t_idx: list[int] = []
-            owners: list[tuple[int, tuple[int, ...]]] = []
-            for b, r in enumerate(chunk):
-                for cand_ids in wanted[r]:
-                    for t, tok in enumerate(cand_ids):
-                        b_idx.append(b)
-                        p_idx.append(keep - len(cand_ids) + t)
-                        t_idx.append(tok)
-                        owners.append((r, cand_ids))
-            values = logprobs[b_idx, p_idx, t_idx].tolist()
-        for owner, value in zip(owners, values, strict=True):
+    for owners, values in pending:
+        for owner, value in zip(owners, values.tolist(), strict=True):
             sums[owner] = sums.get(owner, 0.0) + float(value)
     return [
         _scores({c: sums[(r, tuple(ids))] for c, r, ids in p.candidates}, len(prompt))
         for p, prompt in zip(plans, prompts, strict=True)
     ]
+
+
+def _forward(
+    lm: LoadedModel,
+    rows: Sequence[tuple[int, ...]],
+    wanted: dict[int, set[tuple[int, ...]]],
+    chunk: list[int],
+) -> tuple[list[tuple[int, tuple[int, ...]]], Any]:
+    """One forward pass over ``chunk``'s rows: the candidate tokens' logprobs (on device)."""
+    ids, mask, positions = left_pad(lm, [rows[r] for r in chunk])
+    keep = max(len(c) for r in chunk for c in wanted[r])
+    b_idx: list[int] = []
+    p_idx: list[int] = []
+    t_idx: list[int] = []
+    owners: list[tuple[int, tuple[int, ...]]] = []
+    for b, r in enumerate(chunk):
+        for cand_ids in sorted(wanted[r]):
+            for t, tok in enumerate(cand_ids):
+                b_idx.append(b)
+                p_idx.append(keep - len(cand_ids) + t)
+                t_idx.append(tok)
+                owners.append((r, cand_ids))
+    with torch.inference_mode():
+        logits = lm.model(
+            input_ids=ids,
+            attention_mask=mask,
+            position_ids=positions,
+            use_cache=False,
+            logits_to_keep=keep,
+        ).logits
+        logprobs = torch.log_softmax(logits[:, -keep:, :].float(), dim=-1)
+        index = to_device(torch.tensor([b_idx, p_idx, t_idx], dtype=torch.long), lm.device)
+        values = logprobs[index[0], index[1], index[2]]
+    return owners, values
 
 
 def _scores(logprobs: dict[str, float], prompt_tokens: int) -> CandidateScores:
