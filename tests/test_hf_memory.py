@@ -284,6 +284,31 @@ async def test_from_objects_scores_like_the_loaded_folder(tiny_model_dir: Path) 
         HFModel.from_objects(lm, tok, name="x", device="cuda")
 
 
+async def test_a_model_given_in_memory_is_cached_per_wrapping(tiny_model_dir: Path) -> None:
+    """Weights in memory have no files to fingerprint: a cached answer is reused only by the
+    same wrapping, so a policy changed in place and wrapped again is judged afresh."""
+    from jurist.models import CachedModel
+
+    tok = AutoTokenizer.from_pretrained(tiny_model_dir)
+    lm = AutoModelForCausalLM.from_pretrained(tiny_model_dir, dtype=torch.float32)
+    first = HFModel.from_objects(lm, tok, name="policy")
+    again = HFModel.from_objects(lm, tok, name="policy")
+    try:
+        one, two = await first.fingerprint(), await again.fingerprint()
+        assert one is not None and two is not None and one != two
+        assert await first.fingerprint() == one
+        cached = CachedModel(first, path=tiny_model_dir.parent / "mem-cache.sqlite")
+        await cached.complete(ask("x", max_tokens=2, temperature=0.0))
+        await cached.complete(ask("x", max_tokens=2, temperature=0.0))
+        assert cached.hits == 1
+        rewrapped = CachedModel(again, path=tiny_model_dir.parent / "mem-cache.sqlite")
+        await rewrapped.complete(ask("x", max_tokens=2, temperature=0.0))
+        assert rewrapped.hits == 0
+    finally:
+        await first.aclose()
+        await again.aclose()
+
+
 def test_defaults_on_the_cpu(tiny_model_dir: Path) -> None:
     m = HFModel(str(tiny_model_dir))
     assert m.dtype == "float32"

@@ -19,6 +19,7 @@ import concurrent.futures
 import itertools
 import threading
 import time
+import uuid
 from collections.abc import Hashable, Sequence
 from typing import Any
 
@@ -106,6 +107,7 @@ class HFModel(Model):
         self.revision = revision
         self.attn_implementation = attn_implementation
         self._in_memory = False
+        self._memory_token = ""
         self._loaded: LoadedModel | None = None
         self._load_lock = threading.Lock()
         self._executor: concurrent.futures.ThreadPoolExecutor | None = None
@@ -125,8 +127,9 @@ class HFModel(Model):
 
         For a model built, trained or loaded by the caller (a training loop's policy, a
         model made from a config): nothing is read from disk or the hub. ``name`` labels it
-        (its ``identity()`` and cache key: give each distinct set of weights its own name).
-        ``options`` are the constructor's batching options; device and dtype are the
+        (its ``identity()``). Its weights cannot be fingerprinted from files, so its cache
+        key carries a token drawn for this wrapping: answers are cached for this object only,
+        and weights changed in place (a training step) need a new wrapping. ``options`` are the constructor's batching options; device and dtype are the
         model's own. The model is put in eval mode and its ``generation_config`` reduced to
         the special tokens, as when loading.
         """
@@ -137,6 +140,7 @@ class HFModel(Model):
         dtype = str(model.dtype).removeprefix("torch.")
         self = cls(name, device=str(dev), dtype=dtype if dtype in DTYPES else "auto", **options)
         self._in_memory = True
+        self._memory_token = uuid.uuid4().hex
         self._loaded = wrap_loaded(model, tokenizer, dev)
         return self
 
@@ -167,6 +171,8 @@ class HFModel(Model):
         return await self._fingerprint.get(self._take_fingerprint)
 
     async def _take_fingerprint(self) -> dict[str, Any] | None:
+        if self._in_memory:
+            return {"in_memory": self._memory_token}
         name, revision = self.source.display, self.revision
         if not self.source.is_local:
             await self.load()
