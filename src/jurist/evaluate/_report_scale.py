@@ -38,7 +38,9 @@ __all__ = [
     "FAILED",
     "AnyScale",
     "Comparison",
+    "as_number",
     "choose",
+    "on_verdict_scale",
     "ordered_counts",
     "scale_of",
     "sort_names",
@@ -62,7 +64,7 @@ def scale_of(judge: Mapping[str, Any]) -> AnyScale | None:
         return None  # a manifest from another version: verdicts sort as numbers or text
 
 
-def _number(v: Any) -> float | None:
+def as_number(v: Any) -> float | None:
     if isinstance(v, bool) or not isinstance(v, int | float):
         return None
     return float(v)
@@ -71,7 +73,7 @@ def _number(v: Any) -> float | None:
 def verdict_text(verdict: Any, scale: AnyScale | None) -> str:
     """``verdict`` as the scale writes it (whole numbers without ``.0``, a label by its
     name in the template)."""
-    number = _number(verdict)
+    number = as_number(verdict)
     if number is not None:
         return tick_text(number)
     text = str(verdict)
@@ -148,7 +150,7 @@ class Comparison:
         return abs(float(pair[0]) - float(pair[1]))
 
 
-def _on_verdict_scale(label: Any, scale: AnyScale) -> bool:
+def on_verdict_scale(label: Any, scale: AnyScale) -> bool:
     if isinstance(scale, LabelScale):
         if not isinstance(label, str):
             return False
@@ -157,7 +159,7 @@ def _on_verdict_scale(label: Any, scale: AnyScale) -> bool:
         except KeyError:
             return False
         return True
-    number = _number(label)
+    number = as_number(label)
     return number is not None and scale.contains(number)
 
 
@@ -166,15 +168,15 @@ def choose(pairs: Sequence[tuple[Any, Any, Any]], scale: AnyScale | None) -> Com
     label are left out by the caller), with a note that says which scale was used."""
     labels = [h for _, _, h in pairs]
     verdicts = [v for _, v, _ in pairs]
-    numeric = all(_number(h) is not None for h in labels)
-    if scale is not None and all(_on_verdict_scale(h, scale) for h in labels):
+    numeric = all(as_number(h) is not None for h in labels)
+    if scale is not None and all(on_verdict_scale(h, scale) for h in labels):
         if isinstance(scale, LabelScale):
             c = Comparison(
                 "verdict",
                 "nominal",
                 f"verdicts against the labels, on the scale {scale.describe()}",
             )
-        elif all(_number(v) is not None for v in verdicts):
+        elif all(as_number(v) is not None for v in verdicts):
             kind: Literal["ordinal", "interval"] = "ordinal" if scale.integer else "interval"
             c = Comparison(
                 "verdict",
