@@ -314,7 +314,8 @@ class RunStore:
                     )
                 self._db.execute("COMMIT")
             except BaseException:
-                self._db.execute("ROLLBACK")
+                if self._db.in_transaction:  # SQLite ends it itself on a full disk
+                    self._db.execute("ROLLBACK")
                 raise
         except sqlite3.Error as e:
             raise self._error(f"write item {r.idx} to", e) from None
