@@ -41,6 +41,10 @@ def test_usable_labels_still_work(tmp_path: Path, capsys: pytest.CaptureFixture[
     run = likert_run(tmp_path, [1, 2, None, 4, float("nan"), 3])
     code, out, _ = agreement([run, "--labels", "stars", "--no-ci"], capsys)
     assert code == EXIT_OK and "4 pairs; 2 left out" in out and "nan" not in out.lower()
+    # stars read from a CSV as text are compared with the verdicts as text
+    run = likert_run(tmp_path, ["1", "2", "3", "4", "5", "3"], name="text-stars")
+    code, out, _ = agreement([run, "--labels", "stars", "--no-ci"], capsys)
+    assert code == EXIT_OK and "6 pairs; 0 left out" in out and "nan" not in out.lower()
 
 
 def test_absent_column(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

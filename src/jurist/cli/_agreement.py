@@ -22,7 +22,13 @@ from rich.table import Table
 from jurist.cli._app import EXIT_OK, app
 from jurist.errors import ConfigError, DataError
 from jurist.evaluate import Run
-from jurist.evaluate._report_scale import as_number, choose, on_verdict_scale, scale_of
+from jurist.evaluate._report_scale import (
+    as_number,
+    choose,
+    scale_of,
+    text_verdicts,
+    verdict_text,
+)
 from jurist.metrics import Agreement, RubricMetrics, agreement, criteria_info, rubric_metrics
 
 
@@ -132,7 +138,8 @@ def agreement_command(
         comparison = choose(triples, scale)
         chosen = comparison.kind if kind == "auto" else kind
         if comparison.on == "text":
-            off = [t for t in truth if t is not None and not on_verdict_scale(t, scale)]
+            allowed = text_verdicts(scale, verdicts)
+            off = [t for t in truth if t is not None and verdict_text(t, scale) not in allowed]
             _refuse(run_dir, labels, off, truth, f"not verdicts of the scale {scale.describe()}")
         if chosen != "nominal" and comparison.on != "score":
             off = [t for t in truth if t is not None and as_number(t) is None]
@@ -176,8 +183,7 @@ def missing(value: Any) -> bool:
 def _check_present(
     run_dir: str, labels: str, lacking: list[int], items: int, fields: list[str]
 ) -> None:
-    """A :class:`~jurist.errors.DataError` when the label field is absent from any item,
-    or has no value in any."""
+    """A :class:`~jurist.errors.DataError` when the label field is absent from any item."""
     if lacking and len(lacking) == items:
         raise DataError(
             f"{run_dir}: --labels {labels!r} is absent: item {lacking[0]} has no field "

@@ -40,10 +40,10 @@ __all__ = [
     "Comparison",
     "as_number",
     "choose",
-    "on_verdict_scale",
     "ordered_counts",
     "scale_of",
     "sort_names",
+    "text_verdicts",
     "verdict_text",
 ]
 
@@ -113,6 +113,12 @@ def ordered_counts(counts: Mapping[str, int], scale: AnyScale | None) -> list[tu
     return [(k, counts.get(k, 0)) for k in sorted(keys, key=lambda k: _key(k, points))]
 
 
+def text_verdicts(scale: AnyScale | None, verdicts: Sequence[Any]) -> set[str]:
+    """The verdicts a label compared as text can equal: the scale's, when it lists them
+    (``1`` ... ``5``, its label names), else those the judge gave."""
+    return set(_points(scale)) or {verdict_text(v, scale) for v in verdicts if v is not None}
+
+
 def sort_names(names: Sequence[str], scale: AnyScale | None) -> list[str]:
     """Verdict texts in the scale's order (see :func:`order`)."""
     points = _points(scale)
@@ -150,7 +156,7 @@ class Comparison:
         return abs(float(pair[0]) - float(pair[1]))
 
 
-def on_verdict_scale(label: Any, scale: AnyScale) -> bool:
+def _on_verdict_scale(label: Any, scale: AnyScale) -> bool:
     if isinstance(scale, LabelScale):
         if not isinstance(label, str):
             return False
@@ -169,7 +175,7 @@ def choose(pairs: Sequence[tuple[Any, Any, Any]], scale: AnyScale | None) -> Com
     labels = [h for _, _, h in pairs]
     verdicts = [v for _, v, _ in pairs]
     numeric = all(as_number(h) is not None for h in labels)
-    if scale is not None and all(on_verdict_scale(h, scale) for h in labels):
+    if scale is not None and all(_on_verdict_scale(h, scale) for h in labels):
         if isinstance(scale, LabelScale):
             c = Comparison(
                 "verdict",
