@@ -97,6 +97,19 @@ def test_options_are_checked_and_described() -> None:
     assert "min_coverage" not in jurist.LLMJudge(MockModel("j"), template="likert").describe()
 
 
+def test_catalog_entries_keep_the_threshold(tmp_path: Path) -> None:
+    from jurist import catalog
+
+    model = jurist.get_model("mock:j", candidate_probs={"4": 0.5, "5": 0.5})
+    judge = jurist.LLMJudge(
+        model, template="likert", scoring="logprobs", min_coverage=0.8, low_coverage="flag"
+    )
+    catalog.add(judge, "judges.strict_mass", root=tmp_path)
+    back = catalog.get("judges.strict_mass", root=tmp_path, model=model)
+    assert (back.min_coverage, back.low_coverage) == (0.8, "flag")
+    assert back.describe() == judge.describe()
+
+
 # -- the one-pass candidate route ------------------------------------------------------------
 
 
