@@ -154,6 +154,8 @@ def _llm_judge(judge: Any) -> dict[str, Any]:
         concurrency=judge.concurrency,
         name=judge.name,
     )
+    if judge.scoring != "parse":
+        out.update(min_coverage=judge.min_coverage, low_coverage=judge.low_coverage)
     if judge.system_prompt is not None:
         out["system_prompt"] = judge.system_prompt
     if judge.extra_body:

@@ -27,6 +27,7 @@ from jurist.errors import ConfigError, OutputError
 from jurist.evaluate import BatchAPIOptions, RayOptions, Run, aevaluate, open_source
 from jurist.evaluate._folder import check_run_folder
 from jurist.judges import ItemJudge, LLMJudge
+from jurist.judges._weigher import DEFAULT_MIN_COVERAGE
 from jurist.models import Model
 from jurist.templates import get_template
 
@@ -99,6 +100,19 @@ def judge(
             "probabilities; auto: logprobs where the backend gives them."
         ),
     ] = "parse",
+    min_coverage: Annotated[
+        float,
+        typer.Option(
+            min=0.0,
+            max=1.0,
+            help="With logprob scoring: the least probability the judge must put on the "
+            "verdicts for its score to count (0 turns the check off).",
+        ),
+    ] = DEFAULT_MIN_COVERAGE,
+    low_coverage: Annotated[
+        str,
+        typer.Option(help="Below --min-coverage: fail (no score) or flag (keep it, flagged)."),
+    ] = "fail",
     output: Annotated[
         str,
         typer.Option(
@@ -137,6 +151,8 @@ def judge(
         temperature=options.temperature,
         concurrency=options.concurrency,
         scoring=scoring,  # type: ignore[arg-type]
+        min_coverage=min_coverage,
+        low_coverage=low_coverage,  # type: ignore[arg-type]
         output=output,  # type: ignore[arg-type]
     )
     ray, batch_api = engine_options.engines(options)

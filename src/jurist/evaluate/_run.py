@@ -30,6 +30,7 @@ import orjson
 from jurist._files import replaced_atomically
 from jurist.errors import ConfigError, MissingDependencyError
 from jurist.evaluate._batch_store import batch_calls_in
+from jurist.evaluate._coverage import CoverageSummary, coverages, min_coverage_of
 from jurist.evaluate._folder import STORE_NAME
 from jurist.evaluate._manifest import Manifest
 from jurist.evaluate._report import write_report
@@ -143,8 +144,10 @@ class Run:
             scale = scale_of(self.manifest.judge)
             verdicts: dict[str, int] = {}
             notes: dict[str, int] = {}
+            covered: list[tuple[float, bool]] = []
             for row in store.rows():
                 outcome = row["outcome"]
+                covered += coverages(outcome)
                 for note in _output_notes(outcome):
                     notes[note] = notes.get(note, 0) + 1
                 if row["score"] is None:
@@ -180,7 +183,9 @@ class Run:
             cost_estimated_items=totals.cost_estimated,
             seconds=seconds,
             sessions=sessions,
+            superseded=totals.superseded,
             notes=notes,
+            coverage=CoverageSummary.of(covered, min_coverage_of(self.manifest.judge)),
             batch_calls=batch_calls_in(self.run_dir / STORE_NAME, self.manifest.run_id),
             batch_files=[str(p) for p in waiting or ()],
         )

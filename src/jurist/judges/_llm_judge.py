@@ -29,7 +29,12 @@ from jurist.judges._output import (
 from jurist.judges._results import JudgeResults
 from jurist.judges._scoring import ScoringChoice, bare_verdict, choose_route
 from jurist.judges._spec import judge_model
-from jurist.judges._weigher import Weigher
+from jurist.judges._weigher import (
+    DEFAULT_MIN_COVERAGE,
+    LowCoverage,
+    Weigher,
+    check_coverage_options,
+)
 from jurist.models import Model, attempts_of
 from jurist.templates import Template, get_template
 from jurist.types import Judgment, Message, OutputFormatUsed, Request, Usage
@@ -61,6 +66,13 @@ class LLMJudge(BatchJudge[Judgment, JudgeResults]):
             gives none); ``"auto"`` uses logprobs where the backend gives them and records
             per judgment which mode scored it. See :mod:`jurist.judges._scoring`.
         top_logprobs: how many alternatives per token to ask for on the ``top`` route.
+        min_coverage: the least probability the model must put on the scale's verdicts
+            for a logprob score to count (default 0.5; 0 turns the check off). Below it
+            the judgment is marked ``low_coverage`` and handled as ``low_coverage`` says.
+        low_coverage: ``"fail"`` (default): a ``scoring="logprobs"`` judgment gets no
+            score (``logprobs: verdict probability mass ... below min_coverage ...``), an
+            ``"auto"`` one keeps its parsed verdict's score; ``"flag"``: the weighed score
+            is kept, flagged. See :mod:`jurist.judges._weigher`.
         extra_body: provider-specific request fields sent with every call (a llama.cpp
             ``grammar``, vLLM's ``guided_choice``...); part of the cache key.
         output: ``"json"`` asks for one JSON object constrained by the template's schema
@@ -86,6 +98,8 @@ class LLMJudge(BatchJudge[Judgment, JudgeResults]):
         name: str | None = None,
         scoring: ScoringChoice = "parse",
         top_logprobs: int = 20,
+        min_coverage: float = DEFAULT_MIN_COVERAGE,
+        low_coverage: LowCoverage = "fail",
         extra_body: Mapping[str, Any] | None = None,
         output: OutputFormat = "auto",
         **model_options: Any,
@@ -105,6 +119,8 @@ class LLMJudge(BatchJudge[Judgment, JudgeResults]):
             "name": name,
             "scoring": scoring,
             "top_logprobs": top_logprobs,
+            "min_coverage": min_coverage,
+            "low_coverage": low_coverage,
             "extra_body": extra_body,
             "output": output,
         }
@@ -150,7 +166,10 @@ class LLMJudge(BatchJudge[Judgment, JudgeResults]):
             raise ConfigError(f"scoring must be 'parse', 'logprobs' or 'auto', got {scoring!r}")
         if top_logprobs < 1:
             raise ConfigError(f"top_logprobs must be at least 1, got {top_logprobs}")
+        check_coverage_options(min_coverage, low_coverage)
         self.scoring: ScoringChoice = scoring
+        self.min_coverage = float(min_coverage)
+        self.low_coverage: LowCoverage = low_coverage
         self.extra_body: dict[str, Any] = dict(extra_body or {})
         route, space, reason = choose_route(base, tpl, scoring)
         self._weigher = (
@@ -167,6 +186,8 @@ class LLMJudge(BatchJudge[Judgment, JudgeResults]):
                     json=self.json,
                 ),
                 strict=scoring == "logprobs",
+                min_coverage=self.min_coverage,
+                low_coverage=low_coverage,
             )
             if route is not None and space is not None
             else None
@@ -215,6 +236,11 @@ class LLMJudge(BatchJudge[Judgment, JudgeResults]):
             "temperature": self.temperature,
             "max_tokens": self.max_tokens,
             "scoring": self.scoring,
+            **(
+                {"min_coverage": self.min_coverage, "low_coverage": self.low_coverage}
+                if self.scoring != "parse"
+                else {}
+            ),
             "json": self.json,
             "json_schema": self._schema,
             "extra_body": self.extra_body,
