@@ -13,7 +13,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
 from jurist._sync import run_sync
@@ -187,6 +187,26 @@ class LLMJudge(BatchJudge[Judgment, JudgeResults]):
                 f"the options are {sorted(self._options)}"
             )
         return LLMJudge(**{**self._options, **changes})
+
+    def models(self) -> tuple[Model, ...]:
+        """The one model this judge calls (with its ``max_calls_per_min`` pacing).
+
+        >>> LLMJudge("mock:j").models()
+        (MockModel('mock:j'),)
+        """
+        return (self.model,)
+
+    def with_models(self, fn: Callable[[Model], Model]) -> LLMJudge:
+        """A copy of this judge calling ``fn(model)`` instead of its model; the rest of
+        its configuration is the same (its pacing, if any, is part of the model passed).
+
+        >>> from jurist.models import RetryModel
+        >>> judge = LLMJudge("mock:j", template="likert")
+        >>> other = judge.with_models(RetryModel)
+        >>> other.model, other.describe() == judge.describe(), judge.model
+        (RetryModel(MockModel('mock:j'), max_retries=2), True, MockModel('mock:j'))
+        """
+        return LLMJudge(**{**self._options, "model": fn(self.model), "max_calls_per_min": None})
 
     @property
     def required_fields(self) -> tuple[str, ...]:
