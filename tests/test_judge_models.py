@@ -115,7 +115,7 @@ def test_models_names_every_model_in_order(kind: str) -> None:
 
 @pytest.mark.parametrize("kind", sorted(KINDS))
 def test_with_models_is_a_copy_that_calls_the_new_models(kind: str) -> None:
-    make, specs, run = KINDS[kind]
+    make, _, run = KINDS[kind]
     judge = make()
     before = judge.models()
     seen: list[Model] = []

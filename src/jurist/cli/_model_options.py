@@ -21,14 +21,7 @@ from typing import Annotated, Any, TypeVar
 import typer
 
 from jurist.errors import ConfigError
-from jurist.models import (
-    DEFAULT_MODEL,
-    CachedModel,
-    LimitedModel,
-    Model,
-    RetryModel,
-    get_model,
-)
+from jurist.models import DEFAULT_MODEL, Model, Transport, build_stack, get_model
 
 __all__ = [
     "JSON_MODES",
@@ -74,9 +67,9 @@ def build_model(
     (``max_model_len`` for ``vllm:``, ``dtype`` for ``hf:``...); one that a flag of its own
     sets (``--timeout``, ``--base-url``, ``--api-key``...) is refused, naming the flag.
 
-    Limits sit innermost so every attempt, retries included, is paced; retry sits outside
-    so a backoff sleep never holds a concurrency slot; the cache sits outermost so a hit
-    costs no slot and no attempt.
+    The order is :func:`~jurist.models.build_stack`'s: limits innermost so every attempt,
+    retries included, is paced; retry over them so a backoff sleep never holds a
+    concurrency slot; the cache outermost so a hit costs no slot and no attempt.
     """
     options: dict[str, Any] = {}
     provider = spec.partition(":")[0]
@@ -106,15 +99,16 @@ def build_model(
             flag = _OWN_FLAGS.get(key, "--" + key.replace("_", "-"))
             raise ConfigError(f"--model-option {key}=...: set it with {flag} instead")
         options[key] = value
-    # max_retries=0: this stack adds its own retry wrapper, outside the limits, once
-    model: Model = get_model(spec, max_retries=0, **options)
-    if rpm or tpm:
-        model = LimitedModel(model, max_calls_per_min=rpm, max_tokens_per_min=tpm)
-    if max_retries > 0 and model.capabilities.remote:
-        model = RetryModel(model, max_retries=max_retries)
-    if cache:
-        model = CachedModel(model, cache_path)
-    return model
+    # max_retries=0: the one stack builder adds the retry layer, over the limits, once
+    backend: Model = get_model(spec, max_retries=0, **options)
+    transport = Transport(
+        max_retries=max_retries if backend.capabilities.remote else 0,
+        rpm=rpm,
+        tpm=tpm,
+        cache=cache,
+        cache_path=cache_path,
+    )
+    return build_stack(backend, transport)
 
 
 # backend options that flags of their own set (--model-option refuses them)

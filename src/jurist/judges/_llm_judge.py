@@ -24,7 +24,8 @@ from jurist.judges._results import JudgeResults
 from jurist.judges._scoring import ScoringChoice, bare_verdict, choose_route
 from jurist.judges._spec import judge_model
 from jurist.judges._weigher import Weigher
-from jurist.models import Model, attempts_of
+from jurist.models import Model, attempts_of, with_limits
+from jurist.models._stack import limits_layer
 from jurist.templates import Template, get_template
 from jurist.types import Judgment, Message, OutputFormatUsed, Request, Usage
 
@@ -41,7 +42,8 @@ class LLMJudge(BatchJudge[Judgment, JudgeResults]):
             model, or ``None`` for the default model.
         template: a built-in template name or a :class:`~jurist.templates.Template`.
         max_calls_per_min: pace calls to this rate (smoothly, through
-            :class:`~jurist.models.LimitedModel`).
+            :class:`~jurist.models.LimitedModel`, placed under the model's retries so
+            each retry is paced too: :func:`~jurist.models.with_limits`).
         explanations: ask for and return a short explanation with each verdict.
         instructions: replace the template's instructions (the task description).
         labels: replace the scale with a label -> score map (``{"Yes": 1.0, "No": 0.0}``),
@@ -103,11 +105,9 @@ class LLMJudge(BatchJudge[Judgment, JudgeResults]):
             "output": output,
         }
         if max_calls_per_min is not None:
-            from jurist.models import LimitedModel
-
             if max_calls_per_min <= 0:
                 raise ConfigError(f"max_calls_per_min must be positive, got {max_calls_per_min}")
-            base = LimitedModel(base, max_calls_per_min=max_calls_per_min)
+            base = with_limits(base, limits_layer(rpm=max_calls_per_min))
         tpl = get_template(template) if isinstance(template, str) else template
         if instructions is not None:
             tpl = tpl.model_copy(update={"instructions": instructions})

@@ -22,9 +22,9 @@ from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from jurist._sync import run_sync
-from jurist.models import Model
 from jurist.judges.rubric._report import GradeReport
 from jurist.judges.rubric._rubric import Rubric
+from jurist.models import Model
 
 __all__ = ["RubricGrader", "RubricJudge"]
 
