@@ -199,13 +199,17 @@ def test_mock_judges_of_every_kind_rebuild_from_their_portable_entry() -> None:
         assert (got.score, got.error) == (want.score, want.error), kind
 
 
-def test_a_rubric_judge_over_mock_models_is_refused() -> None:
+def test_a_rubric_judge_over_mock_models_rebuilds_with_its_mocks() -> None:
     rubric = jurist.Rubric.from_dict(
         {"criteria": [{"name": "correct", "requirement": "The answer is right."}]}
     )
-    grader = jurist.CriterionGrader(judges=[jurist.get_model("mock:r")])
-    with pytest.raises(ConfigError, match=r"mock model\(s\) mock:r cannot be rebuilt"):
-        portable_entry(grader.for_rubric(rubric))
+    met = '{"c1": {"verdict": "MET"}}'
+    mocks = [jurist.get_model(f"mock:r{i}", outputs=[met], cycle=True) for i in (1, 2)]
+    judge = jurist.CriterionGrader(judges=mocks, seed=3).for_rubric(rubric)
+    rebuilt = rebuild(portable_entry(judge))
+    assert rebuilt.models() == tuple(mocks)  # each mock back in its place
+    assert rebuilt.describe() == judge.describe()
+    assert asyncio.run(rebuilt.judge(_items(1)[0])).score == 1.0
 
 
 def test_a_judge_the_catalog_cannot_rebuild_is_refused() -> None:

@@ -132,7 +132,8 @@ def _model_spec(model: Model) -> tuple[str, dict[str, Any], int | None]:
 def _llm_judge(judge: Any) -> dict[str, Any]:
     from jurist.templates import list_templates
 
-    spec, options, rate = _model_spec(judge.model)
+    (model,) = judge.models()
+    spec, options, rate = _model_spec(model)
     out: dict[str, Any] = {"model": spec}
     if options:
         out["model_options"] = options
@@ -141,7 +142,7 @@ def _llm_judge(judge: Any) -> dict[str, Any]:
         out["template"] = judge.template.name
     else:
         out["template"] = judge.template.model_dump(mode="json")
-    has_schema = judge.model.capabilities.json_schema
+    has_schema = model.capabilities.json_schema
     output = "auto" if judge.json == has_schema or judge.template.json_only else "text"
     if judge.json and not has_schema and not judge.template.json_only:
         output = "json"
@@ -169,15 +170,9 @@ def _rubric_judge(judge: Any) -> dict[str, Any]:
     info = judge.grader.describe(judge.rubric)
     models: list[str] = []
     options: dict[str, Any] = {}
-    for i, spec in enumerate(info["judges"]):
-        model = spec["model"]
-        provider, name = model.get("provider"), model.get("name")
-        models.append(f"{provider}:{name}")
-        these = {
-            opt: model[key]
-            for key, opt in _MODEL_OPTIONS.get(str(provider), {}).items()
-            if model.get(key) is not None
-        }
+    for i, (model, spec) in enumerate(zip(judge.models(), info["judges"], strict=True)):
+        name, these, _ = _model_spec(model)
+        models.append(name)
         if i == 0:
             options = these
         elif these != options:

@@ -11,8 +11,9 @@ What it honours and where it differs from uqlm on purpose is on :mod:`jurist.com
 
 from __future__ import annotations
 
+import copy
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from jurist._sync import run_sync
@@ -101,6 +102,19 @@ class LLMJudge:
         )
         self._explaining = self.judge.with_options(explanations=True, system_prompt=explained)
         self.is_judge = True
+
+    def models(self) -> tuple[Model, ...]:
+        """The one model this judge calls."""
+        return self.judge.models()
+
+    def with_models(self, fn: Callable[[Model], Model]) -> LLMJudge:
+        """A copy of this judge calling ``fn(model)`` instead of its model."""
+        other = copy.copy(self)
+        other.judge = self.judge.with_models(fn)
+        other._explaining = other.judge.with_options(
+            explanations=True, system_prompt=self._explaining.system_prompt
+        )
+        return other
 
     async def judge_responses(
         self,

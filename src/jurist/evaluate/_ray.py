@@ -14,12 +14,13 @@ and refuses (and counts, in the store's ``duplicates_refused``) a second one for
 same item.
 
 API keys are never in the entry: the environment variables named by
-:attr:`RayOptions.env_vars` (``OPENAI_API_KEY`` by default), and the key an ``openai:``
-model was given, are copied from the driver to the actors as a constructor argument held
-in memory (a :class:`Secrets`, whose repr shows no value), and each actor puts them in its
-own environment before it rebuilds the judge, where the backends read them as they do
-locally. Not through Ray's ``runtime_env``: Ray's
-runtime-env agent writes those values to its log files. jurist writes them nowhere.
+:attr:`RayOptions.env_vars` (``OPENAI_API_KEY`` by default), and the keys the judge's
+models were given (each model's :meth:`~jurist.models.Model.secrets`), are copied from
+the driver to the actors as a constructor argument held in memory (a :class:`Secrets`,
+whose repr shows no value), and each actor puts them in its own environment before it
+rebuilds the judge, where the backends read them as they do locally. Not through Ray's
+``runtime_env``: Ray's runtime-env agent writes those values to its log files. jurist
+writes them nowhere.
 
 Ray itself: an instance already initialised in this process is used as it is; otherwise
 ``ray.init(address=options.address)`` (``None``: a local instance, shut down when the run
@@ -42,6 +43,7 @@ from jurist.evaluate._cost import PriceTable, resolve_prices
 from jurist.evaluate._item_path import check_judge
 from jurist.evaluate._ray_actor import (
     JudgeActor,
+    PortableJudge,
     Secrets,
     decode_result,
     encode_json,
@@ -53,8 +55,7 @@ from jurist.evaluate._ray_options import RayOptions
 from jurist.evaluate._session import EngineContext, normalised
 from jurist.evaluate._source import item_hash, map_fields, open_source
 from jurist.evaluate._store import StoredResult
-from jurist.judges._protocol import ItemJudge
-from jurist.models import Model, WrapperModel
+from jurist.judges._protocol import ItemJudge, models_of
 
 __all__ = ["Recorder", "judge_on_ray", "judge_ray_dataset"]
 
@@ -95,7 +96,7 @@ def _quiet_ray_data() -> Iterator[None]:
         logger.setLevel(level)
 
 
-def _checked_entry(judge: ItemJudge) -> dict[str, Any]:
+def _checked_entry(judge: ItemJudge) -> PortableJudge:
     """The judge's portable entry, after checking it rebuilds the same judge."""
     entry = portable_entry(judge)
     again = rebuild(entry)
@@ -110,49 +111,27 @@ def _checked_entry(judge: ItemJudge) -> dict[str, Any]:
 
 def _secrets(options: RayOptions, judge: ItemJudge) -> Secrets:
     """What the actors need to rebuild the judge's models with their keys: the variables
-    of ``options.env_vars`` this process has, and the key an ``openai:`` model of the
-    judge was given (``api_key=``, ``--api-key``) as ``OPENAI_API_KEY``, which it wins
-    over, as it does in this process."""
+    of ``options.env_vars`` this process has, and the keys the judge's models were given
+    (``api_key=``, ``--api-key``: each model's ``secrets()``), which win over them, as they
+    do in this process."""
     values = {name: os.environ[name] for name in options.env_vars if name in os.environ}
-    keys = {key for key in map(_own_key, _models_of(judge)) if key}
-    if len(keys) > 1:
-        raise ConfigError(
-            "cannot judge on Ray with openai: models given different API keys: the actors "
-            "rebuild them from their catalog entries, which hold no key, and read one "
-            "$OPENAI_API_KEY; use one key, or the local engine (ray=None)"
-        )
-    if keys:
-        values["OPENAI_API_KEY"] = keys.pop()
-    return Secrets(values)
-
-
-def _models_of(judge: Any) -> Iterator[Model]:
-    """Every model a judge calls (panels, pairwise and rubric judges walked through)."""
-    model = getattr(judge, "model", None)
-    if isinstance(model, Model):
-        yield model
-    inner = getattr(judge, "llm_judge", None)
-    if inner is not None:
-        yield from _models_of(inner)
-    for sub in getattr(judge, "judges", None) or ():
-        yield from _models_of(sub)
-    grader = getattr(judge, "grader", None)  # a rubric judge
-    if grader is not None:
-        yield from grader.models
-
-
-def _own_key(model: Model) -> str | None:
-    while isinstance(model, WrapperModel):
-        model = model.wrapped
-    key = getattr(model, "_api_key", None) if model.provider == "openai" else None
-    return key if isinstance(key, str) else None
+    given: dict[str, str] = {}
+    for model in models_of(judge):
+        for name, value in model.secrets().items():
+            if given.setdefault(name, value) != value:
+                raise ConfigError(
+                    f"cannot judge on Ray with models given different API keys ({name}): "
+                    "the actors rebuild them from their catalog entries, which hold no key, "
+                    f"and read one ${name}; use one key, or the local engine (ray=None)"
+                )
+    return Secrets({**values, **given})
 
 
 def _judged(
     ds: Any,
     blocks: int | None,
     *,
-    entry: dict[str, Any],
+    entry: PortableJudge,
     table: PriceTable,
     retries: int,
     options: RayOptions,

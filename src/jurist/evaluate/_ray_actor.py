@@ -2,10 +2,11 @@
 
 A judge is never pickled with its live connections: the driver turns it into its catalog
 entry (:func:`portable_entry`) and each :class:`JudgeActor` rebuilds it once, in its
-constructor, from that entry (:func:`rebuild`). The only objects an entry carries are
-scripted :class:`~jurist.models.MockModel` objects (they hold no connection and their
-script cannot be written as a spec; each actor gets its own copy, so a scripted *list*
-is replayed per actor while a function of the request answers as it does locally).
+constructor, from that entry (:func:`rebuild`). The only objects that travel with an
+entry are scripted :class:`~jurist.models.MockModel` objects, by their place in the
+judge's ``models()`` (they hold no connection and their script cannot be written as a
+spec; each actor gets its own copy, so a scripted *list* is replayed per actor while a
+function of the request answers as it does locally).
 
 Items travel as JSON text (``row``: the item as the run store keeps it; ``values``: the
 judge's fields) and results come back as JSON text of one
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -28,11 +30,14 @@ from jurist.evaluate._cost import PriceTable
 from jurist.evaluate._item_path import Coster, judge_one, stored_result
 from jurist.evaluate._source import item_hash, map_fields
 from jurist.evaluate._store import StoredResult
-from jurist.models import Model, WrapperModel, get_model
+from jurist.judges._protocol import models_of, with_models_of
+from jurist.models import MockModel, Model, WrapperModel, with_limits
+from jurist.models._stack import with_backend
 from jurist.types import Usage
 
 __all__ = [
     "JudgeActor",
+    "PortableJudge",
     "Secrets",
     "decode_result",
     "encode_json",
@@ -75,19 +80,33 @@ def decode_result(text: str) -> StoredResult:
     return StoredResult(**data)
 
 
-def _unwrapped(model: Model) -> Model:
+@dataclass(frozen=True)
+class PortableJudge:
+    """What an actor rebuilds a judge from: its catalog ``entry`` (model specs, never a
+    key), and ``mocks``: for each of the judge's models (in ``models()`` order), the
+    scripted :class:`~jurist.models.MockModel` that takes the rebuilt one's place, or
+    ``None`` (a model rebuilt from its spec)."""
+
+    entry: dict[str, Any]
+    mocks: tuple[MockModel | None, ...]
+
+    def __getitem__(self, key: str) -> Any:
+        return self.entry[key]
+
+
+def _backend(model: Model) -> Model:
     while isinstance(model, WrapperModel):
         model = model.wrapped
     return model
 
 
-def portable_entry(judge: Any) -> dict[str, Any]:
-    """The catalog entry each actor rebuilds ``judge`` from (mock models kept as objects).
+def portable_entry(judge: Any) -> PortableJudge:
+    """What each actor rebuilds ``judge`` from (mock models kept as objects).
 
     >>> import jurist
     >>> entry = portable_entry(jurist.LLMJudge("openai:gpt-4o-mini", template="likert"))
-    >>> entry["kind"], entry["model"], entry["template"]
-    ('judge', 'openai:gpt-4o-mini', 'likert')
+    >>> entry["kind"], entry["model"], entry["template"], entry.mocks
+    ('judge', 'openai:gpt-4o-mini', 'likert', (None,))
     """
     from jurist.catalog._dump import entry_of
 
@@ -99,32 +118,9 @@ def portable_entry(judge: Any) -> dict[str, Any]:
             f"judge from its catalog entry, and {e}. Use an LLMJudge, PairwiseJudge, Panel "
             "or RubricJudge over provider:name models, or the local engine (ray=None)."
         ) from None
-    _keep_mocks(judge, entry)
-    return entry
-
-
-def _keep_mocks(judge: Any, entry: dict[str, Any]) -> None:
-    from jurist.evaluate._item_path import judge_models
-    from jurist.judges import LLMJudge, PairwiseJudge, Panel
-
-    if isinstance(judge, Panel):
-        for sub, sub_entry in zip(judge.judges, entry["judges"], strict=True):
-            _keep_mocks(sub, sub_entry)
-        return
-    if isinstance(judge, LLMJudge | PairwiseJudge):
-        model = judge.model if isinstance(judge, LLMJudge) else judge.llm_judge.model
-        inner = _unwrapped(model)
-        if inner.provider == "mock":
-            entry["model"] = inner
-            entry.pop("model_options", None)
-        return
-    mocks = [s for s in judge_models(judge) if s.startswith("mock:")]
-    if mocks:
-        raise ConfigError(
-            f"cannot judge with this {type(judge).__name__} on Ray: its mock model(s) "
-            f"{', '.join(mocks)} cannot be rebuilt on an actor (a rubric judge is rebuilt from "
-            "model specs only); use an LLMJudge, PairwiseJudge or Panel for mock models"
-        )
+    backends = [_backend(model) for model in models_of(judge)]
+    mocks = tuple(b if isinstance(b, MockModel) else None for b in backends)
+    return PortableJudge(entry, mocks)
 
 
 def _entry_file(entry: dict[str, Any]) -> Any:
@@ -136,44 +132,39 @@ def _entry_file(entry: dict[str, Any]) -> Any:
     )
 
 
-def _limited(entry: dict[str, Any], limiter: Any, tokens: bool) -> dict[str, Any]:
-    """A copy of ``entry`` whose every model is a :class:`SharedLimitModel` object."""
-    from jurist.evaluate._ray_limits import SharedLimitModel
-
-    def wrap(spec: Any, options: dict[str, Any]) -> Model:
-        model = spec if isinstance(spec, Model) else get_model(spec, **options)
-        return SharedLimitModel(model, limiter, tokens=tokens)
-
-    out = dict(entry)
-    kind = out.get("kind", "judge")
-    if kind in ("judge", "pairwise_judge"):
-        out["model"] = wrap(out.get("model"), dict(out.pop("model_options", None) or {}))
-    elif kind == "panel":
-        out["judges"] = [_limited(sub, limiter, tokens) for sub in out["judges"]]
-    elif kind == "rubric_judge":
-        models = out.get("models") or []
-        if len(models) != 1:
-            raise ConfigError(
-                "rpm/tpm limits on Ray hold for rubric judges with one model; this one has "
-                f"{len(models)} ({', '.join(models)})"
-            )
-        out["model"] = wrap(models[0], dict(out.pop("model_options", None) or {}))
-    return out
-
-
-def rebuild(entry: dict[str, Any], limiter: Any = None, *, tokens: bool = False) -> Any:
-    """The judge of :func:`portable_entry`'s ``entry``; with a ``limiter`` every model
-    asks it before each call (a :class:`~jurist.evaluate._ray_limits.SharedLimitModel`).
+def rebuild(portable: PortableJudge, limiter: Any = None, *, tokens: bool = False) -> Any:
+    """The judge of :func:`portable_entry`'s ``portable``: its mock models put back, and
+    with a ``limiter`` every model asks it before each call (a
+    :class:`~jurist.evaluate._ray_limits.SharedLimitModel` in the limits' place of the
+    model's stack, :func:`~jurist.models.with_limits`: under its retries, so each retry
+    is paced by the cluster).
 
     >>> import jurist
     >>> rebuild(portable_entry(jurist.LLMJudge("mock:j", outputs=None))).model.spec
     'mock:j'
     """
     from jurist.catalog._resolve import build_entry
+    from jurist.evaluate._ray_limits import SharedLimitModel
 
-    if limiter is not None:
-        entry = _limited(entry, limiter, tokens)
-    return build_entry(_entry_file(entry))
+    judge = build_entry(_entry_file(portable.entry))
+    count = len(models_of(judge))
+    if count != len(portable.mocks):
+        raise ConfigError(
+            f"the judge rebuilt on a Ray actor calls {count} models, the driver's "
+            f"{len(portable.mocks)}; use the local engine (ray=None)"
+        )
+    mocks = iter(portable.mocks)
+
+    def layer(model: Model) -> Model:
+        return SharedLimitModel(model, limiter, tokens=tokens)
+
+    def prepared(model: Model) -> Model:
+        mock = next(mocks)
+        if mock is not None:
+            model = with_backend(model, mock)  # each actor has its own (unpickled) copy
+        return with_limits(model, layer) if limiter is not None else model
+
+    return with_models_of(judge, prepared)
 
 
 class Secrets:
@@ -210,7 +201,7 @@ class JudgeActor:
 
     def __init__(
         self,
-        entry: dict[str, Any],
+        entry: PortableJudge,
         table: PriceTable,
         retries: int,
         limiter: Any = None,

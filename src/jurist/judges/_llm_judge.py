@@ -13,7 +13,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
 from jurist._sync import run_sync
@@ -35,7 +35,8 @@ from jurist.judges._weigher import (
     Weigher,
     check_coverage_options,
 )
-from jurist.models import Model, attempts_of
+from jurist.models import Model, attempts_of, with_limits
+from jurist.models._stack import limits_layer
 from jurist.templates import Template, get_template
 from jurist.types import Judgment, Message, OutputFormatUsed, Request, Usage
 
@@ -52,7 +53,8 @@ class LLMJudge(BatchJudge[Judgment, JudgeResults]):
             model, or ``None`` for the default model.
         template: a built-in template name or a :class:`~jurist.templates.Template`.
         max_calls_per_min: pace calls to this rate (smoothly, through
-            :class:`~jurist.models.LimitedModel`).
+            :class:`~jurist.models.LimitedModel`, placed under the model's retries so
+            each retry is paced too: :func:`~jurist.models.with_limits`).
         explanations: ask for and return a short explanation with each verdict.
         instructions: replace the template's instructions (the task description).
         labels: replace the scale with a label -> score map (``{"Yes": 1.0, "No": 0.0}``),
@@ -125,11 +127,9 @@ class LLMJudge(BatchJudge[Judgment, JudgeResults]):
             "output": output,
         }
         if max_calls_per_min is not None:
-            from jurist.models import LimitedModel
-
             if max_calls_per_min <= 0:
                 raise ConfigError(f"max_calls_per_min must be positive, got {max_calls_per_min}")
-            base = LimitedModel(base, max_calls_per_min=max_calls_per_min)
+            base = with_limits(base, limits_layer(rpm=max_calls_per_min))
         tpl = get_template(template) if isinstance(template, str) else template
         if instructions is not None:
             tpl = tpl.model_copy(update={"instructions": instructions})
@@ -214,6 +214,26 @@ class LLMJudge(BatchJudge[Judgment, JudgeResults]):
                 f"the options are {sorted(self._options)}"
             )
         return LLMJudge(**{**self._options, **changes})
+
+    def models(self) -> tuple[Model, ...]:
+        """The one model this judge calls (with its ``max_calls_per_min`` pacing).
+
+        >>> LLMJudge("mock:j").models()
+        (MockModel('mock:j'),)
+        """
+        return (self.model,)
+
+    def with_models(self, fn: Callable[[Model], Model]) -> LLMJudge:
+        """A copy of this judge calling ``fn(model)`` instead of its model; the rest of
+        its configuration is the same (its pacing, if any, is part of the model passed).
+
+        >>> from jurist.models import RetryModel
+        >>> judge = LLMJudge("mock:j", template="likert")
+        >>> other = judge.with_models(RetryModel)
+        >>> other.model, other.describe() == judge.describe(), judge.model
+        (RetryModel(MockModel('mock:j'), max_retries=2), True, MockModel('mock:j'))
+        """
+        return LLMJudge(**{**self._options, "model": fn(self.model), "max_calls_per_min": None})
 
     @property
     def required_fields(self) -> tuple[str, ...]:

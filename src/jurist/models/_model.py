@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import abc
 import asyncio
+import copy
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict
 
@@ -84,6 +85,13 @@ class Model(abc.ABC):
         :func:`jurist._secrets.shown_name`); ``name`` keeps it as given."""
         return f"{self.provider}:{shown_name(self.name)}"
 
+    def secrets(self) -> dict[str, str]:
+        """The environment variables that give a copy of this model rebuilt in another
+        process (a Ray actor) the credentials this one was given (``api_key=``), by the
+        names its backend reads them from; ``{}`` (the default) when it was given none.
+        Held in memory only, never written, never part of :meth:`identity`."""
+        return {}
+
     @abc.abstractmethod
     async def complete(self, request: Request) -> Completion:
         """Complete one request."""
@@ -138,6 +146,9 @@ class WrapperModel(Model):
     async def fingerprint(self) -> dict[str, Any] | None:
         return await self.wrapped.fingerprint()
 
+    def secrets(self) -> dict[str, str]:
+        return self.wrapped.secrets()
+
     async def complete(self, request: Request) -> Completion:
         return await self.wrapped.complete(request)
 
@@ -151,6 +162,16 @@ class WrapperModel(Model):
 
     async def aclose(self) -> None:
         await self.wrapped.aclose()
+
+    def around(self, model: Model) -> Self:
+        """A copy of this wrapper around ``model`` instead of :attr:`wrapped` (this one is
+        unchanged). The copy shares this wrapper's state: a limiter's schedule, a cache's
+        file and connection, a retry's random draws."""
+        other = copy.copy(self)
+        other.wrapped = model
+        other.provider = model.provider
+        other.name = model.name
+        return other
 
     @property
     def innermost(self) -> Model:

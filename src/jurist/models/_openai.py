@@ -206,6 +206,10 @@ class OpenAIModel(Model):
             remote=True,
         )
 
+    def secrets(self) -> dict[str, str]:
+        """``OPENAI_API_KEY``: the key this model was given (``{}`` without one)."""
+        return {"OPENAI_API_KEY": self._api_key} if self._api_key else {}
+
     def identity(self) -> dict[str, Any]:
         # a key in the URL (user:password@, ?api-key=) is not part of what the model is
         return {"provider": self.provider, "name": self.name, "base_url": scrub(self.base_url)}

@@ -56,7 +56,8 @@ from typing import Any, TypeVar
 from jurist.errors import ConfigError, DataError
 from jurist.judges import LLMJudge
 from jurist.judges._batch import run_items
-from jurist.models import LimitedModel, Model, get_model
+from jurist.models import Transport, build_stack, get_model, with_limits
+from jurist.models._stack import limits_layer
 from jurist.rewards._judge_reward import DEFAULT_TOLERANCE, judgment_to_reward
 from jurist.rewards._loop import LoopThread
 from jurist.types import Judgment
@@ -310,21 +311,22 @@ def _build(settings: Mapping[str, Any]) -> RewardJudge:
                 "not an LLMJudge (a catalog judges.* entry)"
             )
         base = found
-    model: Model
     if "model" in settings:
         spec = str(settings["model"])
         if not isinstance(settings["model"], str) or not spec:
             raise ConfigError(f"reward judge: model must be a 'provider:name' spec, got {spec!r}")
-        model = get_model(_spec(spec), max_retries=max_retries, **options)
+        transport = Transport(
+            max_retries=max_retries, rpm=rpm, tpm=tpm, max_concurrency=concurrency
+        )
+        backend = get_model(_spec(spec), max_retries=0, **options)
+        limited = build_stack(backend, transport)
     else:
         assert base is not None
         given = sorted([*options, *(["max_retries"] if max_retries is not None else [])])
         if given:
             raise ConfigError(f"reward judge: {given} apply to model=, which judge= lacks")
-        model = base.model
-    limited = LimitedModel(
-        model, max_concurrency=concurrency, max_calls_per_min=rpm, max_tokens_per_min=tpm
-    )
+        layer = limits_layer(rpm=rpm, tpm=tpm, max_concurrency=concurrency)
+        limited = with_limits(base.model, layer)  # under the catalog model's retries
     template = str(settings.get("template", "reward"))
     is_reward = base is None and template == "reward"
     sampling: dict[str, Any] = {}
