@@ -143,6 +143,9 @@ def test_concurrency_bound_holds(server: ScoreServer) -> None:
 def test_sync_calls_reuse_one_loop_inside_and_outside_a_running_loop(server: ScoreServer) -> None:
     args = kw(server, concurrency=4, temperature=0.3)
     server.reset()
+    # the first batch settles the judge's answer format (one probe, then the rest), the
+    # second runs all four at once: the pool's connections are open after these two
+    batch_compute_score(["s"] * 4, ["good"] * 4, ["r"] * 4, **args)
     batch_compute_score(["s"] * 4, ["good"] * 4, ["r"] * 4, **args)
     first = set(server.peers)
 

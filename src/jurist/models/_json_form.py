@@ -58,6 +58,14 @@ __all__ = ["JsonForm", "JsonFormDecision", "one_line", "refuses", "response_form
 JsonForm = Literal["json_schema", "json_object", "text"]
 """How a JSON schema travels: OpenAI's form, llama-cpp-python's form, or not at all."""
 
+# How long a call waits for the probe of an unproven form before it goes out as a probe of
+# its own. A refusal is a validation error, answered before any generation (milliseconds on
+# a local server, a round trip on a remote one); a probe still out after this is most likely
+# being generated, so holding the other calls longer would only make a slow or hung first
+# request (a judgment's own deadline, a server hiccup) everyone's. A call that goes ahead
+# and is refused too falls back like the probe: at most the calls started in that window.
+PROBE_WAIT_S = 0.1
+
 _NEXT: dict[JsonForm, JsonForm] = {"json_schema": "json_object", "json_object": "text"}
 _REFUSAL_STATUS = frozenset({400, 422, 500, 501})
 _SCHEMA_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
@@ -134,6 +142,15 @@ class JsonFormDecision:
             weakref.WeakKeyDictionary()
         )
 
+    def __getstate__(self) -> dict[str, object]:
+        """A copy in another process keeps what was decided, not the locks."""
+        return {k: v for k, v in vars(self).items() if k not in ("_lock", "_gates")}
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        vars(self).update(state)
+        self._lock = threading.Lock()
+        self._gates = weakref.WeakKeyDictionary()
+
     def __repr__(self) -> str:
         return f"JsonFormDecision({self.spec!r}, form={self.form!r}, answered={self.answered!r})"
 
@@ -153,7 +170,9 @@ class JsonFormDecision:
                 form = self.form
                 if not probe or self._settled(form):
                     return self._marked(await send_as(form, False), form, refused)
-                async with self._gate():
+                gate = self._gate()
+                held = await _acquire_within(gate, PROBE_WAIT_S)
+                try:
                     form = self.form
                     if self._settled(form):
                         continue  # the probe before this call decided
@@ -165,6 +184,9 @@ class JsonFormDecision:
                         continue
                     with self._lock:
                         self.answered = self.answered or form
+                finally:
+                    if held:
+                        gate.release()
                 return self._marked(done, form, refused)
         except ModelError as error:
             error.attempts += refused
@@ -225,6 +247,16 @@ class JsonFormDecision:
             f"{self.spec}: the server refuses response_format {' and '.join(refused)}; "
             f"{sent} ({_HINT[form]}, starts there)"
         )
+
+
+async def _acquire_within(lock: asyncio.Lock, seconds: float) -> bool:
+    """Take ``lock`` if it comes free within ``seconds``; whether it was taken."""
+    try:
+        async with asyncio.timeout(seconds):  # no lost wake-up: a lock taken stays taken
+            await lock.acquire()
+    except TimeoutError:
+        return False
+    return True
 
 
 def one_line(text: str, limit: int = 400) -> str:
