@@ -3,7 +3,8 @@
 :func:`engine_options` is a decorator for a typer command, like
 :func:`~jurist.cli._model_options.model_options`: it adds the shared flags (``--engine``,
 ``--ray-address``, ``--actors``, ``--gpus-per-actor``, ``--batch-api``,
-``--batch-followup``, ``--batch-expired``, ``--batch-file-out``, ``--batch-poll``) to the
+``--batch-followup``, ``--batch-expired``, ``--batch-file-out``, ``--batch-poll``,
+``--batch-adopt``, ``--batch-resubmit``) to the
 command's signature and hands the command one :class:`EngineOptions` in its
 ``engine_options`` parameter. :meth:`EngineOptions.check` refuses combinations that make
 no sense before any model is built, and :meth:`EngineOptions.ray` /
@@ -70,6 +71,8 @@ class EngineOptions:
     batch_expired: str | None = None
     batch_file_out: Path | None = None
     batch_poll: float | None = None
+    batch_adopt: Sequence[str] | None = None
+    batch_resubmit: bool = False
 
     @property
     def batch(self) -> bool:
@@ -101,6 +104,16 @@ class EngineOptions:
             raise ConfigError(
                 f"--batch-expired must be resubmit or error, not {self.batch_expired!r}"
             )
+        if not self.batch_api_flag:
+            for flag, given in (
+                ("--batch-adopt", bool(self.batch_adopt)),
+                ("--batch-resubmit", self.batch_resubmit),
+            ):
+                if given:
+                    raise ConfigError(
+                        f"{flag} only applies with --batch-api (to a request file uploaded "
+                        "to a server whose batch id was never recorded)"
+                    )
         if not self.batch:
             for flag, value in (
                 ("--batch-followup", self.batch_followup),
@@ -157,6 +170,10 @@ class EngineOptions:
             given["on_expired"] = self.batch_expired
         if self.batch_poll is not None:
             given["poll_interval"] = self.batch_poll
+        if self.batch_adopt:
+            given["adopt"] = tuple(self.batch_adopt)
+        if self.batch_resubmit:
+            given["resubmit"] = True
         return BatchAPIOptions(**given)
 
 
@@ -217,6 +234,27 @@ ENGINE_FLAGS: dict[str, tuple[tuple[str, ...], Any, Any, dict[str, Any]]] = {
         float | None,
         None,
         bounded("batch_poll", help="Seconds between batch status checks (default 30)."),
+    ),
+    "batch_adopt": (
+        ("--batch-adopt",),
+        list[str] | None,
+        None,
+        {
+            "metavar": "BATCH_ID",
+            "help": "Take this batch as the batch of an uploaded request file whose batch id "
+            "was never recorded (checked against it first); for servers that cannot list "
+            "batches. Repeatable.",
+        },
+    ),
+    "batch_resubmit": (
+        ("--batch-resubmit",),
+        bool,
+        False,
+        {
+            "help": "Create again the batch of an uploaded request file whose batch id was "
+            "never recorded, on a server that cannot list batches (its requests may run, "
+            "and be billed, twice).",
+        },
     ),
 }
 

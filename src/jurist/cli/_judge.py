@@ -264,10 +264,33 @@ def run_engine(
                 loop.remove_signal_handler(signal.SIGTERM)
 
     try:
-        return asyncio.run(main())
+        run = asyncio.run(main())
     except (KeyboardInterrupt, asyncio.CancelledError):
         _say_interrupted(run_dir, command, batch=batch_api is not None)
         raise typer.Exit(143 if terminated else 130) from None
+    if batch_api is not None and batch_api.file_out is not None:
+        _say_nothing_written(run, batch_api.file_out)
+    return run
+
+
+def _say_nothing_written(run: Run, file_out: Path) -> None:
+    """``--batch-file-out`` on a run with nothing left to ask (every answer in the cache,
+    or the run already judged): no request file, and the run is finished: say so."""
+    summary = run.summary()
+    if summary.status == AWAITING:
+        return
+    why = (
+        "every answer was already in the cache"
+        if summary.cache_hits and not summary.calls
+        else "every item of the run already has its answer"
+    )
+    Console().print(
+        f"--batch-file-out {file_out}: no request file written: {why}; the run is "
+        f"{summary.status} and its results are in {run.run_dir}",
+        highlight=False,
+        markup=False,
+        soft_wrap=True,
+    )
 
 
 def _say_interrupted(run_dir: Path, command: str, *, batch: bool = False) -> None:
@@ -363,7 +386,7 @@ def finish_run(run: Run, out_path: Path, *, extra: dict[str, Any]) -> int:
     except OSError as e:
         raise OutputError(f"{target}: cannot write the summary: {e.strerror or e}") from None
     if summary["status"] == AWAITING and waiting:
-        say_awaiting(run, waiting, str(summary.get("model") or ""))
+        say_awaiting(run, waiting, str(summary.get("model") or ""), summary["cache_hits"])
         return EXIT_OK
     print_summary(Console(), summary, run.failures(limit=5))
     return EXIT_FAILED_ITEMS if summary["failed"] else EXIT_OK
@@ -372,18 +395,18 @@ def finish_run(run: Run, out_path: Path, *, extra: dict[str, Any]) -> int:
 AWAITING = "awaiting results"
 
 
-def say_awaiting(run: Run, files: Sequence[Path], model: str) -> None:
+def say_awaiting(run: Run, files: Sequence[Path], model: str, cache_hits: int = 0) -> None:
     """Name the request files to answer and the ``jurist ingest`` command that follows."""
     saved = len(run)
     expected = run.manifest.dataset.items
     of = f" of {expected}" if expected is not None else ""
+    cached = f" ({cache_hits} answer{'s' if cache_hits != 1 else ''} from the cache)"
     first = files[0]
     results = first.with_name(first.stem + ".results" + first.suffix)
     served = model.partition(":")[2] or "MODEL"
     lines = [
-        f"{saved}{of} items judged; the requests of the others are in "
-        + ", ".join(str(p) for p in files)
-        + " (Batch API lines).",
+        f"{saved}{of} items judged{cached if cache_hits else ''}; the requests of the "
+        "others are in " + ", ".join(str(p) for p in files) + " (Batch API lines).",
         "Answer them with an offline engine (or a provider's batch API), e.g.:",
         f"  vllm run-batch -i {shlex.quote(str(first))} -o {shlex.quote(str(results))} "
         f"--model {shlex.quote(served)}",

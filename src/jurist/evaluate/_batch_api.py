@@ -24,8 +24,10 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from jurist._secrets import get_logger
 from jurist.errors import ConfigError, ModelError
 from jurist.evaluate._batch_options import BatchAPIOptions
+from jurist.evaluate._batch_recover import adopt, check_adoptable, resend_cost
 from jurist.evaluate._batch_rounds import Line, Wire, parse_file
 from jurist.evaluate._batch_store import BatchStore, Chunk, Response
 from jurist.evaluate._item_path import current_item, judge_models, judge_one, stored_result
@@ -39,6 +41,8 @@ __all__ = ["AWAITING_RESULTS", "BatchEngine", "judge_through_batches", "request_
 AWAITING_RESULTS = "awaiting results"
 MAX_WINDOW = 50_000
 """The most items in flight (parked) at once: one full OpenAI batch file of requests."""
+
+logger = get_logger("jurist.evaluate")
 
 
 def request_key(model: dict[str, Any], body: dict[str, Any]) -> str:
@@ -95,6 +99,9 @@ class BatchEngine:
             completion_window=self.options.completion_window,
             poll_interval=self.options.poll_interval,
             on_status=self._status,
+            resubmit=self.options.resubmit,
+            resend_cost=self._resend_cost,
+            on_note=logger.warning,
         )
         self._round = max((c.round for c in self.store.chunks()), default=0)
 
@@ -171,6 +178,7 @@ class BatchEngine:
 
         ctx = self.ctx
         self.store.abandon_intents()
+        check_adoptable(self.options.adopt, self.store)
         if ctx.retry_failed:
             self.store.forget(r["idx"] for r in ctx.store.rows(failed_only=True))
         ctx.store.set_meta("batch_api", self.options.model_dump(mode="json"))
@@ -274,8 +282,12 @@ class BatchEngine:
             )
             raise _Stop()
         jobs: list[tuple[Any, Chunk]] = []
-        for chunk_id in sorted(resume):
-            chunk = self.store.chunk(chunk_id)
+        chunks = [self.store.chunk(chunk_id) for chunk_id in sorted(resume)]
+        if self.options.adopt:
+            chunks = await adopt(
+                self.options.adopt, chunks, self.store, self.wire, lambda c: self._client(c, None)
+            )
+        for chunk in chunks:
             client = self._client(chunk.model, None)
             if chunk.state == "uploaded":
                 chunk = await self.wire.recover(client, chunk)
@@ -335,6 +347,19 @@ class BatchEngine:
         if resubmitted:
             self.store.unassign(resubmitted)
         self._touch()
+
+    # -- files whose batch was never recorded (see jurist.evaluate._batch_recover) -------
+
+    def _resend_cost(self, chunk: Chunk) -> str:
+        """What creating ``chunk``'s batch again may cost twice (its requests, their tokens
+        and price where known), estimated from the parked requests it carries."""
+        ids = (cid for cid, _ in self.store.ids_of(chunk.chunk_id))
+        waiters = [self._waiting[cid] for cid in ids if cid in self._waiting]
+        if waiters:
+            spec = waiters[0].model.spec
+        else:
+            spec = f"{chunk.model.get('provider', 'openai')}:{chunk.model.get('name', '')}"
+        return resend_cost((w.body for w in waiters), chunk.requests, spec, self.ctx.table)
 
     def _may_resubmit(self, cid: str) -> bool:
         """Whether a request a batch ended without answering goes into another batch:

@@ -24,6 +24,15 @@ class BatchAPIOptions(BaseModel):
     ``awaiting results``, for an offline engine (:func:`jurist.evaluate.ingest` reads its
     results back).
 
+    Two ways on for a request file whose batch id was never recorded (the process stopped
+    between creating the batch and recording it) on a server that cannot list batches
+    (``GET /batches`` answers 404 or 405), where the usual look-up cannot run:
+    ``adopt``: ids of batches to take as those files' batches, each checked against what
+    the run store says was submitted (input file, metadata, request count) and refused,
+    naming the difference, when it does not match; ``resubmit``: create the batch again
+    from the uploaded file, which runs (and bills) its requests twice if the first batch
+    was made. Either is recorded in the run store.
+
     >>> BatchAPIOptions(poll_interval=60).followup
     'batch'
     """
@@ -38,3 +47,5 @@ class BatchAPIOptions(BaseModel):
     poll_interval: float = Field(default=30.0, gt=0)
     completion_window: str = "24h"
     file_out: Path | None = None
+    adopt: tuple[str, ...] = ()
+    resubmit: bool = False

@@ -5,7 +5,9 @@ the next one starts, so a process killed anywhere resumes without sending a requ
 twice: a chunk is recorded (``intent``) before its upload, its ``file_id`` before the
 batch is created, and its ``batch_id`` as soon as the create call answers. A create
 whose answer was lost (the process died between the call and the commit) is found
-again with ``list`` by the chunk's metadata or input file before any new create.
+again with ``list`` by the chunk's metadata or input file before any new create. A
+server that cannot list batches leaves that chunk to :mod:`jurist.evaluate._batch_recover`
+(adopt a batch by id, or create it again when ``resubmit`` says so).
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ from typing import Any
 
 import orjson
 
-from jurist.errors import DataError, JuristRuntimeError
+from jurist.errors import APIStatusError, DataError, JuristRuntimeError
+from jurist.evaluate._batch_recover import list_refused, stuck, where
 from jurist.evaluate._batch_store import BatchStore, Chunk, Response
 from jurist.models._retry import backoff_delay, is_transient
 
@@ -90,7 +93,12 @@ CREATE_RECOVERIES = 4
 
 
 class Wire:
-    """The protocol steps for one run: upload, create (or find), poll, download."""
+    """The protocol steps for one run: upload, create (or find), poll, download.
+
+    ``resubmit``: create again the batch of an uploaded file whose batch cannot be looked
+    up (the server cannot list batches); ``resend_cost(chunk)`` says what that may cost
+    twice, and ``on_note`` is told when it is done.
+    """
 
     def __init__(
         self,
@@ -101,6 +109,9 @@ class Wire:
         completion_window: str,
         poll_interval: float,
         on_status: Callable[[str], None] | None = None,
+        resubmit: bool = False,
+        resend_cost: Callable[[Chunk], str] | None = None,
+        on_note: Callable[[str], None] | None = None,
     ) -> None:
         self.store = store
         self.run_id = run_id
@@ -108,6 +119,9 @@ class Wire:
         self.window = completion_window
         self.poll_interval = poll_interval
         self.on_status = on_status or (lambda _: None)
+        self.resubmit = resubmit
+        self.resend_cost = resend_cost or (lambda c: f"{c.requests} requests")
+        self.on_note = on_note or (lambda _: None)
         self.http_calls = 0
 
     async def send(
@@ -146,21 +160,50 @@ class Wire:
                 error = e
         raise error
 
-    async def _create(self, client: Any, chunk: Chunk) -> Chunk:
+    async def _create(self, client: Any, chunk: Chunk, *, resubmitted: str = "") -> Chunk:
+        """Create the batch of ``chunk`` and record it (with ``resubmitted``: as a batch
+        created again, with that note, in the same transaction)."""
         batch = await client.create(
             chunk.file_id,
             completion_window=self.window,
             metadata={"jurist_run": self.run_id, "jurist_file": chunk.chunk_id},
         )
         self.http_calls += 1
-        self.store.update_chunk(
-            chunk.chunk_id, state="created", batch_id=batch.id, batch_status=batch.status
-        )
+        if resubmitted:
+            self.store.recovered(
+                chunk.chunk_id,
+                action="resubmitted",
+                batch_id=batch.id,
+                batch_status=batch.status,
+                detail=f"{resubmitted}; batch {batch.id}",
+            )
+        else:
+            self.store.update_chunk(
+                chunk.chunk_id, state="created", batch_id=batch.id, batch_status=batch.status
+            )
         return self.store.chunk(chunk.chunk_id)
 
     async def recover(self, client: Any, chunk: Chunk) -> Chunk:
         """A chunk uploaded whose batch id was never recorded: the batch made of it if
-        there is one (looked up with ``list``), else a new one."""
+        there is one (looked up with ``list``), else a new one. A server that cannot list
+        batches stops the run (:func:`~jurist.evaluate._batch_recover.stuck`), unless
+        ``resubmit`` says to create the batch again."""
+        try:
+            found = await self._look_up(client, chunk)
+        except APIStatusError as e:
+            status = list_refused(e)
+            if status is None:
+                raise
+            return await self._unlisted(client, chunk, status)
+        if found is None:
+            return await self._create(client, chunk)
+        self.store.update_chunk(
+            chunk.chunk_id, state="created", batch_id=found.id, batch_status=found.status
+        )
+        return self.store.chunk(chunk.chunk_id)
+
+    async def _look_up(self, client: Any, chunk: Chunk) -> Any:
+        """The batch made of ``chunk`` among the server's batches, or ``None``."""
         after: str | None = None
         while True:
             batches, has_more = await client.list(after=after, limit=100)
@@ -171,17 +214,38 @@ class Wire:
                     meta.get("jurist_file") == chunk.chunk_id
                     and meta.get("jurist_run") == self.run_id
                 ):
-                    self.store.update_chunk(
-                        chunk.chunk_id,
-                        state="created",
-                        batch_id=batch.id,
-                        batch_status=batch.status,
-                    )
-                    return self.store.chunk(chunk.chunk_id)
+                    return batch
             if not has_more or not batches:
-                break
+                return None
             after = batches[-1].id
-        return await self._create(client, chunk)
+
+    async def _unlisted(self, client: Any, chunk: Chunk, status: int) -> Chunk:
+        cost = self.resend_cost(chunk)
+        if not self.resubmit:
+            raise stuck(chunk, status, getattr(client, "base_url", "the server"), cost)
+        detail = (
+            f"{where(chunk)} created again (--batch-resubmit; GET /batches answered HTTP "
+            f"{status}, so whether its first batch was made is unknown): if it was, these "
+            f"{cost} run and are billed twice"
+        )
+        self.on_note(f"batch: {detail}")
+        return await self._create(client, chunk, resubmitted=detail)
+
+    def adopt(self, chunk: Chunk, batch: Any) -> Chunk:
+        """Record ``batch`` (checked by the caller) as the batch of uploaded ``chunk``."""
+        detail = (
+            f"{where(chunk)}: batch {batch.id} adopted (--batch-adopt); its input file, "
+            "metadata and request count match"
+        )
+        self.store.recovered(
+            chunk.chunk_id,
+            action="adopted",
+            batch_id=batch.id,
+            batch_status=batch.status,
+            detail=detail,
+        )
+        self.on_note(f"batch: {detail}")
+        return self.store.chunk(chunk.chunk_id)
 
     async def wait(
         self, jobs: list[tuple[Any, Chunk]], finished: Callable[[Chunk, Any], None]

@@ -136,7 +136,8 @@ async def aingest(
         fields=opts.get("fields") or None,
         retries=int(opts.get("retries", 0)),
         progress=progress,
-        batch_api=options.model_copy(update={"file_out": next_out}),
+        # adopting or resubmitting was for batches of that session, not for this one
+        batch_api=options.model_copy(update={"file_out": next_out, "adopt": (), "resubmit": False}),
     )
     summary = run.summary()
     waiting: list[Path] = []
