@@ -129,9 +129,10 @@ class HFModel(Model):
         model made from a config): nothing is read from disk or the hub. ``name`` labels it
         (its ``identity()``). Its weights cannot be fingerprinted from files, so its cache
         key carries a token drawn for this wrapping: answers are cached for this object only,
-        and weights changed in place (a training step) need a new wrapping. ``options`` are the constructor's batching options; device and dtype are the
-        model's own. The model is put in eval mode and its ``generation_config`` reduced to
-        the special tokens, as when loading.
+        and weights changed in place (a training step) need a new wrapping. ``options`` are
+        the constructor's batching options; device and dtype are the model's own. The model
+        is put in eval mode and its ``generation_config`` reduced to the special tokens, as
+        when loading.
         """
         unknown = sorted(set(options) - _BATCH_OPTIONS)
         if unknown:
