@@ -31,15 +31,21 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from jurist._secrets import scrub
 from jurist.errors import APIStatusError, ConfigError, JuristRuntimeError, NotFoundError
 from jurist.evaluate._batch_store import BatchStore, Chunk
 from jurist.evaluate._cost import PriceTable
 
-if TYPE_CHECKING:
-    from jurist.evaluate._batch_rounds import Wire
+
+class Adopter(Protocol):
+    """What :func:`adopt` needs of the run's wire (:class:`~jurist.evaluate._batch_rounds.Wire`)."""
+
+    run_id: str
+
+    def adopt(self, chunk: Chunk, batch: Any) -> Chunk: ...
+
 
 __all__ = [
     "LIST_REFUSED",
@@ -192,7 +198,7 @@ async def adopt(
     ids: Sequence[str],
     chunks: Sequence[Chunk],
     store: BatchStore,
-    wire: Wire,
+    wire: Adopter,
     client_for: Callable[[dict[str, Any]], Any],
 ) -> list[Chunk]:
     """Take each batch of ``ids`` as the batch of the uploaded chunk (of ``chunks``) it
