@@ -6,6 +6,12 @@ item durably. :func:`run_session` keeps the run's status, time and session count
 engine's loop; :func:`judge_locally` is the local engine's loop (asyncio workers in this
 process). The Ray and batch-API engines bring loops of their own and end in the same
 ``record()``.
+
+Whatever the engine, the judge's run decisions (:class:`~jurist.judges._state.JudgeState`:
+JSON turned off for a model that answers in text, the JSON form a server refused) are
+restored from the store before the first item of a session and recorded in it (meta
+``decisions``) the moment one is taken, so a resumed session builds the requests the
+killed one would have.
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -26,6 +33,7 @@ from jurist.evaluate._manifest import Manifest
 from jurist.evaluate._source import ItemSource, item_hash, map_fields
 from jurist.evaluate._store import Bitmap, RunStore, StoredResult
 from jurist.judges._protocol import ItemJudge
+from jurist.judges._state import JudgeState
 
 __all__ = ["EngineContext", "judge_locally", "normalised", "run_session"]
 
@@ -111,6 +119,7 @@ async def run_session(ctx: EngineContext, body: Callable[[], Awaitable[str | Non
     store.set_meta("status", "running")
     sessions = int(store.get_meta("sessions") or 0) + 1
     store.set_meta("sessions", sessions)
+    decisions = _Decisions(ctx.judge, store)
     with BatchProgress(
         manifest.dataset.items,
         enabled=ctx.progress,
@@ -127,6 +136,7 @@ async def run_session(ctx: EngineContext, body: Callable[[], Awaitable[str | Non
             _mark(store, "failed")
             raise
         finally:
+            decisions.close()
             ctx.bar = None
             elapsed = float(store.get_meta("seconds") or 0.0) + time.perf_counter() - started
             with contextlib.suppress(JuristError):
@@ -135,6 +145,37 @@ async def run_session(ctx: EngineContext, body: Callable[[], Awaitable[str | Non
     if manifest.dataset.items is None:
         store.set_meta("items", store.count())
     store.set_meta("status", ended or ("complete" if complete else "incomplete"))
+
+
+class _Decisions:
+    """The judge's run decisions for one session: restored from ``store`` now, recorded
+    in it as each is taken (on the thread that owns the store; a decision taken on
+    another thread is written at the next decision there, or when the session ends)."""
+
+    def __init__(self, judge: ItemJudge, store: RunStore) -> None:
+        self.state = JudgeState(judge)
+        self.store = store
+        self.thread = threading.get_ident()
+        self.pending = False
+        self.restored = self.state.restore(store.get_meta("decisions"))
+        self._stop = self.state.listen(self.taken)
+
+    def taken(self) -> None:
+        if threading.get_ident() != self.thread:
+            self.pending = True  # sqlite3 connections stay on their own thread
+            return
+        self.write()
+
+    def write(self) -> None:
+        self.pending = False
+        snapshot = self.state.snapshot()
+        if snapshot or self.store.get_meta("decisions") is not None:
+            self.store.set_meta("decisions", snapshot)
+
+    def close(self) -> None:
+        self._stop()
+        with contextlib.suppress(JuristError):
+            self.write()
 
 
 async def judge_locally(ctx: EngineContext, *, workers: int | None = None) -> None:

@@ -10,9 +10,12 @@ it for JSON (no schema, the template's text format in the system message), say s
 in the log, and note it on each judgment. A JSON reply resets the count. ``output="json"``
 stays strict: a text reply is a parse failure.
 
-The count lives here, keyed by the model object (weakly, so it goes with the model):
-judges are immutable configuration, and every judge built on one model shares what was
-learnt about its server.
+The count lives here, keyed by the backend object under any wrappers (weakly, so it goes
+with the model): judges are immutable configuration, and every judge built on one model,
+paced, retried, cached or batched, shares what was learnt about its server. Turning JSON
+off is a decision of the run (:class:`~jurist.models._decisions.Decider`): the engine
+records it in the run store when it is taken and restores it on resume
+(:mod:`jurist.judges._state`), so a resumed run asks in text from its first request.
 
 >>> from jurist.models import MockModel
 >>> model = MockModel(json_schema=True)
@@ -27,10 +30,13 @@ from __future__ import annotations
 
 import threading
 import weakref
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from jurist._secrets import get_logger
-from jurist.models import Model
+from jurist.models import Model, WrapperModel
+from jurist.models._decisions import Announcer
 from jurist.templates._json import find_json_object
 from jurist.templates._parse import split_reasoning
 
@@ -51,13 +57,16 @@ logger = get_logger("jurist.judges")
 
 
 @dataclass
-class OutputState:
+class OutputState(Announcer):
     """What one model object's replies showed about its JSON output."""
 
     spec: str
     text_in_a_row: int = 0
     json_off: bool = False
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def __post_init__(self) -> None:
+        Announcer.__init__(self)
 
     def saw_text(self) -> bool:
         """Count a text reply to a request for JSON; True when this one turns JSON off."""
@@ -67,6 +76,20 @@ class OutputState:
                 return False
             self.json_off = True
         logger.warning(json_off_note(self.spec))
+        self.announce()
+        return True
+
+    def decisions(self) -> dict[str, Any]:
+        """``{"json_off": True}`` once JSON output is off for this model, else ``{}``."""
+        return {"json_off": True} if self.json_off else {}
+
+    def restore_decisions(self, kept: Mapping[str, Any]) -> bool:
+        """Take back :meth:`decisions` of an earlier session (JSON output off from the
+        first request); the count of text replies starts again."""
+        if not isinstance(kept.get("json_off"), bool):
+            return False
+        with self._lock:
+            self.json_off = kept["json_off"]
         return True
 
     def saw_json(self) -> None:
@@ -80,11 +103,19 @@ _STATES_LOCK = threading.Lock()
 
 
 def output_state(model: Model) -> OutputState:
-    """The (shared) output state of ``model``, created on first use."""
+    """The (shared) output state of ``model``'s backend, under any wrappers, created on
+    first use.
+
+    >>> from jurist.models import MockModel, RetryModel
+    >>> backend = MockModel(json_schema=True)
+    >>> output_state(RetryModel(backend)) is output_state(backend)
+    True
+    """
+    backend = model.innermost if isinstance(model, WrapperModel) else model
     with _STATES_LOCK:
-        state = _STATES.get(model)
+        state = _STATES.get(backend)
         if state is None:
-            state = _STATES[model] = OutputState(model.spec)
+            state = _STATES[backend] = OutputState(backend.spec)
         return state
 
 
