@@ -254,3 +254,37 @@ def test_a_changed_setting_wins_over_a_restored_decision() -> None:
         "openai:tiny: not restored (the judge has no such model there now)"
     ]
     assert JudgeState(other).snapshot() == []
+
+
+def _items(n: int) -> list[dict[str, str]]:
+    return [{"prompt": f"q{i}", "response": f"a{i}"} for i in range(n)]
+
+
+def test_a_resumed_session_starts_from_the_decisions_of_the_last(tmp_path: Path) -> None:
+    from rich.console import Console
+
+    from jurist.cli._summary import print_summary
+    from jurist.errors import status_error
+
+    # text replies to requests for JSON; the last two items fail (a server that went down)
+    outputs: list[Any] = ["Correct"] * 4 + [status_error(500, "down")] * 2
+    first = jurist.models.MockModel("m", json_schema=True, outputs=outputs)
+    run = jurist.evaluate(_items(6), jurist.LLMJudge(first), run_dir=tmp_path, concurrency=1)
+    assert [r.json_schema is not None for r in first.requests] == [True] * 3 + [False] * 3
+    assert run.summary().failed == 2
+    assert run.summary().decisions == ["mock:m: JSON output off"]
+
+    # a new process: a new model object, which has decided nothing
+    again = jurist.models.MockModel("m", json_schema=True, outputs=["Correct"] * 2)
+    run = jurist.evaluate(_items(6), jurist.LLMJudge(again), run_dir=tmp_path)
+    assert [r.json_schema for r in again.requests] == [None, None]  # text from the start
+    assert [r.messages for r in again.requests] == [r.messages for r in first.requests[4:]]
+    summary = run.summary()
+    assert summary.scored == 6 and summary.sessions == 2
+    assert summary.attempts == 8  # every request the model received, both sessions
+    records = list(run.records())
+    assert [r["judge_output_format"] for r in records[4:]] == ["text", "text"]
+    assert "decided during the run" in run.report().read_text()
+    console = Console(record=True, width=200)
+    print_summary(console, summary.model_dump() | {"results": "x"}, [])
+    assert "decided: mock:m: JSON output off" in console.export_text()

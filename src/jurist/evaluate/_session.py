@@ -7,11 +7,13 @@ engine's loop; :func:`judge_locally` is the local engine's loop (asyncio workers
 process). The Ray and batch-API engines bring loops of their own and end in the same
 ``record()``.
 
-Whatever the engine, the judge's run decisions (:class:`~jurist.judges._state.JudgeState`:
-JSON turned off for a model that answers in text, the JSON form a server refused) are
-restored from the store before the first item of a session and recorded in it (meta
-``decisions``) the moment one is taken, so a resumed session builds the requests the
-killed one would have.
+The judge's run decisions (:class:`~jurist.judges._state.JudgeState`: JSON turned off for
+a model that answers in text, the JSON form a server refused) are recorded in the store
+(meta ``decisions``) the moment one is taken, and the local engine restores them before
+the first item of a session (:func:`run_decisions`), so a resumed session builds the
+requests the killed one would have built next. An engine that replays earlier requests
+(the batch API, looking its stored answers up by request) must restore them where those
+requests were built instead, so it records them without restoring at the start.
 """
 
 from __future__ import annotations
@@ -35,7 +37,14 @@ from jurist.evaluate._store import Bitmap, RunStore, StoredResult
 from jurist.judges._protocol import ItemJudge
 from jurist.judges._state import JudgeState
 
-__all__ = ["EngineContext", "judge_locally", "normalised", "run_session"]
+__all__ = [
+    "EngineContext",
+    "RunDecisions",
+    "judge_locally",
+    "normalised",
+    "run_decisions",
+    "run_session",
+]
 
 
 def normalised(value: Any) -> Any:
@@ -119,7 +128,6 @@ async def run_session(ctx: EngineContext, body: Callable[[], Awaitable[str | Non
     store.set_meta("status", "running")
     sessions = int(store.get_meta("sessions") or 0) + 1
     store.set_meta("sessions", sessions)
-    decisions = _Decisions(ctx.judge, store)
     with BatchProgress(
         manifest.dataset.items,
         enabled=ctx.progress,
@@ -136,7 +144,6 @@ async def run_session(ctx: EngineContext, body: Callable[[], Awaitable[str | Non
             _mark(store, "failed")
             raise
         finally:
-            decisions.close()
             ctx.bar = None
             elapsed = float(store.get_meta("seconds") or 0.0) + time.perf_counter() - started
             with contextlib.suppress(JuristError):
@@ -147,17 +154,18 @@ async def run_session(ctx: EngineContext, body: Callable[[], Awaitable[str | Non
     store.set_meta("status", ended or ("complete" if complete else "incomplete"))
 
 
-class _Decisions:
-    """The judge's run decisions for one session: restored from ``store`` now, recorded
-    in it as each is taken (on the thread that owns the store; a decision taken on
-    another thread is written at the next decision there, or when the session ends)."""
+class RunDecisions:
+    """The judge's run decisions for one session: restored from ``store`` now (when
+    ``restore``), recorded in it as each is taken (on the thread that owns the store; one
+    taken on another thread is written with the next decision, or when the session
+    ends). :meth:`close` stops listening."""
 
-    def __init__(self, judge: ItemJudge, store: RunStore) -> None:
+    def __init__(self, judge: ItemJudge, store: RunStore, *, restore: bool = True) -> None:
         self.state = JudgeState(judge)
         self.store = store
         self.thread = threading.get_ident()
         self.pending = False
-        self.restored = self.state.restore(store.get_meta("decisions"))
+        self.restored = self.state.restore(store.get_meta("decisions")) if restore else []
         self._stop = self.state.listen(self.taken)
 
     def taken(self) -> None:
@@ -178,6 +186,17 @@ class _Decisions:
             self.write()
 
 
+@contextlib.contextmanager
+def run_decisions(ctx: EngineContext, *, restore: bool = True) -> Iterator[RunDecisions]:
+    """Record the judge's run decisions in the run store while the block runs, after
+    restoring the stored ones (``restore=False``: record only)."""
+    decisions = RunDecisions(ctx.judge, ctx.store, restore=restore)
+    try:
+        yield decisions
+    finally:
+        decisions.close()
+
+
 async def judge_locally(ctx: EngineContext, *, workers: int | None = None) -> None:
     """The local engine's loop: ``workers`` asyncio workers (default ``ctx.workers``) take
     items in order and record each outcome as it finishes."""
@@ -189,9 +208,10 @@ async def judge_locally(ctx: EngineContext, *, workers: int | None = None) -> No
             ctx.record(stored_result(idx, digest, row, outcome, ctx.coster))
 
     try:
-        async with asyncio.TaskGroup() as group:
-            for _ in range(workers or ctx.workers):
-                group.create_task(worker())
+        with run_decisions(ctx):  # a resumed run starts from what the last one decided
+            async with asyncio.TaskGroup() as group:
+                for _ in range(workers or ctx.workers):
+                    group.create_task(worker())
     except BaseExceptionGroup as eg:
         # one worker's error (bad data, a bug, a full disk) ends the run; finished
         # items stay stored
