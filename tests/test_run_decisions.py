@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -288,3 +289,70 @@ def test_a_resumed_session_starts_from_the_decisions_of_the_last(tmp_path: Path)
     console = Console(record=True, width=200)
     print_summary(console, summary.model_dump() | {"results": "x"}, [])
     assert "decided: mock:m: JSON output off" in console.export_text()
+
+
+BATCH_SCRIPT = """
+import sys
+import jurist
+from jurist.evaluate import BatchAPIOptions
+
+base_url, run_dir, data = sys.argv[1:4]
+model = jurist.get_model("openai:judge", base_url=base_url, api_key="k")
+options = BatchAPIOptions(poll_interval=0.02)
+jurist.evaluate(data, jurist.LLMJudge(model), run_dir=run_dir, retries=2, batch_api=options)
+"""
+
+UNREADABLE = {1, 4, 7, 10}
+
+
+def _batch_answer(body: dict[str, Any]) -> str:
+    """Text ("Correct") to every request for JSON, "nonsense" for the unreadable items."""
+    found = re.search(r"ITEM-(\d+)-END", str(body["messages"][-1]["content"]))
+    assert found is not None
+    return "nonsense" if int(found.group(1)) in UNREADABLE else "Correct"
+
+
+@pytest.mark.slow
+def test_batch_run_killed_during_a_followup_round_resends_nothing(tmp_path: Path) -> None:
+    """Issue 20: a batch run killed while its follow-up batch (the re-asks) was polled,
+    then resumed, sent some unreadable items 4 requests and recorded 3: the resumed
+    session turned JSON off at another point, so some re-asks were other requests."""
+    from tests._batch_server import BatchServer, Knobs
+
+    n = 12
+    data = tmp_path / "data.jsonl"
+    data.write_text(
+        "".join(json.dumps({"prompt": f"ITEM-{i}-END", "response": "4"}) + "\n" for i in range(n))
+    )
+    script = tmp_path / "run.py"
+    script.write_text(BATCH_SCRIPT)
+    run_dir = tmp_path / "run"
+    with BatchServer(answer=_batch_answer, delay=0.05) as server:
+        server.next_batch(Knobs(delay=0.05))  # the first round
+        server.next_batch(Knobs(delay=600))  # the follow-up round: still running when killed
+        args = [sys.executable, str(script), server.base_url, str(run_dir), str(data)]
+        proc = subprocess.Popen(args)
+        deadline = time.monotonic() + 120
+        while server.creations < 2 or server.polls < 3:
+            assert proc.poll() is None, "the run ended before it could be killed"
+            assert time.monotonic() < deadline, "no follow-up round"
+            time.sleep(0.01)
+        os.kill(proc.pid, signal.SIGKILL)
+        assert proc.wait(timeout=30) == -signal.SIGKILL
+        (entry,) = _decisions(run_dir / "run.sqlite")  # taken in the first round, recorded
+        assert entry["decisions"]["output"] == {"json_off": True}
+        for batch in server.batches.values():
+            batch.knobs.delay = 0.05  # the follow-up round finishes now
+        subprocess.run(args, check=True, timeout=300)
+        sent: dict[int, int] = {}
+        for custom_id, times in server.submissions.items():
+            idx = int(custom_id.split("-")[0])
+            sent[idx] = sent.get(idx, 0) + times
+        creations = server.creations
+
+    # as without the kill: one request per readable item, three per unreadable one
+    assert sent == {i: 3 if i in UNREADABLE else 1 for i in range(n)}
+    assert creations == 3  # the first round, the follow-up round (polled again), the last
+    run = jurist.Run(run_dir)
+    assert [r["usage"].attempts for r in run.rows()] == [sent[i] for i in range(n)]
+    assert run.summary().attempts == sum(sent.values())

@@ -213,8 +213,8 @@ class BatchEngine:
                 self._touch()
 
         try:
-            # decisions recorded, not restored: this session replays the stored answers
-            with collecting(self), run_decisions(ctx, restore=False):
+            # decisions recorded, held: every session builds the same requests (replay)
+            with collecting(self), run_decisions(ctx, restore=False, hold=True):
                 async with asyncio.TaskGroup() as group:
                     group.create_task(work())
                     group.create_task(self._rounds())

@@ -13,7 +13,9 @@ a model that answers in text, the JSON form a server refused) are recorded in th
 the first item of a session (:func:`run_decisions`), so a resumed session builds the
 requests the killed one would have built next. An engine that replays earlier requests
 (the batch API, looking its stored answers up by request) must restore them where those
-requests were built instead, so it records them without restoring at the start.
+requests were built instead: it records them without restoring, and holds the judges'
+output decisions (taken and recorded, not acted on during its sessions), so every session
+builds the same requests and finds the answers of the last.
 """
 
 from __future__ import annotations
@@ -160,12 +162,17 @@ class RunDecisions:
     taken on another thread is written with the next decision, or when the session
     ends). :meth:`close` stops listening."""
 
-    def __init__(self, judge: ItemJudge, store: RunStore, *, restore: bool = True) -> None:
+    def __init__(
+        self, judge: ItemJudge, store: RunStore, *, restore: bool = True, hold: bool = False
+    ) -> None:
         self.state = JudgeState(judge)
         self.store = store
         self.thread = threading.get_ident()
         self.pending = False
+        self.held = hold
         self.restored = self.state.restore(store.get_meta("decisions")) if restore else []
+        if hold:
+            self.state.hold(True)
         self._stop = self.state.listen(self.taken)
 
     def taken(self) -> None:
@@ -182,15 +189,21 @@ class RunDecisions:
 
     def close(self) -> None:
         self._stop()
+        if self.held:
+            self.state.hold(False)
         with contextlib.suppress(JuristError):
             self.write()
 
 
 @contextlib.contextmanager
-def run_decisions(ctx: EngineContext, *, restore: bool = True) -> Iterator[RunDecisions]:
+def run_decisions(
+    ctx: EngineContext, *, restore: bool = True, hold: bool = False
+) -> Iterator[RunDecisions]:
     """Record the judge's run decisions in the run store while the block runs, after
-    restoring the stored ones (``restore=False``: record only)."""
-    decisions = RunDecisions(ctx.judge, ctx.store, restore=restore)
+    restoring the stored ones (``restore=False``: record only; ``hold=True``: the output
+    decisions are recorded but not acted on until the block ends, see
+    :meth:`~jurist.judges._state.JudgeState.hold`)."""
+    decisions = RunDecisions(ctx.judge, ctx.store, restore=restore, hold=hold)
     try:
         yield decisions
     finally:

@@ -63,25 +63,52 @@ class OutputState(Announcer):
     spec: str
     text_in_a_row: int = 0
     json_off: bool = False
+    held: bool = False
+    """Decide, but keep building requests as before until :meth:`hold` ``(False)`` (an
+    engine that replays its requests by identity: the batch API)."""
+    _held_off: bool = field(default=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def __post_init__(self) -> None:
         Announcer.__init__(self)
 
     def saw_text(self) -> bool:
-        """Count a text reply to a request for JSON; True when this one turns JSON off."""
+        """Count a text reply to a request for JSON; True when this one turns JSON off
+        (or, while held, decides to)."""
         with self._lock:
             self.text_in_a_row += 1
-            if self.json_off or self.text_in_a_row < TEXT_REPLIES_TO_STOP:
+            if self.json_off or self._held_off or self.text_in_a_row < TEXT_REPLIES_TO_STOP:
                 return False
-            self.json_off = True
-        logger.warning(json_off_note(self.spec))
+            if self.held:
+                self._held_off = True
+            else:
+                self.json_off = True
+            held = self.held
+        if held:
+            logger.warning(
+                "%s answered %d requests for JSON in a row with text: recorded; the batch "
+                "engine keeps asking for JSON in this run, so that a resumed run sends the "
+                "very requests this one did",
+                self.spec,
+                TEXT_REPLIES_TO_STOP,
+            )
+        else:
+            logger.warning(json_off_note(self.spec))
         self.announce()
         return True
 
+    def hold(self, on: bool) -> None:
+        """Hold the decision (``True``): taken and recorded, not acted on; ``False``: act
+        on one held since."""
+        with self._lock:
+            self.held = on
+            if not on and self._held_off:
+                self.json_off, self._held_off = True, False
+
     def decisions(self) -> dict[str, Any]:
-        """``{"json_off": True}`` once JSON output is off for this model, else ``{}``."""
-        return {"json_off": True} if self.json_off else {}
+        """``{"json_off": True}`` once JSON output is off for this model (or decided to
+        be, while held), else ``{}``."""
+        return {"json_off": True} if self.json_off or self._held_off else {}
 
     def restore_decisions(self, kept: Mapping[str, Any]) -> bool:
         """Take back :meth:`decisions` of an earlier session (JSON output off from the
@@ -89,7 +116,10 @@ class OutputState(Announcer):
         if not isinstance(kept.get("json_off"), bool):
             return False
         with self._lock:
-            self.json_off = kept["json_off"]
+            if self.held:
+                self._held_off = kept["json_off"]
+            else:
+                self.json_off = kept["json_off"]
         return True
 
     def saw_json(self) -> None:

@@ -35,7 +35,7 @@ from collections.abc import Callable
 from typing import Any
 
 from jurist._secrets import get_logger
-from jurist.judges._output import output_state
+from jurist.judges._output import OutputState, output_state
 from jurist.judges._protocol import models_of
 from jurist.models import Model
 from jurist.models._decisions import Decider, Listener
@@ -97,6 +97,17 @@ class JudgeState:
         for line in lines:
             logger.info("resumed run: %s", line)
         return lines
+
+    def hold(self, on: bool) -> None:
+        """Hold the judges' output decisions (``True``): a model that answers in text is
+        still recorded as one, but the requests stay as they are built now, so an engine
+        that finds its earlier requests again by their identity (the batch API, replaying
+        a killed session) builds every one of them again alike; ``False`` acts on what was
+        held. The JSON form is never held: a refused form cannot be sent again."""
+        for deciders in self._deciders:
+            output = deciders["output"]
+            if isinstance(output, OutputState):
+                output.hold(on)
 
     def listen(self, listener: Listener) -> Callable[[], None]:
         """Call ``listener`` after each decision any of the models takes; returns the way
