@@ -356,3 +356,21 @@ def test_batch_run_killed_during_a_followup_round_resends_nothing(tmp_path: Path
     run = jurist.Run(run_dir)
     assert [r["usage"].attempts for r in run.rows()] == [sent[i] for i in range(n)]
     assert run.summary().attempts == sum(sent.values())
+
+
+def test_a_model_listened_to_still_pickles_with_its_decisions() -> None:
+    """A judge shipped to another process (a Ray actor) keeps what its backend decided,
+    not the engine's listeners (which hold the run store)."""
+    import pickle
+
+    from jurist.models._openai import OpenAIModel
+
+    model = OpenAIModel("tiny", base_url="http://127.0.0.1:9/v1", api_key="x")
+    state = JudgeState(jurist.LLMJudge(model))
+    stop = state.listen(lambda: None)  # a lambda: unpicklable, as a listener may be
+    assert model.json_form is not None
+    model.json_form.fall_back("json_schema", "HTTP 500: response_format json_schema")
+    copy = pickle.loads(pickle.dumps(model))
+    stop()
+    assert copy.deciders()["json_form"].decisions() == model.json_form.decisions()
+    assert copy.json_form is not None and copy.json_form.form == "json_object"
