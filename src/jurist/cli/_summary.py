@@ -69,6 +69,9 @@ def print_summary(
         # emoji=False: a spec such as "openai:x: ..." holds ":x:", not an emoji
         text = f"note ({count} item(s)): {note}"
         console.print(text, highlight=False, markup=False, emoji=False)
+    for line in summary.get("decisions") or ():
+        # taken from the servers' answers during the run; a resumed session starts there
+        console.print(f"decided: {line}", highlight=False, markup=False, emoji=False)
     if summary["failed"]:
         console.print(
             f"[yellow]{summary['failed']} item(s) got no score[/]; first {len(failures)}:"

@@ -174,6 +174,7 @@ class BatchEngine:
             self.store.close()
 
     async def _session(self) -> str | None:
+        from jurist.evaluate._session import run_decisions
         from jurist.models._batch_hook import collecting
 
         ctx = self.ctx
@@ -212,7 +213,8 @@ class BatchEngine:
                 self._touch()
 
         try:
-            with collecting(self):
+            # decisions recorded, held: every session builds the same requests (replay)
+            with collecting(self), run_decisions(ctx, restore=False, hold=True):
                 async with asyncio.TaskGroup() as group:
                     group.create_task(work())
                     group.create_task(self._rounds())

@@ -37,6 +37,7 @@ from jurist.evaluate._report import write_report
 from jurist.evaluate._report_scale import ordered_counts, scale_of, verdict_text
 from jurist.evaluate._run_types import RunSummary
 from jurist.evaluate._store import RunStore
+from jurist.judges._state import decision_lines
 from jurist.types import Usage
 
 __all__ = ["STORE_NAME", "Run", "RunSummary"]
@@ -140,6 +141,7 @@ class Run:
             seconds = float(store.get_meta("seconds") or 0.0)
             status = str(store.get_meta("status") or "unknown")
             sessions = int(store.get_meta("sessions") or 0)
+            decided = decision_lines(store.get_meta("decisions"))
             waiting = store.get_meta("batch_file_out") if status == "awaiting results" else None
             scale = scale_of(self.manifest.judge)
             verdicts: dict[str, int] = {}
@@ -186,6 +188,7 @@ class Run:
             superseded=totals.superseded,
             notes=notes,
             coverage=CoverageSummary.of(covered, min_coverage_of(self.manifest.judge)),
+            decisions=decided,
             batch_calls=batch_calls_in(self.run_dir / STORE_NAME, self.manifest.run_id),
             batch_files=[str(p) for p in waiting or ()],
         )

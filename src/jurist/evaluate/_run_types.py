@@ -59,6 +59,10 @@ class RunSummary(BaseModel):
     calls, attempts, tokens and cost are in the totals above."""
     batch_calls: int = 0
     """Completions a provider's batch API served (billed at the batch rate)."""
+    decisions: list[str] = []
+    """What the judge's models decided during the run from their servers' answers (JSON
+    output turned off, the JSON form a server refused), one line each; a resumed session
+    starts from them."""
     batch_files: list[str] = []
     """Request files written for an offline engine and not read back yet (status
     ``awaiting results``: answer them, then ``jurist ingest``)."""

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict
 
 from jurist._secrets import shown_name
 from jurist.errors import CapabilityError
+from jurist.models._decisions import Decider
 from jurist.types import CandidateScores, Completion, Request
 
 __all__ = ["Capabilities", "Model", "WrapperModel"]
@@ -121,6 +122,12 @@ class Model(abc.ABC):
     async def aclose(self) -> None:  # noqa: B027 - a hook with a default
         """Release connections, threads or memory the backend holds."""
 
+    def deciders(self) -> dict[str, Decider]:
+        """What this model decides from its server's answers during a run, by name (the
+        openai backend's ``json_form``): a run records it and a resumed run restores it
+        (see :mod:`jurist.models._decisions`). The default: nothing."""
+        return {}
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.spec!r})"
 
@@ -162,6 +169,9 @@ class WrapperModel(Model):
 
     async def aclose(self) -> None:
         await self.wrapped.aclose()
+
+    def deciders(self) -> dict[str, Decider]:
+        return self.wrapped.deciders()
 
     def around(self, model: Model) -> Self:
         """A copy of this wrapper around ``model`` instead of :attr:`wrapped` (this one is

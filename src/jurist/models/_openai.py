@@ -87,6 +87,7 @@ from jurist.errors import (
     status_error,
 )
 from jurist.models._batch_hook import batch_collector
+from jurist.models._decisions import Decider
 from jurist.models._json_form import (
     JsonForm,
     JsonFormDecision,
@@ -252,6 +253,10 @@ class OpenAIModel(Model):
                 why,
             )
         return found
+
+    def deciders(self) -> dict[str, Decider]:
+        """The JSON form its server's answers decided (none when ``json_mode=None``)."""
+        return {"json_form": self.json_form} if self.json_form is not None else {}
 
     # -- the hot path -------------------------------------------------------------------
 
