@@ -16,8 +16,8 @@ import jurist
 from jurist.errors import ConfigError, MissingDependencyError
 from jurist.evaluate import RayOptions, Run, judge_ray_dataset
 from jurist.evaluate import _ray as ray_engine
-from jurist.evaluate._ray import Recorder
 from jurist.evaluate._cost import resolve_prices
+from jurist.evaluate._ray import Recorder
 from jurist.evaluate._ray_actor import JudgeActor, Secrets, encode_result, portable_entry, rebuild
 from jurist.evaluate._store import StoredResult
 from jurist.types import Request, Usage
