@@ -181,11 +181,12 @@ def rebuild(
 ) -> Any:
     """The judge of :func:`portable_entry`'s ``portable``: built from its entry, then each
     model replaced (``with_models``) by its stack rebuilt from its spec with its secrets
-    (a mock put back as the backend). The limits' place of each stack holds the model's
-    cluster pacer (:class:`~jurist.evaluate._ray_limits.SharedLimitModel`, under the
-    retries, so each retry is paced by the cluster) when ``pacing`` gives one, and the
-    model's ``max_concurrency`` per actor; the transport's own ``rpm`` / ``tpm`` never
-    make a limiter per actor.
+    (a mock put back as the backend). With ``pacing`` (on an actor) the limits' place of
+    each stack holds the model's cluster pacer when it has one
+    (:class:`~jurist.evaluate._ray_limits.SharedLimitModel`, under the retries, so each
+    retry is paced by the cluster) and the model's ``max_concurrency`` per actor: the
+    transport's own ``rpm`` / ``tpm`` never make a limiter per actor. Without (the
+    driver's check that the judge rebuilds) each stack is rebuilt as it is.
 
     >>> import jurist
     >>> rebuild(portable_entry(jurist.LLMJudge("mock:j", outputs=None))).model.spec
@@ -202,14 +203,13 @@ def rebuild(
             f"{len(portable.models)}; use the local engine (ray=None)"
         )
     n = len(portable.models)
-    pacing = pacing or Pacing((None,) * n, (False,) * n)
     keys = secrets.per_model if secrets is not None else ({},) * n
     places = iter(range(n))
 
     def prepared(_: Model) -> Model:
         i = next(places)
         spec = portable.models[i]
-        limiter, tokens = pacing.limiters[i], pacing.tokens[i]
+        limiter, tokens = (pacing.limiters[i], pacing.tokens[i]) if pacing else (None, False)
         concurrency = spec.transport.max_concurrency
 
         def layer(model: Model) -> Model:
@@ -219,8 +219,10 @@ def rebuild(
                 model = SharedLimitModel(model, limiter, tokens=tokens)
             return model
 
-        # each actor has its own (unpickled) copy of a mock
-        return rebuild_model(spec, keys[i], limits=layer, backend=portable.mocks[i])
+        # each actor has its own (unpickled) copy of a mock; without pacing (the driver's
+        # check) the stack is rebuilt as it is, its own limits included
+        limits = layer if pacing is not None else None
+        return rebuild_model(spec, keys[i], limits=limits, backend=portable.mocks[i])
 
     return with_models_of(judge, prepared)
 
