@@ -28,7 +28,9 @@ import pytest
 from aiohttp import web
 
 from tests._cli_run import run, stored, write
+from tests._fault_server import status
 from tests._loopback import Loopback
+from tests._marked_server import MarkedServer
 from tests._ray_cluster import ray_session  # noqa: F401  (the ray_cluster fixture)
 
 ray = pytest.importorskip("ray")
@@ -284,3 +286,31 @@ def test_ctrl_c_on_ray_then_resume_judges_only_the_rest(ray_cluster: Any, tmp_pa
         f"question {i}?" for i in range(n)
     ]
     assert stored(out / "run.sqlite") == n
+
+
+@pytest.mark.slow
+def test_max_retries_5_on_ray_makes_6_attempts_and_the_four_429_items_score(
+    ray_cluster: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # items 0-2: four 429s each, then an answer (5 attempts); item 3: seven 429s, so its
+    # 6th attempt (1 + 5 retries) is the last and it fails. Before the actors rebuilt the
+    # CLI's stack they had get_model's 2 retries: 3 attempts, and every item failed.
+    rows = [{"prompt": f"question {i}?", "response": f"ans-{i}"} for i in range(4)]
+    data = write(tmp_path / "marked.jsonl", rows)
+    many = status(429, retry_after_ms=1)
+    scripts = {f"judge|ans-{i}": [many] * (7 if i == 3 else 4) for i in range(4)}
+    seen: dict[str, Any] = {}
+    with MarkedServer(lambda text, item: "Correct") as server:
+        for engine in ("local", "ray"):
+            server.reset(scripts)
+            out = tmp_path / engine
+            args = [*model_args(server, out), "--max-retries", "5", "--engine", engine]
+            code, said = run(["judge", str(data), *args], capsys)
+            assert code == 1, said  # one item failed
+            seen[engine] = dict(server.attempts), outcome(out / "results.jsonl")
+            assert server.keys == {f"Bearer {SECRET}"}
+    attempts, results = seen["ray"]
+    assert attempts == {"judge|ans-0": 5, "judge|ans-1": 5, "judge|ans-2": 5, "judge|ans-3": 6}
+    assert [score is not None for score, _ in results] == [True, True, True, False]
+    assert results[3][1].startswith("rate_limit:")
+    assert seen["ray"] == seen["local"]
