@@ -150,3 +150,34 @@ def test_a_judge_actor_rebuilds_the_drivers_stacks(tmp_path: Path) -> None:
     actor = JudgeActor(portable_entry(judge), resolve_prices(None), 0, secrets=Secrets.of(judge))
     # the catalog entry alone rebuilt get_model's defaults: 2 retries, no cache, 60 s
     assert [m.rebuild_spec() for m in actor.judge.models()] == [m.rebuild_spec() for m in models]
+
+
+class FakePacer:
+    """Stands in for the cluster's pacer actor: counts reservations, waits nothing."""
+
+    class _Method:
+        def __init__(self, calls: list[Any]) -> None:
+            self.calls = calls
+
+        async def remote(self, *args: Any) -> float:
+            self.calls.append(args)
+            return 0.0
+
+    def __init__(self) -> None:
+        self.reservations: list[Any] = []
+        self.reserve = self._Method(self.reservations)
+        self.settle = self._Method([])
+
+
+def test_on_an_actor_a_cache_hit_skips_the_cluster_pacer(tmp_path: Path) -> None:
+    from jurist.evaluate._ray_actor import Pacing, portable_entry, rebuild
+
+    mock = MockModel("c", outputs=["Correct"], cycle=True)
+    stack = build_stack(mock, Transport(max_retries=1, cache=True, cache_path=tmp_path / "c"))
+    pacer = FakePacer()
+    rebuilt = rebuild(portable_entry(jurist.LLMJudge(stack)), Pacing((pacer,), (False,)))
+    item = {"prompt": "Is 2+2=4?", "response": "4"}
+    scores = [rebuilt.judge_one_sync(item).score for _ in range(2)]
+    assert scores == [1.0, 1.0]
+    assert len(pacer.reservations) == 1  # the second call was a hit: not paced
+    assert (tmp_path / "c").exists()  # the driver's cache file
