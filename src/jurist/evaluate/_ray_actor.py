@@ -1,12 +1,16 @@
 """What travels to a Ray actor, and the actor that judges batches of items.
 
 A judge is never pickled with its live connections: the driver turns it into its catalog
-entry (:func:`portable_entry`) and each :class:`JudgeActor` rebuilds it once, in its
-constructor, from that entry (:func:`rebuild`). The only objects that travel with an
-entry are scripted :class:`~jurist.models.MockModel` objects, by their place in the
-judge's ``models()`` (they hold no connection and their script cannot be written as a
-spec; each actor gets its own copy, so a scripted *list* is replayed per actor while a
-function of the request answers as it does locally).
+entry and the specs of its models' stacks (:func:`portable_entry`;
+:meth:`~jurist.models.Model.rebuild_spec`: backend options, retries, timeout, cache,
+limits) and each :class:`JudgeActor` rebuilds it once, in its constructor
+(:func:`rebuild`): the judge from its entry, then each model put back
+(``with_models``) as its whole stack, built from its spec and its
+:class:`Secrets` (in memory, given to the constructor; no environment is written). The
+only objects that travel are scripted :class:`~jurist.models.MockModel` objects, by
+their place in the judge's ``models()`` (they hold no connection and their script cannot
+be written as a spec; each actor gets its own copy, so a scripted *list* is replayed per
+actor while a function of the request answers as it does locally).
 
 Items travel as JSON text (``row``: the item as the run store keeps it; ``values``: the
 judge's fields) and results come back as JSON text of one
