@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import re
 import signal
 import sqlite3
@@ -153,8 +154,8 @@ def test_engine_ray_writes_the_run_folder_of_the_local_engine(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    # the key comes from --api-key; the command puts it in $OPENAI_API_KEY for the actors,
-    # which monkeypatch takes back after the test (set first, so that it is recorded)
+    # the key comes from --api-key and travels to the actors' models in memory: no
+    # environment gets it (monkeypatch would take it back: set first, so it is recorded)
     monkeypatch.setenv("OPENAI_API_KEY", "unset")
     monkeypatch.delenv("OPENAI_API_KEY")
     with JudgeServer() as server:
@@ -167,6 +168,7 @@ def test_engine_ray_writes_the_run_folder_of_the_local_engine(
         assert code == code_local, said
         assert server.requests == 2 * local_requests  # as many calls again, no more
         assert server.keys == {f"Bearer {SECRET}"}  # the actors had the key
+        assert "OPENAI_API_KEY" not in os.environ
     local, on_ray = tmp_path / "local", tmp_path / "ray"
     assert outcome(on_ray / "results.jsonl") == outcome(local / "results.jsonl")
     assert len({s for s, _ in outcome(on_ray / "results.jsonl")}) > 1  # the scores vary
