@@ -108,7 +108,7 @@ def outcome(path: Path) -> list[tuple[Any, ...]]:
     return [(r["judge_score"], r["judge_error"]) for r in rows(path)]
 
 
-def model_args(server: JudgeServer, out: Path) -> list[str]:
+def model_args(server: Loopback, out: Path) -> list[str]:
     return [
         "--model",
         "judge",

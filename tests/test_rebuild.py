@@ -28,7 +28,7 @@ from tests._loopback import Loopback
 # LiteLLM reads its model prices from its own package, never from the network
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-REQUEST = Request(messages=[Message(role="user", content="Is 2+2=4?")], max_tokens=4)
+REQUEST = Request(messages=(Message(role="user", content="Is 2+2=4?"),), max_tokens=4)
 
 
 class KeyServer(Loopback):
