@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Self
 from pydantic import BaseModel, ConfigDict
 
 from jurist._secrets import shown_name
-from jurist.errors import CapabilityError, ConfigError
+from jurist.errors import CapabilityError
 from jurist.types import CandidateScores, Completion, Request
 
 if TYPE_CHECKING:
@@ -173,6 +173,8 @@ class WrapperModel(Model):
         """The :class:`~jurist.models.Transport` settings this wrapper stands for, so a
         stack can describe itself (:meth:`rebuild_spec`); a wrapper that no transport
         setting builds raises :class:`~jurist.errors.ConfigError` (the default)."""
+        from jurist.errors import ConfigError
+
         raise ConfigError(
             f"{type(self).__name__} is no layer of the model stack (cache, retry, limits): "
             "a model wrapped in it cannot be rebuilt in another process"
