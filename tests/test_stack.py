@@ -17,7 +17,7 @@ import pytest
 import jurist
 from jurist.compat.uqlm import LLMPanel
 from jurist.errors import ConfigError, status_error
-from jurist.evaluate._ray_actor import portable_entry, rebuild
+from jurist.evaluate._ray_actor import Pacing, portable_entry, rebuild
 from jurist.evaluate._ray_limits import SharedLimitModel
 from jurist.models import (
     CachedModel,
@@ -215,7 +215,7 @@ def test_on_ray_the_cluster_pacer_sits_under_retry_so_retries_are_paced(
 ) -> None:
     judge = jurist.LLMJudge(_remote(server), output="text")
     pacer = FakePacer()
-    rebuilt = rebuild(portable_entry(judge), pacer)
+    rebuilt = rebuild(portable_entry(judge), Pacing((pacer,), (False,)))
     assert _chain(rebuilt.model)[:2] == [RetryModel, SharedLimitModel]
     server.script(status(429, retry_after_ms=1), status(503), ok("Correct"))
     # a 503 without Retry-After backs off 0.5 s at most (full jitter): no timing asserted

@@ -153,9 +153,9 @@ class EngineOptions:
     def engines(self, model: ModelOptions) -> tuple[RayOptions | None, BatchAPIOptions | None]:
         """The engine options of this command line, given its model options.
 
-        On Ray, each actor rebuilds the model from its catalog entry, which never holds a
-        key: the engine hands the key the model was built with (``--api-key``,
-        ``$JURIST_API_KEY``, ``$OPENAI_API_KEY``) to the actors in memory.
+        On Ray, each actor rebuilds the model stack this process built (its spec never
+        holds a key): the engine hands the key the model was built with (``--api-key``,
+        ``$JURIST_API_KEY``, ``$OPENAI_API_KEY``) to the rebuilt model in memory.
         """
         return self.ray(rpm=model.rpm, tpm=model.tpm), self.batch_api()
 

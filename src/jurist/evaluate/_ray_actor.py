@@ -1,12 +1,16 @@
 """What travels to a Ray actor, and the actor that judges batches of items.
 
 A judge is never pickled with its live connections: the driver turns it into its catalog
-entry (:func:`portable_entry`) and each :class:`JudgeActor` rebuilds it once, in its
-constructor, from that entry (:func:`rebuild`). The only objects that travel with an
-entry are scripted :class:`~jurist.models.MockModel` objects, by their place in the
-judge's ``models()`` (they hold no connection and their script cannot be written as a
-spec; each actor gets its own copy, so a scripted *list* is replayed per actor while a
-function of the request answers as it does locally).
+entry and the specs of its models' stacks (:func:`portable_entry`;
+:meth:`~jurist.models.Model.rebuild_spec`: backend options, retries, timeout, cache,
+limits) and each :class:`JudgeActor` rebuilds it once, in its constructor
+(:func:`rebuild`): the judge from its entry, then each model put back
+(``with_models``) as its whole stack, built from its spec and its
+:class:`Secrets` (in memory, given to the constructor; no environment is written). The
+only objects that travel are scripted :class:`~jurist.models.MockModel` objects, by
+their place in the judge's ``models()`` (they hold no connection and their script cannot
+be written as a spec; each actor gets its own copy, so a scripted *list* is replayed per
+actor while a function of the request answers as it does locally).
 
 Items travel as JSON text (``row``: the item as the run store keeps it; ``values``: the
 judge's fields) and results come back as JSON text of one
@@ -18,7 +22,7 @@ the local engine would.
 from __future__ import annotations
 
 import asyncio
-import os
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,12 +35,12 @@ from jurist.evaluate._item_path import Coster, judge_one, stored_result
 from jurist.evaluate._source import item_hash, map_fields
 from jurist.evaluate._store import StoredResult
 from jurist.judges._protocol import models_of, with_models_of
-from jurist.models import MockModel, Model, WrapperModel, with_limits
-from jurist.models._stack import with_backend
+from jurist.models import LimitedModel, MockModel, Model, ModelSpec, WrapperModel, rebuild_model
 from jurist.types import Usage
 
 __all__ = [
     "JudgeActor",
+    "Pacing",
     "PortableJudge",
     "Secrets",
     "decode_result",
@@ -82,12 +86,14 @@ def decode_result(text: str) -> StoredResult:
 
 @dataclass(frozen=True)
 class PortableJudge:
-    """What an actor rebuilds a judge from: its catalog ``entry`` (model specs, never a
-    key), and ``mocks``: for each of the judge's models (in ``models()`` order), the
-    scripted :class:`~jurist.models.MockModel` that takes the rebuilt one's place, or
-    ``None`` (a model rebuilt from its spec)."""
+    """What an actor rebuilds a judge from: its catalog ``entry`` (the judge's settings,
+    never a key), and for each of the judge's models (in ``models()`` order) its
+    :class:`~jurist.models.ModelSpec` (the whole stack: backend options, retries, cache,
+    limits; never a key) and ``mocks``: the scripted :class:`~jurist.models.MockModel`
+    that is the stack's backend, or ``None`` (a backend rebuilt from its spec)."""
 
     entry: dict[str, Any]
+    models: tuple[ModelSpec, ...]
     mocks: tuple[MockModel | None, ...]
 
     def __getitem__(self, key: str) -> Any:
@@ -107,20 +113,24 @@ def portable_entry(judge: Any) -> PortableJudge:
     >>> entry = portable_entry(jurist.LLMJudge("openai:gpt-4o-mini", template="likert"))
     >>> entry["kind"], entry["model"], entry["template"], entry.mocks
     ('judge', 'openai:gpt-4o-mini', 'likert', (None,))
+    >>> entry.models[0].transport.max_retries
+    2
     """
     from jurist.catalog._dump import entry_of
 
     try:
         entry = entry_of(judge)
+        specs = tuple(model.rebuild_spec() for model in models_of(judge))
     except ConfigError as e:
         raise ConfigError(
             f"cannot judge with this {type(judge).__name__} on Ray: each actor rebuilds the "
-            f"judge from its catalog entry, and {e}. Use an LLMJudge, PairwiseJudge, Panel "
-            "or RubricJudge over provider:name models, or the local engine (ray=None)."
+            f"judge from its catalog entry and its models from their specs, and {e}. Use an "
+            "LLMJudge, PairwiseJudge, Panel or RubricJudge over provider:name models, or "
+            "the local engine (ray=None)."
         ) from None
     backends = [_backend(model) for model in models_of(judge)]
     mocks = tuple(b if isinstance(b, MockModel) else None for b in backends)
-    return PortableJudge(entry, mocks)
+    return PortableJudge(entry, specs, mocks)
 
 
 def _entry_file(entry: dict[str, Any]) -> Any:
@@ -132,12 +142,55 @@ def _entry_file(entry: dict[str, Any]) -> Any:
     )
 
 
-def rebuild(portable: PortableJudge, limiter: Any = None, *, tokens: bool = False) -> Any:
-    """The judge of :func:`portable_entry`'s ``portable``: its mock models put back, and
-    with a ``limiter`` every model asks it before each call (a
-    :class:`~jurist.evaluate._ray_limits.SharedLimitModel` in the limits' place of the
-    model's stack, :func:`~jurist.models.with_limits`: under its retries, so each retry
-    is paced by the cluster).
+class Secrets:
+    """The credentials of a judge's models, in ``models()`` order (each model's
+    :meth:`~jurist.models.Model.secrets`: constructor options such as ``api_key``), held
+    in memory and given to the rebuilt models' constructors, never to an environment. The
+    repr shows option names only, so a log line or an error that prints the actor's
+    arguments shows no value.
+
+    >>> Secrets(({"api_key": "sk-1"}, {}))
+    Secrets(model 0: api_key=***)
+    """
+
+    def __init__(self, per_model: Sequence[Mapping[str, Any]]) -> None:
+        self.per_model = tuple(dict(s) for s in per_model)
+
+    @classmethod
+    def of(cls, judge: Any) -> Secrets:
+        """The secrets of ``judge``'s models."""
+        return cls([model.secrets() for model in models_of(judge)])
+
+    def __repr__(self) -> str:
+        shown = [
+            f"model {i}: " + ", ".join(f"{k}=***" for k in s)
+            for i, s in enumerate(self.per_model)
+            if s
+        ]
+        return f"Secrets({'; '.join(shown)})"
+
+
+@dataclass(frozen=True)
+class Pacing:
+    """The cluster limits of a judge's models, in ``models()`` order: each model's
+    :class:`~jurist.evaluate._ray_limits.ClusterPacer` actor (or ``None``) and whether it
+    paces tokens."""
+
+    limiters: tuple[Any, ...]
+    tokens: tuple[bool, ...]
+
+
+def rebuild(
+    portable: PortableJudge, pacing: Pacing | None = None, secrets: Secrets | None = None
+) -> Any:
+    """The judge of :func:`portable_entry`'s ``portable``: built from its entry, then each
+    model replaced (``with_models``) by its stack rebuilt from its spec with its secrets
+    (a mock put back as the backend). With ``pacing`` (on an actor) the limits' place of
+    each stack holds the model's cluster pacer when it has one
+    (:class:`~jurist.evaluate._ray_limits.SharedLimitModel`, under the retries, so each
+    retry is paced by the cluster) and the model's ``max_concurrency`` per actor: the
+    transport's own ``rpm`` / ``tpm`` never make a limiter per actor. Without (the
+    driver's check that the judge rebuilds) each stack is rebuilt as it is.
 
     >>> import jurist
     >>> rebuild(portable_entry(jurist.LLMJudge("mock:j", outputs=None))).model.spec
@@ -148,43 +201,34 @@ def rebuild(portable: PortableJudge, limiter: Any = None, *, tokens: bool = Fals
 
     judge = build_entry(_entry_file(portable.entry))
     count = len(models_of(judge))
-    if count != len(portable.mocks):
+    if count != len(portable.models):
         raise ConfigError(
             f"the judge rebuilt on a Ray actor calls {count} models, the driver's "
-            f"{len(portable.mocks)}; use the local engine (ray=None)"
+            f"{len(portable.models)}; use the local engine (ray=None)"
         )
-    mocks = iter(portable.mocks)
+    n = len(portable.models)
+    keys = secrets.per_model if secrets is not None else ({},) * n
+    places = iter(range(n))
 
-    def layer(model: Model) -> Model:
-        return SharedLimitModel(model, limiter, tokens=tokens)
+    def prepared(_: Model) -> Model:
+        i = next(places)
+        spec = portable.models[i]
+        limiter, tokens = (pacing.limiters[i], pacing.tokens[i]) if pacing else (None, False)
+        concurrency = spec.transport.max_concurrency
 
-    def prepared(model: Model) -> Model:
-        mock = next(mocks)
-        if mock is not None:
-            model = with_backend(model, mock)  # each actor has its own (unpickled) copy
-        return with_limits(model, layer) if limiter is not None else model
+        def layer(model: Model) -> Model:
+            if concurrency is not None:  # per actor: the cluster pacer paces calls only
+                model = LimitedModel(model, max_concurrency=concurrency)
+            if limiter is not None:
+                model = SharedLimitModel(model, limiter, tokens=tokens)
+            return model
+
+        # each actor has its own (unpickled) copy of a mock; without pacing (the driver's
+        # check) the stack is rebuilt as it is, its own limits included
+        limits = layer if pacing is not None else None
+        return rebuild_model(spec, keys[i], limits=limits, backend=portable.mocks[i])
 
     return with_models_of(judge, prepared)
-
-
-class Secrets:
-    """Environment variables (API keys) for the actors, held in memory; the repr shows
-    their names only, so a log line or an error that prints the actor's arguments shows
-    no value.
-
-    >>> Secrets({"OPENAI_API_KEY": "sk-1"})
-    Secrets(OPENAI_API_KEY=***)
-    """
-
-    def __init__(self, values: dict[str, str]) -> None:
-        self.values = dict(values)
-
-    def __repr__(self) -> str:
-        return f"Secrets({', '.join(f'{k}=***' for k in self.values)})"
-
-    def apply(self) -> None:
-        """Put the variables in this process's environment."""
-        os.environ.update(self.values)
 
 
 class JudgeActor:
@@ -204,16 +248,13 @@ class JudgeActor:
         entry: PortableJudge,
         table: PriceTable,
         retries: int,
-        limiter: Any = None,
-        tokens: bool = False,
+        pacing: Pacing | None = None,
         raw: bool = False,
         fields: dict[str, str] | None = None,
         records: bool = False,
         secrets: Secrets | None = None,
     ) -> None:
-        if secrets is not None:
-            secrets.apply()  # before the rebuild: the backends read keys as they are built
-        self.judge = rebuild(entry, limiter, tokens=tokens)
+        self.judge = rebuild(entry, pacing, secrets)
         self.coster = Coster(self.judge, table)
         self.retries = retries
         self.raw = raw

@@ -10,6 +10,7 @@ from jurist.models._cache import CachedModel, default_cache_path
 from jurist.models._limits import LimitedModel
 from jurist.models._mock import MockModel
 from jurist.models._model import Capabilities, Model, WrapperModel
+from jurist.models._rebuild import ModelSpec, rebuild_model
 from jurist.models._registry import DEFAULT_MODEL, get_model, known_providers, register_provider
 from jurist.models._retry import RetryModel, attempts_of
 from jurist.models._stack import Transport, build_stack, with_limits
@@ -21,6 +22,7 @@ __all__ = [
     "LimitedModel",
     "MockModel",
     "Model",
+    "ModelSpec",
     "RetryModel",
     "Transport",
     "WrapperModel",
@@ -29,6 +31,7 @@ __all__ = [
     "default_cache_path",
     "get_model",
     "known_providers",
+    "rebuild_model",
     "register_provider",
     "with_limits",
 ]

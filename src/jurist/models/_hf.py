@@ -155,6 +155,40 @@ class HFModel(Model):
             remote=False,
         )
 
+    def rebuild_options(self) -> dict[str, Any]:
+        """The options given that differ from the defaults (a model wrapped with
+        :meth:`from_objects` lives in this process only: it cannot be rebuilt)."""
+        if self._in_memory:
+            raise ConfigError(
+                f"{self.spec} wraps a model object of this process (HFModel.from_objects): "
+                "it cannot be rebuilt in another process; load it by name or folder"
+            )
+        defaults: dict[str, Any] = {
+            "device": "cpu",
+            "dtype": default_dtype(self.device),
+            "max_batch_size": 256 if on_cuda(self.device) else 32,
+            "batch_wait_ms": 2.0,
+            "max_tokens": 256,
+            "trust_remote_code": False,
+            "revision": None,
+            "max_batch_tokens": None,
+            "memory_fraction": 0.9,
+            "attn_implementation": None,
+        }
+        given = {
+            "device": self.device,
+            "dtype": self.dtype,
+            "max_batch_size": self.max_batch_size,
+            "batch_wait_ms": self.batch_wait_ms,
+            "max_tokens": self.max_tokens,
+            "trust_remote_code": self.trust_remote_code,
+            "revision": self.revision,
+            "max_batch_tokens": self.limits.max_tokens,
+            "memory_fraction": self.limits.memory_fraction,
+            "attn_implementation": self.attn_implementation,
+        }
+        return {k: v for k, v in given.items() if v != defaults[k]}
+
     def identity(self) -> dict[str, Any]:
         return {
             "provider": self.provider,

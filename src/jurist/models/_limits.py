@@ -37,6 +37,7 @@ import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from typing import Any
 
 from jurist.errors import ConfigError
 from jurist.models._model import Model, WrapperModel
@@ -158,6 +159,14 @@ class LimitedModel(WrapperModel):
         self._semaphores: weakref.WeakKeyDictionary[
             asyncio.AbstractEventLoop, asyncio.Semaphore
         ] = weakref.WeakKeyDictionary()
+
+    def layer(self) -> dict[str, Any]:
+        """This layer's :class:`~jurist.models.Transport` settings (its limits)."""
+        return {
+            "rpm": self.max_calls_per_min,
+            "tpm": self.max_tokens_per_min,
+            "max_concurrency": self.max_concurrency,
+        }
 
     def _semaphore(self) -> asyncio.Semaphore | None:
         if self.max_concurrency is None:

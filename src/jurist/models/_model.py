@@ -13,7 +13,7 @@ import abc
 import asyncio
 import copy
 from collections.abc import Sequence
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
 from pydantic import BaseModel, ConfigDict
 
@@ -21,6 +21,9 @@ from jurist._secrets import shown_name
 from jurist.errors import CapabilityError
 from jurist.models._decisions import Decider
 from jurist.types import CandidateScores, Completion, Request
+
+if TYPE_CHECKING:
+    from jurist.models._rebuild import ModelSpec
 
 __all__ = ["Capabilities", "Model", "WrapperModel"]
 
@@ -86,12 +89,26 @@ class Model(abc.ABC):
         :func:`jurist._secrets.shown_name`); ``name`` keeps it as given."""
         return f"{self.provider}:{shown_name(self.name)}"
 
-    def secrets(self) -> dict[str, str]:
-        """The environment variables that give a copy of this model rebuilt in another
-        process (a Ray actor) the credentials this one was given (``api_key=``), by the
-        names its backend reads them from; ``{}`` (the default) when it was given none.
+    def secrets(self) -> dict[str, Any]:
+        """The constructor options that give a copy of this model rebuilt in another
+        process (a Ray actor) the credentials this one uses (``api_key``, ``headers``),
+        kept out of :meth:`rebuild_options`; ``{}`` (the default) when it uses none.
         Held in memory only, never written, never part of :meth:`identity`."""
         return {}
+
+    def rebuild_options(self) -> dict[str, Any]:
+        """The constructor options (JSON values, never a secret) that build this backend
+        again, with ``provider:name``, in another process (a Ray actor, a catalog entry):
+        those given that differ from the defaults. The default, ``{}``: a backend built
+        from its name alone."""
+        return {}
+
+    def rebuild_spec(self) -> ModelSpec:
+        """What rebuilds this model, and the layers around it, in another process
+        (:func:`~jurist.models.rebuild_model`, with :meth:`secrets`)."""
+        from jurist.models._rebuild import ModelSpec
+
+        return ModelSpec(provider=self.provider, name=self.name, options=self.rebuild_options())
 
     @abc.abstractmethod
     async def complete(self, request: Request) -> Completion:
@@ -153,8 +170,27 @@ class WrapperModel(Model):
     async def fingerprint(self) -> dict[str, Any] | None:
         return await self.wrapped.fingerprint()
 
-    def secrets(self) -> dict[str, str]:
+    def secrets(self) -> dict[str, Any]:
         return self.wrapped.secrets()
+
+    def rebuild_options(self) -> dict[str, Any]:
+        return self.wrapped.rebuild_options()
+
+    def layer(self) -> dict[str, Any]:
+        """The :class:`~jurist.models.Transport` settings this wrapper stands for, so a
+        stack can describe itself (:meth:`rebuild_spec`); a wrapper that no transport
+        setting builds raises :class:`~jurist.errors.ConfigError` (the default)."""
+        from jurist.errors import ConfigError
+
+        raise ConfigError(
+            f"{type(self).__name__} is no layer of the model stack (cache, retry, limits): "
+            "a model wrapped in it cannot be rebuilt in another process"
+        )
+
+    def rebuild_spec(self) -> ModelSpec:
+        inner = self.wrapped.rebuild_spec()
+        transport = inner.transport.model_copy(update=self.layer())
+        return inner.model_copy(update={"transport": transport})
 
     async def complete(self, request: Request) -> Completion:
         return await self.wrapped.complete(request)

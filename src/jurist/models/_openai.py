@@ -177,7 +177,31 @@ class OpenAIModel(Model):
         # the form a JSON schema is sent in now, decided by the server's answers
         self.json_form = JsonFormDecision(self.spec, json_mode) if json_mode else None
         self._has_key = bool(api_key)
-        self._api_key = api_key  # for a rebuild elsewhere (a Ray actor); never shown
+        # what rebuild_options() gives back: the options that differ from the defaults
+        self._given: dict[str, Any] = {
+            k: v
+            for k, v, default in (
+                ("timeout", self.timeout, 60.0),
+                ("max_connections", max_connections, 1000),
+                ("json_mode", json_mode, "json_schema"),
+                ("logprobs", logprobs, True),
+                ("top_logprobs_max", top_logprobs_max, 20),
+                ("max_tokens_param", max_tokens_param, "max_tokens"),
+                ("max_response_bytes", self.max_response_bytes, DEFAULT_MAX_RESPONSE_BYTES),
+            )
+            if v != default
+        }
+        # what secrets() gives back, for a rebuild elsewhere (a Ray actor); never shown
+        self._secrets: dict[str, Any] = {}
+        if api_key:
+            self._secrets["api_key"] = api_key
+        given_headers = dict(headers or {})
+        if basic_auth is not None:  # the URL's user:password@, kept out of base_url
+            given_headers = {"Authorization": basic_auth, **given_headers}
+        if given_headers:
+            self._secrets["headers"] = given_headers
+        if scrub(self.base_url) != self.base_url:  # a key in the URL (?api-key=...)
+            self._secrets["base_url"] = self.base_url
         remember_secrets_in({"api_key": api_key, "headers": dict(headers or {})})
         self._logprobs = logprobs
         self._top_max = top_logprobs_max if logprobs else 0
@@ -207,9 +231,17 @@ class OpenAIModel(Model):
             remote=True,
         )
 
-    def secrets(self) -> dict[str, str]:
-        """``OPENAI_API_KEY``: the key this model was given (``{}`` without one)."""
-        return {"OPENAI_API_KEY": self._api_key} if self._api_key else {}
+    def secrets(self) -> dict[str, Any]:
+        """``api_key`` and ``headers``: the key this model uses (given, or read from
+        ``$OPENAI_API_KEY`` where it was built) and the headers it sends, which may carry
+        credentials (a ``user:password@`` of the URL as Basic auth); ``{}`` without any."""
+        return {k: (dict(v) if isinstance(v, dict) else v) for k, v in self._secrets.items()}
+
+    def rebuild_options(self) -> dict[str, Any]:
+        """``base_url`` (where it was built it may come from ``$OPENAI_BASE_URL``) and the
+        options given that differ from the defaults; never a key or a header."""
+        where = {} if "base_url" in self._secrets else {"base_url": self.base_url}
+        return {**where, **self._given}
 
     def identity(self) -> dict[str, Any]:
         # a key in the URL (user:password@, ?api-key=) is not part of what the model is
