@@ -117,11 +117,21 @@ def serve_reward(
     catalog_dir: Annotated[
         Path | None, typer.Option("--catalog", help="User catalog folder (else $JURIST_CATALOG).")
     ] = None,
+    batch_window: Annotated[
+        float,
+        typer.Option(
+            **bounded(
+                "batch_window",
+                help="Milliseconds a batch stays open: the items of requests arriving within "
+                "it are judged as one batch (0: those arriving in one event-loop turn).",
+            )
+        ),
+    ] = 2.0,
     *,
     options: ModelOptions,
 ) -> int:
-    """Serve a judge as rewards: POST /get_reward (OpenRLHF), POST /v1/rewards, GET /health,
-    GET /metrics. SIGTERM finishes the requests in flight, then exits."""
+    """Serve a judge as rewards: POST /get_reward (OpenRLHF), POST /slime, POST /v1/rewards,
+    GET /health, GET /metrics. SIGTERM finishes the requests in flight, then exits."""
     from jurist.rewards._server import RewardService
     from jurist.rewards._server_app import serve
 
@@ -135,7 +145,7 @@ def serve_reward(
         retries=retries,
         max_tokens=max_tokens,
     )
-    service = RewardService(rj, concurrency=options.concurrency)
+    service = RewardService(rj, concurrency=options.concurrency, batch_window=batch_window / 1000)
 
     def ready(url: str) -> None:
         print(

@@ -3,8 +3,10 @@
 :class:`RewardService` wraps one :class:`~jurist.rewards._batch.RewardJudge` and is shared
 by every request of the server (see :mod:`jurist.rewards._server_app` for the HTTP side):
 
-- **one bound**: at most ``concurrency`` judgments run at once, whichever requests their
-  items came in; items of requests that arrive together are judged together;
+- **one bound, micro-batched**: at most ``concurrency`` judgments run at once, whichever
+  requests their items came in; the items of requests that arrive within ``batch_window``
+  seconds of each other are judged as one batch (:mod:`jurist.rewards._stream`), so a
+  stream of single-sample requests (OpenRLHF, slime) is judged like one batched request;
 - **coalescing**: an item whose judge input (the rendered judge messages) equals one
   already being judged waits for that judgment instead of making another;
 - **failures**: a judgment that fails, or takes longer than the judge's ``timeout``
@@ -57,6 +59,7 @@ from jurist._secrets import get_logger, scrub
 from jurist.errors import DataError, JuristError
 from jurist.rewards._batch import RewardJudge
 from jurist.rewards._server_metrics import ServerMetrics
+from jurist.rewards._stream import DEFAULT_WINDOW, MicroBatcher
 
 __all__ = ["ITEM_FIELDS", "BadBody", "RewardService", "derive_response"]
 
@@ -91,15 +94,20 @@ def derive_response(query: str, prompt: str | None) -> str:
 class RewardService:
     """Judges reward items for the server: one bound, coalescing, metrics (see module doc)."""
 
-    def __init__(self, judge: RewardJudge, *, concurrency: int = 256) -> None:
+    def __init__(
+        self,
+        judge: RewardJudge,
+        *,
+        concurrency: int = 256,
+        batch_window: float = DEFAULT_WINDOW,
+    ) -> None:
         if concurrency < 1:
             raise ValueError(f"concurrency must be at least 1, got {concurrency}")
         self.judge = judge
         self.concurrency = concurrency
         self.metrics = ServerMetrics()
-        self.in_flight = 0
-        self._bound: asyncio.Semaphore | None = None
-        self._pending: dict[_Key, asyncio.Task[dict[str, Any]]] = {}
+        self.batcher = MicroBatcher(self._judge_one, concurrency=concurrency, window=batch_window)
+        self._pending: dict[_Key, asyncio.Future[dict[str, Any]]] = {}
         template = judge.judge.template
         self._needs = set(judge.judge.required_fields) & set(ITEM_FIELDS)
         self._reads = self._needs | (set(template.optional_fields) & set(ITEM_FIELDS))
@@ -159,6 +167,32 @@ class RewardService:
             items.append(self._item(response, given, where))
         return items
 
+    def slime_item(self, body: Any) -> dict[str, Any]:
+        """The item of a slime ``remote_rm`` body: ``{"prompt", "response", "label"}``.
+
+        ``prompt`` is a string, null, or chat messages (``[{"role", "content"}, ...]``, as
+        slime keeps a prompt it did not template), whose last user message is the question.
+        """
+        if not isinstance(body, Mapping):
+            raise BadBody(f"body: expected a JSON object with a 'response', got {_kind(body)}")
+        unknown = sorted(set(body) - {"prompt", "response", "label"})
+        if unknown:
+            raise BadBody(
+                f"body: unknown field(s) {unknown}; the body is "
+                "{'prompt': ..., 'response': ..., 'label': ...}"
+            )
+        response = body.get("response")
+        if not isinstance(response, str):
+            raise BadBody(f"response: expected a string, got {_kind(response)}")
+        prompt = body.get("prompt", _ABSENT)
+        if isinstance(prompt, list):
+            prompt = _last_user(prompt)
+        elif prompt is not _ABSENT and prompt is not None and not isinstance(prompt, str):
+            raise BadBody(f"prompt: expected a string, chat messages or null, got {_kind(prompt)}")
+        given = {"prompt": prompt, "reference": body.get("label", _ABSENT)}
+        where = {"prompt": "prompt", "reference": "label", "response": "response"}
+        return self._item(response, given, where)
+
     def _item(
         self, response: str, given: Mapping[str, Any], where: Mapping[str, str]
     ) -> dict[str, Any]:
@@ -185,6 +219,11 @@ class RewardService:
         if problems:
             item["_refused"] = scrub(f"{DataError.category}: {'; '.join(problems)}")
         return item
+
+    @property
+    def in_flight(self) -> int:
+        """Judgments running now."""
+        return self.batcher.in_flight
 
     @property
     def _template(self) -> str:
@@ -233,16 +272,16 @@ class RewardService:
             "refused": True,
         }
 
-    def _task(self, item: dict[str, Any]) -> asyncio.Task[dict[str, Any]]:
+    def _task(self, item: dict[str, Any]) -> asyncio.Future[dict[str, Any]]:
         key: _Key = item["_key"]
         task = self._pending.get(key)
         if task is not None:
             self.metrics.coalesced += 1
             return task
-        task = asyncio.ensure_future(self._judge_one(item))
+        task = self.batcher.submit(item)
         self._pending[key] = task
 
-        def forget(done: asyncio.Task[dict[str, Any]]) -> None:
+        def forget(done: asyncio.Future[dict[str, Any]]) -> None:
             if self._pending.get(key) is done:
                 del self._pending[key]
 
@@ -250,32 +289,26 @@ class RewardService:
         return task
 
     async def _judge_one(self, item: Mapping[str, Any]) -> dict[str, Any]:
-        if self._bound is None:
-            self._bound = asyncio.Semaphore(self.concurrency)
-        async with self._bound:
-            self.in_flight += 1
-            start = time.perf_counter()
-            try:
-                record = await self.judge.score_one(
-                    item["response"], item["reference"], item["prompt"]
-                )
-            except Exception as e:  # a bug or an unexpected backend failure: flagged, logged
-                _log.warning("reward judgment failed: %s: %s", type(e).__name__, e)
-                record = {
-                    "reward": self.judge.failure_value,
-                    "raw_score": None,
-                    "judge_output": None,
-                    "clamped": False,
-                    "parse_failed": False,
-                    "error": scrub(f"error: {type(e).__name__}: {e}"),
-                }
-            finally:
-                self.in_flight -= 1
-            self.metrics.count_judgment(time.perf_counter() - start, record.get("error"))
+        """One judgment (the batcher holds the bound); every failure becomes a record."""
+        start = time.perf_counter()
+        try:
+            record = await self.judge.score_one(item["response"], item["reference"], item["prompt"])
+        except Exception as e:  # a bug or an unexpected backend failure: flagged, logged
+            _log.warning("reward judgment failed: %s: %s", type(e).__name__, e)
+            record = {
+                "reward": self.judge.failure_value,
+                "raw_score": None,
+                "judge_output": None,
+                "clamped": False,
+                "parse_failed": False,
+                "error": scrub(f"error: {type(e).__name__}: {e}"),
+            }
+        self.metrics.count_judgment(time.perf_counter() - start, record.get("error"))
         return record
 
     async def aclose(self) -> None:
-        """Close the judge model's connections."""
+        """Finish the batches dispatched, then close the judge model's connections."""
+        await self.batcher.aclose()
         await self.judge.judge.model.aclose()
 
 
@@ -285,6 +318,18 @@ def _kind(value: Any) -> str:
     names = {str: "a string", bool: "a boolean", int: "a number", float: "a number"}
     names.update({list: "a list", dict: "an object"})
     return names.get(type(value), f"a {type(value).__name__}")
+
+
+def _last_user(messages: list[Any]) -> str | None:
+    """The content of the last ``user`` message of chat messages (a slime prompt)."""
+    for i in range(len(messages) - 1, -1, -1):
+        m = messages[i]
+        if not isinstance(m, Mapping) or not isinstance(m.get("content"), str | None):
+            raise BadBody(f"prompt[{i}]: expected a {{'role', 'content'}} message, got {_kind(m)}")
+        if m.get("role") == "user":
+            content = m.get("content")
+            return content if isinstance(content, str) else None
+    return None
 
 
 def _strings(

@@ -9,6 +9,9 @@ Endpoints (see ``docs/rewards.md``, "Reward server"):
   a tensor of each): ``parse_failed``, ``clamped``, ``failed``, ``timed_out``,
   ``refused``; ``raw_scores`` the judge's numbers (``null`` where none) and ``errors``
   why a sample has no score (``null`` where it has one).
+- ``POST /slime``: slime's ``remote_rm``, one sample: ``{"prompt", "response", "label"}``
+  in, ``{"reward", "score", "raw_score", "error", "parse_failed", "clamped", "failed",
+  "timed_out", "refused"}`` out (slime reads the number with ``--reward-key reward``).
 - ``POST /v1/rewards``: ``{"items": [{"response", "reference", "prompt"}, ...]}`` in,
   ``{"rewards": [record, ...]}`` out (``reward``, ``raw_score``, ``judge_output``,
   ``clamped``, ``parse_failed``, ``error``, ``refused``).
@@ -54,6 +57,7 @@ def make_app(service: RewardService) -> web.Application:
     app[_SERVICE] = service
     app.router.add_post("/get_reward", _get_reward)
     app.router.add_post("/v1/rewards", _rewards)
+    app.router.add_post("/slime", _slime)
     app.router.add_get("/health", _health)
     app.router.add_get("/metrics", _metrics)
     return app
@@ -135,6 +139,28 @@ async def _rewards(request: web.Request) -> web.Response:
     return _json({"rewards": records})
 
 
+async def _slime(request: web.Request) -> web.Response:
+    service = request.app[_SERVICE]
+    try:
+        item = service.slime_item(await _body(request))
+    except BadBody as e:
+        raise _bad(str(e)) from None
+    (r,) = await service.score([item], "/slime")
+    return _json(
+        {
+            "reward": r["reward"],
+            "score": _unit(r["reward"]),
+            "raw_score": r["raw_score"],
+            "error": r["error"],
+            "parse_failed": int(bool(r["parse_failed"])),
+            "clamped": int(bool(r["clamped"])),
+            "failed": int(r["error"] is not None),
+            "timed_out": int(str(r["error"]).startswith("timeout:")),
+            "refused": int(r["refused"]),
+        }
+    )
+
+
 async def _health(request: web.Request) -> web.Response:
     service = request.app[_SERVICE]
     judge = service.judge.judge
@@ -151,7 +177,7 @@ async def _health(request: web.Request) -> web.Response:
 
 async def _metrics(request: web.Request) -> web.Response:
     service = request.app[_SERVICE]
-    text = service.metrics.render(in_flight=service.in_flight)
+    text = service.metrics.render(in_flight=service.in_flight, batches=service.batcher.batches)
     return web.Response(body=text.encode(), headers={"Content-Type": CONTENT_TYPE})
 
 
