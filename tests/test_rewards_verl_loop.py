@@ -39,13 +39,15 @@ def verl() -> Any:
     return pytest.importorskip("verl")
 
 
-def trainer_config(tmp_path: Path, tokenizer_dir: Path, overrides: list[str]) -> Any:
+def trainer_config(
+    tmp_path: Path, tokenizer_dir: Path, overrides: list[str], name: str = "compute_score_async"
+) -> Any:
     """verl's PPO trainer config as ``python -m verl.trainer.main_ppo ...`` composes it."""
     import verl
     from hydra import compose, initialize_config_dir
 
     reward_file = tmp_path / "my_reward.py"
-    reward_file.write_text("from jurist.rewards import compute_score_async\n")
+    reward_file.write_text(f"from jurist.rewards import {name}\n")
     config_dir = str(Path(verl.__file__).parent / "trainer" / "config")
     with initialize_config_dir(config_dir=config_dir, version_base=None):
         return compose(
@@ -53,7 +55,7 @@ def trainer_config(tmp_path: Path, tokenizer_dir: Path, overrides: list[str]) ->
             overrides=[
                 f"actor_rollout_ref.model.path={tokenizer_dir}",
                 f"reward.custom_reward_function.path={reward_file}",
-                "reward.custom_reward_function.name=compute_score_async",
+                f"reward.custom_reward_function.name={name}",
                 *overrides,
             ],
         )
@@ -70,7 +72,7 @@ def judge_overrides(server: ScoreServer, concurrency: int = 8) -> list[str]:
     ]
 
 
-def rollouts(tokenizer: Any, texts: list[str]) -> Any:
+def rollouts(tokenizer: Any, texts: list[str], infos: list[dict[str, Any]] | None = None) -> Any:
     """A ``DataProto`` as verl's rollout hands it to the reward loop (right-padded)."""
     import torch
     from verl import DataProto
@@ -94,7 +96,7 @@ def rollouts(tokenizer: Any, texts: list[str]) -> Any:
         non_tensors={
             "data_source": np.array(["gsm8k"] * n, dtype=object),
             "reward_model": np.array([{"ground_truth": "42"} for _ in texts], dtype=object),
-            "extra_info": np.array([{"question": "6*7?"} for _ in texts], dtype=object),
+            "extra_info": np.array(infos or [{"question": "6*7?"} for _ in texts], dtype=object),
         },
     )
 
@@ -180,6 +182,37 @@ def test_trainer_resolves_reward_loop_managers_only(
     batch = trainer_config(tmp_path, tiny_model_dir, ["reward.reward_manager.name=batch"])
     with pytest.raises(ValueError, match="Unknown reward manager: batch"):
         resolve_reward_manager_cls(batch)
+
+
+def test_reward_loop_worker_ranks_each_group(
+    verl: Any, tmp_path: Path, tiny_model_dir: Path
+) -> None:
+    from verl.experimental.reward_loop.reward_loop import RewardLoopWorker
+
+    from tests.test_rewards_group import PairServer
+
+    kw = "+reward.custom_reward_function.reward_kwargs"
+    with PairServer() as pairs:
+        overrides = [
+            f"{kw}.model=openai:pair",
+            f"{kw}.base_url={pairs.url}",
+            f"{kw}.api_key=k",
+            f"{kw}.max_retries=0",
+            f"{kw}.group_size=4",
+        ]
+        config = trainer_config(tmp_path, tiny_model_dir, overrides, "group_compute_score_async")
+        worker = RewardLoopWorker(config)
+        # two prompts, each rolled out 4 times (verl repeats a prompt's rows together);
+        # verl's example data keeps the prompt's index in extra_info
+        quality = [3, 1, 4, 2, 2, 4, 1, 3]
+        infos = [{"index": k // 4, "question": f"task {k // 4}"} for k in range(8)]
+        texts = [f"attempt {k} q={q}" for k, q in enumerate(quality)]
+        out = score(worker, rollouts(worker.input_tokenizer, texts, infos))
+        assert pairs.calls == 2 * 6 * 2  # 6 pairs per group, both orders
+    scores = [o["reward_score"] for o in out]
+    assert scores == [(q - 1) / 3 for q in quality]
+    extras = [o["reward_extra_info"] for o in out]
+    assert all(e["group_incomplete"] == 0.0 and e["pairs"] == 3.0 for e in extras)
 
 
 # -- verl's router address, without verl -----------------------------------------------

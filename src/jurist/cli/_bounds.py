@@ -37,6 +37,7 @@ BOUNDS: dict[str, tuple[float, float]] = {
     "batch_poll": (0.001, _DAY),
     "port": (0, 65_535),
     "batch_window": (0.0, 1000.0),  # milliseconds a reward-server batch stays open
+    "max_pairs": (1, 10**6),  # pairs judged per group of a group reward
     "failure_value": (-1e9, 1e9),
     "tolerance": (0.0, 1e9),
 }

@@ -15,6 +15,10 @@ Endpoints (see ``docs/rewards.md``, "Reward server"):
 - ``POST /v1/rewards``: ``{"items": [{"response", "reference", "prompt"}, ...]}`` in,
   ``{"rewards": [record, ...]}`` out (``reward``, ``raw_score``, ``judge_output``,
   ``clamped``, ``parse_failed``, ``error``, ``refused``).
+- ``POST /v1/group_rewards``: ``{"groups": [{"prompt", "reference", "responses": [...]}]}``
+  in, ``{"groups": [{"rewards": [...], "records": [...]}]}`` out: each group's responses
+  ranked against each other by the service's pairwise judge
+  (:mod:`jurist.rewards._group`).
 - ``GET /health``: ``{"status": "ok", ...}``; ``GET /metrics``: Prometheus text.
 
 A body that is not the documented shape gets HTTP 400 with ``{"error": "<field[index]>:
@@ -58,6 +62,7 @@ def make_app(service: RewardService) -> web.Application:
     app.router.add_post("/get_reward", _get_reward)
     app.router.add_post("/v1/rewards", _rewards)
     app.router.add_post("/slime", _slime)
+    app.router.add_post("/v1/group_rewards", _group_rewards)
     app.router.add_get("/health", _health)
     app.router.add_get("/metrics", _metrics)
     return app
@@ -159,6 +164,16 @@ async def _slime(request: web.Request) -> web.Response:
             "refused": int(r["refused"]),
         }
     )
+
+
+async def _group_rewards(request: web.Request) -> web.Response:
+    service = request.app[_SERVICE]
+    try:
+        groups = service.group_items(await _body(request))
+    except BadBody as e:
+        raise _bad(str(e)) from None
+    out = await service.score_groups(groups)
+    return _json({"groups": [{"rewards": [r["reward"] for r in g], "records": g} for g in out]})
 
 
 async def _health(request: web.Request) -> web.Response:
