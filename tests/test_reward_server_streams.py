@@ -10,11 +10,7 @@ and vLLM, so only that file (and the logging helper it imports) is loaded from t
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import os
-import sys
-import types
-import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,6 +19,7 @@ import aiohttp
 import pytest
 
 from jurist.rewards._server import RewardService
+from tests._openrlhf import openrlhf_agent
 from tests.test_reward_server import ScoreServer, _client, _service
 
 
@@ -149,41 +146,13 @@ async def test_slime_posts_one_sample_and_reads_the_reward_key(llm: ScoreServer)
 # -- OpenRLHF's own client code ---------------------------------------------------------
 
 
-def openrlhf_agent(tmp_path: Path) -> types.ModuleType:
-    """``openrlhf.utils.agent`` from the openrlhf 0.11.2 wheel, without its heavy package.
-
-    ``openrlhf/utils/__init__.py`` imports DeepSpeed strategies; ``agent.py`` itself needs
-    only asyncio, aiohttp and ``openrlhf.utils.logging_utils``.
-    """
-    wheel = os.environ.get("JURIST_OPENRLHF_WHEEL")
-    if not wheel or not Path(wheel).is_file():
-        pytest.skip("set JURIST_OPENRLHF_WHEEL to an openrlhf 0.11.2 wheel (.ci/run does)")
-    root = tmp_path / "openrlhf_src"
-    with zipfile.ZipFile(wheel) as z:
-        for name in z.namelist():
-            if name.endswith(("openrlhf/utils/agent.py", "openrlhf/utils/logging_utils.py")):
-                target = root / "openrlhf" / "utils" / Path(name).name
-                target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_bytes(z.read(name))
-    for pkg in ("openrlhf", "openrlhf.utils"):
-        module = types.ModuleType(pkg)
-        module.__path__ = [str(root / Path(*pkg.split(".")))]
-        sys.modules.setdefault(pkg, module)
-    for name in ("logging_utils", "agent"):
-        spec = importlib.util.spec_from_file_location(
-            f"openrlhf.utils.{name}", root / "openrlhf" / "utils" / f"{name}.py"
-        )
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = module
-        spec.loader.exec_module(module)
-    return sys.modules["openrlhf.utils.agent"]
-
-
 async def test_openrlhf_single_turn_executor_streams_to_the_server(
     llm: ScoreServer, tmp_path: Path
 ) -> None:
-    agent = openrlhf_agent(tmp_path)
+    wheel = os.environ.get("JURIST_OPENRLHF_WHEEL")
+    if not wheel or not Path(wheel).is_file():
+        pytest.skip("set JURIST_OPENRLHF_WHEEL to an openrlhf 0.11.2 wheel (.ci/run does)")
+    agent = openrlhf_agent(Path(wheel), tmp_path)
     service: RewardService = _service(llm, concurrency=8)
     async with _client(service) as client:
         url = str(client.make_url("/get_reward"))
