@@ -217,13 +217,26 @@ def start_server(base_url: str, concurrency: int) -> tuple[subprocess.Popen[str]
     cmd = [sys.executable, "-m", "jurist", "serve-reward", "--model", "openai:x"]
     cmd += ["--base-url", base_url, "--api-key", "x", "--concurrency", str(concurrency)]
     cmd += ["--port", str(port)]
+    return wait_healthy(cmd, port)
+
+
+def start_ideal_server(latency: float, concurrency: int) -> tuple[subprocess.Popen[str], str]:
+    """``_ideal_reward_server.py`` (a reward server that costs nothing) in a subprocess."""
+    port = free_port()
+    cmd = [sys.executable, str(Path(__file__).resolve().parent / "_ideal_reward_server.py")]
+    cmd += ["--port", str(port), "--latency", str(latency), "--concurrency", str(concurrency)]
+    return wait_healthy(cmd, port)
+
+
+def wait_healthy(cmd: list[str], port: int) -> tuple[subprocess.Popen[str], str]:
+    """Start ``cmd`` and wait until ``/health`` on ``port`` answers."""
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             out = proc.stdout.read() if proc.stdout else ""
-            raise RuntimeError(f"jurist serve-reward exited ({proc.returncode}): {out[-2000:]}")
+            raise RuntimeError(f"{cmd[1:3]} exited ({proc.returncode}): {out[-2000:]}")
         try:
             with urllib.request.urlopen(f"{url}/health", timeout=2) as resp:
                 if resp.status == 200:
@@ -231,7 +244,7 @@ def start_server(base_url: str, concurrency: int) -> tuple[subprocess.Popen[str]
         except OSError:
             time.sleep(0.2)
     proc.terminate()
-    raise RuntimeError("jurist serve-reward did not answer /health within 60 s")
+    raise RuntimeError(f"{cmd[1:3]} did not answer /health within 60 s")
 
 
 def openrlhf_body(n: int, tag: str) -> tuple[list[str], list[str], list[str]]:

@@ -19,13 +19,17 @@ The stub OpenAI-compatible server (``_stub_server.py``, a process of its own) an
 - **server stream**: the same number of samples, one per request, all at once, sent by
   OpenRLHF 0.11.2's own ``SingleTurnAgentExecutor`` when its wheel is given
   (``--openrlhf-wheel`` or ``$JURIST_OPENRLHF_WHEEL``), else by its request pattern. The
-  server process's CPU seconds are recorded for both server runs.
+  server process's CPU seconds are recorded for both server runs;
+- **ideal server batched / stream**: the same two runs against ``_ideal_reward_server.py``,
+  a reward server that only waits ``--latency`` per sample under the same bound: what
+  HTTP and the client's pattern cost with no judging at all (no target).
 
 Each figure is the median over the rounds; targets are ratios, so a loaded machine slows
 the floor and the paths alike: every in-process path and the batched server within 1.3x
-the floor, the stream within 1.3x the batched request. The per-sample loop (sync
-``compute_score`` once per rollout) runs on ``--loop-n`` rollouts, extrapolated to ``n``:
-the batch must be at least 50x faster. Every reward is checked (all 0.8).
+the floor, the stream within 1.3x the ideal server's stream (the same client sending the
+same requests to a server that costs nothing) and within 1.3x the batched request. The
+per-sample loop (sync ``compute_score`` once per rollout) runs on ``--loop-n`` rollouts,
+extrapolated to ``n``: the batch must be at least 50x faster. Every reward is checked (all 0.8).
 
 Run::
 
@@ -105,8 +109,9 @@ def main() -> int:
                 verl = paths.VerlLoopPath(kw, Path(tmp))
             except ImportError as e:
                 notes["verl reward loop"] = f"skipped: verl is not installed ({e})"
-        server = stream = None
-        proc = None
+        server = stream = ideal_stream = None
+        proc = ideal_proc = None
+        ideal_url = ""
         if args.skip_server:
             notes["server"] = "skipped: --skip-server"
         else:
@@ -114,15 +119,19 @@ def main() -> int:
             server = url
             stream = paths.OpenRLHFStream(url, args.openrlhf_wheel)
             notes["server stream"] = f"client: {stream.client}"
+            ideal_proc, ideal_url = paths.start_ideal_server(lat, c)
+            ideal_stream = paths.OpenRLHFStream(ideal_url, args.openrlhf_wheel)
         try:
             # warm-ups: every pool open, every first-call cost paid, as in a training step
             paths.batch(kw, c, "warm")
             trl(c, "warm")
             if verl is not None:
                 verl(c, "warm")
-            if server is not None and stream is not None:
+            if server is not None and stream is not None and ideal_stream is not None:
                 asyncio.run(paths.server_batched(server, c, "warm"))
                 asyncio.run(stream(c, "warm-s"))
+                asyncio.run(paths.server_batched(ideal_url, c, "warm-i"))
+                asyncio.run(ideal_stream(c, "warm-is"))
             for r in range(args.repeats):
                 record("floor", asyncio.run(paths.floor(stub.base_url, n, c, f"f{r}")))
                 if verl is not None:
@@ -130,7 +139,7 @@ def main() -> int:
                 record("async gathered", asyncio.run(paths.gathered(kw, n, f"ag{r}")))
                 record("legacy batch", paths.batch(kw, n, f"batch{r}"))
                 record("TRL", trl(n, f"trl{r}"))
-                if server is not None and stream is not None:
+                if server is not None and stream is not None and ideal_stream is not None:
                     sn = args.server_n
                     record(
                         "floor (server n)", asyncio.run(paths.floor(stub.base_url, sn, c, f"g{r}"))
@@ -146,11 +155,24 @@ def main() -> int:
                     if cpu0 is not None and cpu1 is not None and cpu2 is not None:
                         server_cpu.setdefault("batched", []).append(cpu1 - cpu0)
                         server_cpu.setdefault("stream", []).append(cpu2 - cpu1)
+                    ipid = ideal_proc.pid if ideal_proc is not None else 0
+                    cpu0 = paths.process_cpu(ipid)
+                    record(
+                        "ideal batched",
+                        asyncio.run(paths.server_batched(ideal_url, sn, f"ib{r}")),
+                    )
+                    cpu1 = paths.process_cpu(ipid)
+                    record("ideal stream", asyncio.run(ideal_stream(sn, f"is{r}")))
+                    cpu2 = paths.process_cpu(ipid)
+                    if cpu0 is not None and cpu1 is not None and cpu2 is not None:
+                        server_cpu.setdefault("ideal batched", []).append(cpu1 - cpu0)
+                        server_cpu.setdefault("ideal stream", []).append(cpu2 - cpu1)
         finally:
             trl.close()
-            if proc is not None:
-                proc.terminate()
-                proc.wait(timeout=30)
+            for p in (proc, ideal_proc):
+                if p is not None:
+                    p.terminate()
+                    p.wait(timeout=30)
 
     med = {k: statistics.median(v) for k, v in times.items()}
     floor_n, floor_s = med["floor"], med.get("floor (server n)")
@@ -160,6 +182,14 @@ def main() -> int:
             targets.append((f"{name} / floor", med[name] / floor_n, TARGET, "<="))
     if floor_s is not None and "server batched" in med:
         targets.append(("server batched / floor", med["server batched"] / floor_s, TARGET, "<="))
+        targets.append(
+            (
+                "server stream / ideal stream",
+                med["server stream"] / med["ideal stream"],
+                TARGET,
+                "<=",
+            )
+        )
         targets.append(
             (
                 "server stream / server batched",

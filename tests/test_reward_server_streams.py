@@ -10,6 +10,7 @@ and vLLM, so only that file (and the logging helper it imports) is loaded from t
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -173,3 +174,39 @@ async def test_openrlhf_single_turn_executor_streams_to_the_server(
     assert [o[0]["extra_logs"]["failed"] for o in out] == [[0]] * 32
     assert [b["rewards"] for b in both] == [[0.3], [0.4]]  # sharded one per URL
     assert service.batcher.batched_items == 34
+
+
+async def test_the_listening_socket_queues_a_burst_of_connections() -> None:
+    """OpenRLHF opens a connection per sample, hundreds at once: the listen backlog must
+    hold them (aiohttp's default of 128 drops the rest, which retry a second later)."""
+    import shutil
+    import subprocess
+
+    from jurist.judges import LLMJudge
+    from jurist.rewards._batch import RewardJudge
+    from jurist.rewards._server_app import BACKLOG, serve
+
+    ss = shutil.which("ss")
+    if ss is None:
+        pytest.skip("needs iproute2's ss to read the listen backlog")
+    judge = RewardJudge(LLMJudge("mock:j", outputs=["Score: 0.8"], cycle=True, template="reward"))
+    ready = asyncio.Event()
+    urls: list[str] = []
+
+    def on_ready(url: str) -> None:
+        urls.append(url)
+        ready.set()
+
+    task = asyncio.ensure_future(serve(RewardService(judge), port=0, on_ready=on_ready))
+    try:
+        await asyncio.wait_for(ready.wait(), 30)
+        port = urls[0].rsplit(":", 1)[1]
+        out = subprocess.run(
+            [ss, "-ltnH", f"sport = :{port}"], capture_output=True, text=True, check=True
+        ).stdout
+        somaxconn = int(Path("/proc/sys/net/core/somaxconn").read_text())
+        assert int(out.split()[2]) == min(BACKLOG, somaxconn) > 128
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task

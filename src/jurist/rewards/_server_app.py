@@ -45,10 +45,14 @@ from jurist._secrets import get_logger, scrub
 from jurist.rewards._server import BadBody, RewardService
 from jurist.rewards._server_metrics import CONTENT_TYPE
 
-__all__ = ["MAX_BODY_BYTES", "make_app", "serve"]
+__all__ = ["BACKLOG", "MAX_BODY_BYTES", "make_app", "serve"]
 
 MAX_BODY_BYTES = 256 * 1024 * 1024
 """The largest request body accepted (a big OpenRLHF batch of long rollouts)."""
+BACKLOG = 4096
+"""Connections the listening socket queues (the kernel caps it at ``net.core.somaxconn``).
+OpenRLHF opens a connection per sample, hundreds at once: with aiohttp's default of 128
+the overflow is dropped and each dropped client retries a second later."""
 
 _log = get_logger("jurist.rewards.server")
 _SERVICE: web.AppKey[RewardService] = web.AppKey("service", RewardService)
@@ -219,7 +223,7 @@ async def serve(
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
     try:
-        site = web.TCPSite(runner, host, port)
+        site = web.TCPSite(runner, host, port, backlog=BACKLOG)
         await site.start()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, stop.set)
