@@ -105,28 +105,51 @@ class TRLPath:
         self.fn.close()
 
 
+IDEAL_REWARD = """import asyncio
+
+_bound = None
+
+
+async def compute_score(data_source, solution_str, ground_truth, extra_info=None,
+                        latency=0.2, concurrency=256, **kwargs):
+    \"\"\"A reward that costs nothing: it waits the judge's latency under the same bound.\"\"\"
+    global _bound
+    if _bound is None:
+        _bound = asyncio.Semaphore(concurrency)
+    async with _bound:
+        await asyncio.sleep(latency)
+    return {"score": 0.8}
+"""
+
+
 class VerlLoopPath:
-    """verl 0.9's ``RewardLoopWorker`` (one worker) with ``compute_score_async``.
+    """verl 0.9's ``RewardLoopWorker`` (one worker) with ``compute_score_async``, or with
+    ``ideal=True`` a reward that costs nothing (:data:`IDEAL_REWARD`): verl's own floor.
 
     The trainer's config is composed from verl's ``ppo_trainer.yaml``; the rollouts are a
     ``DataProto`` of token ids from a tiny local tokenizer, decoded by verl as in training.
     """
 
-    def __init__(self, kwargs: dict[str, Any], workdir: Path) -> None:
+    def __init__(self, kwargs: dict[str, Any], workdir: Path, *, ideal: bool = False) -> None:
         import verl
         from hydra import compose, initialize_config_dir
         from verl.experimental.reward_loop.reward_loop import RewardLoopWorker
 
         from jurist.testing import build_tiny_model
 
-        tok_dir = build_tiny_model(workdir / "tiny")
-        fn_file = workdir / "my_reward.py"
-        fn_file.write_text("from jurist.rewards import compute_score_async\n")
+        tok_dir = workdir / "tiny"
+        if not (tok_dir / "tokenizer.json").exists():
+            build_tiny_model(tok_dir)
+        fn_file = workdir / ("ideal_reward.py" if ideal else "my_reward.py")
+        fn_file.write_text(
+            IDEAL_REWARD if ideal else "from jurist.rewards import compute_score_async\n"
+        )
+        name = "compute_score" if ideal else "compute_score_async"
         kw = "+reward.custom_reward_function.reward_kwargs"
         overrides = [
             f"actor_rollout_ref.model.path={tok_dir}",
             f"reward.custom_reward_function.path={fn_file}",
-            "reward.custom_reward_function.name=compute_score_async",
+            f"reward.custom_reward_function.name={name}",
             *(f"{kw}.{k}={v}" for k, v in kwargs.items()),
         ]
         config_dir = str(Path(verl.__file__).parent / "trainer" / "config")

@@ -10,6 +10,8 @@ The stub OpenAI-compatible server (``_stub_server.py``, a process of its own) an
 - **verl reward loop**: verl 0.9's own ``RewardLoopWorker`` (one worker, config composed
   from verl's ``ppo_trainer.yaml``) scoring a ``DataProto`` of ``n`` rollouts with
   ``compute_score_async`` (skipped when verl is not installed);
+- **ideal reward loop**: the same worker and data with a reward function that only waits
+  ``--latency`` under a bound of 256: what verl's per-sample work costs (no target);
 - **compute_score_async gathered**: the same ``n`` calls gathered on one event loop, what
   the reward loop asks of jurist without verl's own per-sample work (no target);
 - **legacy batch**: ``batch_compute_score`` over all ``n`` (verl's batch manager, < 0.9);
@@ -101,12 +103,15 @@ def main() -> int:
         paths.loop({**kw, "concurrency": 1}, 2)  # warm-up: imports, pool
         loop_wall = paths.loop({**kw, "concurrency": 1}, args.loop_n)
         trl = paths.TRLPath(kw)
-        verl = None
+        verl = ideal_verl = None
         if args.skip_verl:
             notes["verl reward loop"] = "skipped: --skip-verl"
         else:
             try:
                 verl = paths.VerlLoopPath(kw, Path(tmp))
+                ideal_verl = paths.VerlLoopPath(
+                    {"latency": lat, "concurrency": c}, Path(tmp), ideal=True
+                )
             except ImportError as e:
                 notes["verl reward loop"] = f"skipped: verl is not installed ({e})"
         server = stream = ideal_stream = None
@@ -125,8 +130,9 @@ def main() -> int:
             # warm-ups: every pool open, every first-call cost paid, as in a training step
             paths.batch(kw, c, "warm")
             trl(c, "warm")
-            if verl is not None:
+            if verl is not None and ideal_verl is not None:
                 verl(c, "warm")
+                ideal_verl(c, "warm-i")
             if server is not None and stream is not None and ideal_stream is not None:
                 asyncio.run(paths.server_batched(server, c, "warm"))
                 asyncio.run(stream(c, "warm-s"))
@@ -134,8 +140,9 @@ def main() -> int:
                 asyncio.run(ideal_stream(c, "warm-is"))
             for r in range(args.repeats):
                 record("floor", asyncio.run(paths.floor(stub.base_url, n, c, f"f{r}")))
-                if verl is not None:
+                if verl is not None and ideal_verl is not None:
                     record("verl reward loop", verl(n, f"verl{r}"))
+                    record("ideal reward loop", ideal_verl(n, f"iverl{r}"))
                 record("async gathered", asyncio.run(paths.gathered(kw, n, f"ag{r}")))
                 record("legacy batch", paths.batch(kw, n, f"batch{r}"))
                 record("TRL", trl(n, f"trl{r}"))
@@ -180,6 +187,15 @@ def main() -> int:
     for name in ("verl reward loop", "legacy batch", "TRL"):
         if name in med:
             targets.append((f"{name} / floor", med[name] / floor_n, TARGET, "<="))
+    if "ideal reward loop" in med:
+        targets.append(
+            (
+                "verl reward loop / ideal reward loop",
+                med["verl reward loop"] / med["ideal reward loop"],
+                TARGET,
+                "<=",
+            )
+        )
     if floor_s is not None and "server batched" in med:
         targets.append(("server batched / floor", med["server batched"] / floor_s, TARGET, "<="))
         targets.append(
