@@ -30,6 +30,22 @@ from jurist.rewards import (
 ROOT = Path(__file__).resolve().parent.parent
 
 
+LAST_CPU = [0.0]
+"""CPU seconds of this process (all its threads) in the last timed section."""
+
+
+class Clock:
+    """Wall and process-CPU time from creation to :meth:`stop`."""
+
+    def __init__(self) -> None:
+        self.wall0, self.cpu0 = time.perf_counter(), time.process_time()
+
+    def stop(self) -> float:
+        """The wall seconds; the CPU seconds go to :data:`LAST_CPU`."""
+        LAST_CPU[0] = time.process_time() - self.cpu0
+        return time.perf_counter() - self.wall0
+
+
 def rollouts(n: int, tag: str) -> tuple[list[str], list[str], list[str], list[dict[str, str]]]:
     """``n`` distinct rollouts: data sources, solutions, references, extra infos."""
     sols = [f"{tag} rollout {i}: the answer is {i % 97}" for i in range(n)]
@@ -47,9 +63,9 @@ def check(values: list[Any], n: int, what: str) -> None:
 def loop(kwargs: dict[str, Any], n: int) -> float:
     """``compute_score`` once per rollout, one after another (verl's sync path)."""
     src, sols, refs, infos = rollouts(n, "loop")
-    start = time.perf_counter()
+    clock = Clock()
     out = [compute_score(src[i], sols[i], refs[i], infos[i], **kwargs) for i in range(n)]
-    wall = time.perf_counter() - start
+    wall = clock.stop()
     check([o["score"] for o in out], n, "per-sample loop")
     return wall
 
@@ -57,9 +73,9 @@ def loop(kwargs: dict[str, Any], n: int) -> float:
 def batch(kwargs: dict[str, Any], n: int, tag: str) -> float:
     """``batch_compute_score`` over all ``n`` (verl's legacy batch manager)."""
     src, sols, refs, infos = rollouts(n, tag)
-    start = time.perf_counter()
+    clock = Clock()
     out = batch_compute_score(src, sols, refs, infos, **kwargs)
-    wall = time.perf_counter() - start
+    wall = clock.stop()
     check([o["score"] for o in out], n, f"batch {tag}")
     return wall
 
@@ -68,11 +84,11 @@ async def gathered(kwargs: dict[str, Any], n: int, tag: str) -> float:
     """``compute_score_async`` once per rollout, all gathered on one loop: the reward
     loop's calls without verl's own per-sample work (slicing, decoding)."""
     src, sols, refs, infos = rollouts(n, tag)
-    start = time.perf_counter()
+    clock = Clock()
     out = await asyncio.gather(
         *(compute_score_async(src[i], sols[i], refs[i], infos[i], **kwargs) for i in range(n))
     )
-    wall = time.perf_counter() - start
+    wall = clock.stop()
     check([o["score"] for o in out], n, f"compute_score_async {tag}")
     return wall
 
@@ -95,9 +111,9 @@ class TRLPath:
     def __call__(self, n: int, tag: str) -> float:
         _, sols, refs, infos = rollouts(n, tag)
         prompts = [i["question"] for i in infos]
-        start = time.perf_counter()
+        clock = Clock()
         out = self.fn(prompts=prompts, completions=sols, answer=refs)
-        wall = time.perf_counter() - start
+        wall = clock.stop()
         check(out, n, f"trl {tag}")
         return wall
 
@@ -188,9 +204,9 @@ class VerlLoopPath:
     def __call__(self, n: int, tag: str) -> float:
         data = self.data(n, tag)  # built before the clock starts: the rollout's output
         worker = self.worker
-        start = time.perf_counter()
+        clock = Clock()
         out = worker.loop.run_until_complete(worker.compute_score_batch(data))
-        wall = time.perf_counter() - start
+        wall = clock.stop()
         check([o["reward_score"] for o in out], n, f"verl reward loop {tag}")
         return wall
 
@@ -220,9 +236,9 @@ async def floor(base_url: str, n: int, concurrency: int, tag: str) -> float:
                 await r.read()
 
         await asyncio.gather(*(one(b) for b in bodies[:concurrency]))  # open the pool
-        start = time.perf_counter()
+        clock = Clock()
         await asyncio.gather(*(one(b) for b in bodies))
-        return time.perf_counter() - start
+        return clock.stop()
 
 
 # -- the reward server ------------------------------------------------------------------
@@ -281,12 +297,12 @@ async def server_batched(url: str, n: int, tag: str) -> float:
     """One ``/get_reward`` request holding all ``n`` samples."""
     query, prompts, labels = openrlhf_body(n, tag)
     async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=600)) as session:
-        start = time.perf_counter()
+        clock = Clock()
         async with session.post(
             f"{url}/get_reward", json={"query": query, "prompts": prompts, "labels": labels}
         ) as resp:
             body = await resp.json()
-        wall = time.perf_counter() - start
+        wall = clock.stop()
     check(body["rewards"], n, f"server batched {tag}")
     return wall
 
@@ -324,11 +340,11 @@ class OpenRLHFStream:
 
     async def __call__(self, n: int, tag: str) -> float:
         query, prompts, labels = openrlhf_body(n, tag)
-        start = time.perf_counter()
+        clock = Clock()
         out = await asyncio.gather(
             *(self._one(*x) for x in zip(query, prompts, labels, strict=True))
         )
-        wall = time.perf_counter() - start
+        wall = clock.stop()
         check([o["rewards"][0] for o in out], n, f"server stream {tag}")
         return wall
 

@@ -89,8 +89,11 @@ def main() -> int:
     notes: dict[str, str] = {}
     server_cpu: dict[str, list[float]] = {}
 
+    cpu: dict[str, list[float]] = {}
+
     def record(name: str, wall: float) -> None:
         times.setdefault(name, []).append(wall)
+        cpu.setdefault(name, []).append(paths.LAST_CPU[0])
 
     with StubServer(latency=lat, verdict=VERDICT) as stub, tempfile.TemporaryDirectory() as tmp:
         kw: dict[str, Any] = {
@@ -229,6 +232,19 @@ def main() -> int:
     for name, walls in times.items():
         print(f"  {name:18s} median {med[name]:.3f} s of {[round(w, 3) for w in walls]}")
     print(f"  per-sample loop: {args.loop_n} in {loop_wall:.2f} s -> {loop_est:.1f} s for {n}")
+    print("  this process's CPU per judgment (median), and its ratio to the floor's:")
+    floor_cpu = statistics.median(cpu["floor"]) / n
+    for name in (
+        "floor",
+        "verl reward loop",
+        "ideal reward loop",
+        "async gathered",
+        "legacy batch",
+        "TRL",
+    ):
+        if name in cpu:
+            per = statistics.median(cpu[name]) / n
+            print(f"    {name:18s} {per * 1000:.3f} ms ({per / floor_cpu:.2f} x)")
     for name, cpus in server_cpu.items():
         per = statistics.median(cpus) / args.server_n * 1000
         print(f"  server CPU, {name}: {per:.3f} ms per sample (median of {len(cpus)})")
@@ -253,6 +269,7 @@ def main() -> int:
         "walls_s": times,
         "median_s": med,
         "server_cpu_s": server_cpu,
+        "process_cpu_s": cpu,
         "loop": {"measured_n": args.loop_n, "wall_s": loop_wall, "extrapolated_s": loop_est},
         "notes": notes,
         "targets": rows,
