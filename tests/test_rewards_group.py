@@ -10,6 +10,7 @@ close calls (``[[A]]`` whenever the qualities differ by at most 1); ``first`` al
 
 from __future__ import annotations
 
+import asyncio
 import re
 import threading
 from collections.abc import Iterator
@@ -215,3 +216,38 @@ async def test_reward_server_ranks_groups(judge_server: PairServer) -> None:
         assert "groups[0].responses" in (await bad.json())["error"]
     assert [g["rewards"] for g in body["groups"]] == [[0.0, 1.0, 0.5], [1.0, 0.0]]
     assert body["groups"][0]["records"][1]["pairs"] == 2
+
+
+def test_trl_group_reward_pickles_as_its_options(judge_server: PairServer) -> None:
+    import pickle
+
+    judge_server.mode = "fair"
+    fn = trl_group_reward_func(name="rank", **kwargs(judge_server))
+    copy = pickle.loads(pickle.dumps(fn))
+    assert copy.__name__ == "rank" and copy.group is fn.group  # the process's cached judge
+    assert copy(prompts=["p"] * 2, completions=["q=2", "q=1"]) == [1.0, 0.0]
+
+
+async def test_verl_samples_meet_their_group_or_are_flagged_short(judge_server: PairServer) -> None:
+    from jurist.errors import DataError
+    from jurist.rewards import group_compute_score_async
+
+    judge_server.mode = "fair"
+    kw = {**kwargs(judge_server), "group_size": 3}
+    full = [
+        group_compute_score_async("d", f"q={q}", "r", {"uid": "u1", "question": "?"}, **kw)
+        for q in (1, 3, 2)
+    ]
+    # a group of which only 2 of 3 samples ever arrive is judged after group_wait
+    short = [
+        group_compute_score_async("d", f"q={q}", "r", {"index": 7}, **kw, group_wait=0.05)
+        for q in (5, 4)
+    ]
+    out = await asyncio.gather(*full, *short)
+    assert [o["score"] for o in out] == [0.0, 1.0, 0.5, 1.0, 0.0]
+    assert [o["group_incomplete"] for o in out] == [0.0, 0.0, 0.0, 1.0, 1.0]
+    assert [o["pairs"] for o in out] == [2.0, 2.0, 2.0, 1.0, 1.0]
+    with pytest.raises(DataError, match="neither 'uid' nor 'index'"):
+        await group_compute_score_async("d", "q=1", "r", {"question": "?"}, **kw)
+    with pytest.raises(ConfigError, match="group_size"):
+        await group_compute_score_async("d", "q=1", "r", {"uid": 1}, **{**kw, "group_size": 1})

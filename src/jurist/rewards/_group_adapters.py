@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import weakref
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -100,6 +101,13 @@ class GroupTRLReward:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.group!r})"
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Travels as its options (TRL's spawned workers): the copy builds its own judge."""
+        return {"answer_column": self.answer_column, "name": self.__name__, "kwargs": self.kwargs}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["answer_column"], state["name"], **state["kwargs"])  # type: ignore[misc]
 
     async def _score(self, completions: Sequence[Any], columns: dict[str, Any]) -> list[Any]:
         prompts = columns.get("prompts")
@@ -180,7 +188,11 @@ class _Gathering:
         self.timer: asyncio.TimerHandle | None = None
 
 
-_GATHERING: dict[tuple[int, int, Any], _Gathering] = {}
+_Slot = tuple[int, Any]  # (id of the GroupReward, the group's key)
+_GATHERING: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[_Slot, _Gathering]] = (
+    weakref.WeakKeyDictionary()
+)
+"""The groups gathering on each event loop (a group's futures belong to its loop)."""
 _TASKS: set[asyncio.Task[None]] = set()
 
 
@@ -210,8 +222,8 @@ async def _judge_group(reward: GroupReward, group: _Gathering) -> None:
             f.set_result({**r, "group_incomplete": short})
 
 
-def _close(slot: tuple[int, int, Any], reward: GroupReward) -> None:
-    group = _GATHERING.pop(slot, None)
+def _close(groups: dict[_Slot, _Gathering], slot: _Slot, reward: GroupReward) -> None:
+    group = groups.pop(slot, None)
     if group is None:
         return
     if group.timer is not None:
@@ -242,20 +254,21 @@ async def group_compute_score_async(
     if reward.failure_value is None:
         raise ConfigError("verl needs a number for every sample: failure_value must not be None")
     loop = asyncio.get_running_loop()
-    slot = (id(loop), id(reward), _group_key(extra_info))
-    group = _GATHERING.get(slot)
+    groups = _GATHERING.setdefault(loop, {})
+    slot = (id(reward), _group_key(extra_info))
+    group = groups.get(slot)
     if group is None:
         question = None
         if isinstance(extra_info, Mapping):
             question = extra_info.get("question") or extra_info.get("prompt")
         ref = None if ground_truth is None else str(ground_truth)
-        group = _GATHERING[slot] = _Gathering(group_size, question, ref)
-        group.timer = loop.call_later(group_wait, _close, slot, reward)
+        group = groups[slot] = _Gathering(group_size, question, ref)
+        group.timer = loop.call_later(group_wait, _close, groups, slot, reward)
     future: asyncio.Future[dict[str, Any]] = loop.create_future()
     group.texts.append(solution_str)
     group.futures.append(future)
     if len(group.texts) >= group_size:
-        _close(slot, reward)
+        _close(groups, slot, reward)
     r = await future
     return {
         "score": float(r["reward"]),
