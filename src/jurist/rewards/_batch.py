@@ -133,11 +133,16 @@ class RewardJudge:
         item: dict[str, Any] = {"response": response, "prompt": prompt}
         if reference is not None:
             item["reference"] = str(reference)
-        try:
-            async with asyncio.timeout(self.timeout):
-                judgment = await self.judge.judge(item, retries=self.retries)
-        except TimeoutError:
-            judgment = Judgment(score=None, error=f"timeout: no judgment within {self.timeout:g} s")
+        if self.timeout is None:  # the common case: no timer to arm and cancel per judgment
+            judgment = await self.judge.judge(item, retries=self.retries)
+        else:
+            try:
+                async with asyncio.timeout(self.timeout):
+                    judgment = await self.judge.judge(item, retries=self.retries)
+            except TimeoutError:
+                judgment = Judgment(
+                    score=None, error=f"timeout: no judgment within {self.timeout:g} s"
+                )
         return judgment_record(
             judgment,
             failure_value=self.failure_value,
