@@ -114,7 +114,7 @@ class Transport(BaseModel):
         {}
         """
         options: dict[str, Any] = {}
-        if provider in ("openai", "litellm") and self.timeout is not None:
+        if provider in ("openai", "litellm", "anthropic") and self.timeout is not None:
             options["timeout"] = self.timeout
         if provider == "openai" and self.json_mode is not None:
             options["json_mode"] = None if self.json_mode == "none" else self.json_mode
