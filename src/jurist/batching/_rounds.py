@@ -206,7 +206,7 @@ class Wire:
     async def recover(self, client: Any, chunk: Chunk) -> Chunk:
         """A chunk uploaded whose batch id was never recorded: the batch made of it if
         there is one (looked up with ``list``), else a new one. A server that cannot list
-        batches stops the run (:func:`~jurist.evaluate._batch_recover.stuck`), unless
+        batches stops the run (:func:`~jurist.batching._recover.stuck`), unless
         ``resubmit`` says to create the batch again."""
         try:
             found = await self._look_up(client, chunk)
