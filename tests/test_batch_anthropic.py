@@ -58,7 +58,7 @@ def test_a_judge_runs_through_message_batches_as_it_runs_live(
     assert server.live_calls == len(ITEMS) and server.creations == 1
     assert len(server.submissions) == len(ITEMS) and set(server.submissions.values()) == {1}
     assert summary.batch_calls == summary.calls == len(ITEMS)
-    assert scores(batch) == scores(live) and {0.0, 1.0} <= set(scores(live))  # type: ignore[operator]
+    assert scores(batch) == scores(live) and {0.0, 1.0} <= set(scores(live))
     assert server.downloads == 1
 
 

@@ -293,3 +293,31 @@ def test_a_create_refused_by_a_transient_error_is_tried_again(
     assert run.summary().failed == 0
     assert server.creations == 1
     assert set(server.submissions.values()) == {1}
+
+
+def test_parked_items_hold_no_task_and_their_requests_are_on_disk(
+    server: BatchServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import asyncio
+
+    from jurist.batching import BatchSession
+
+    seen: list[tuple[int, int]] = []
+    send_round = BatchSession.send_round
+
+    async def spy(self: BatchSession) -> Any:
+        for out in self._files.values():  # written as parked; closed (flushed) to count
+            out.close()
+        files = sorted((tmp_path / "run" / "batch").glob("requests-*.jsonl"))
+        lines = sum(len(f.read_bytes().splitlines()) for f in files)
+        seen.append((len(asyncio.all_tasks()), lines))
+        return await send_round(self)
+
+    monkeypatch.setattr(BatchSession, "send_round", spy)
+    items = [{"prompt": f"What is {i}+{i}?", "response": str(2 * i)} for i in range(600)]
+    run = jurist.evaluate(items, judge_of(server), run_dir=tmp_path / "run", batch_api=FAST)
+    assert run.summary().failed == 0 and server.creations == 1
+    ((tasks, lines),) = seen
+    assert lines == 600  # every request streamed to the round's file before it went
+    assert tasks < 10  # the 600 parked items hold no task (nor what their frames held)
+    assert not list((tmp_path / "run" / "batch").glob("requests-*.jsonl"))  # sent: removed

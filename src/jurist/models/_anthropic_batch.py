@@ -17,8 +17,8 @@ The wire format (as the ``anthropic`` SDK's ``resources/messages/batches.py`` an
 
 Headers: ``x-api-key`` and ``anthropic-version``. Message Batches carry no metadata and
 no input file id, so a batch whose create answer was lost cannot be found again by
-listing: :meth:`AnthropicBatchClient.list` refuses (HTTP 405 in the terms of
-:mod:`jurist.batching._recover`), and such a file stops the run naming
+listing: :meth:`AnthropicBatchClient.list` refuses (HTTP 405, as a server without a list of
+batches answers), and such a file stops the run naming
 ``--batch-resubmit`` (adopting by id is not possible: nothing ties a batch to a file).
 
 >>> hooks = AnthropicBatchHooks(None)  # the line format needs no model
