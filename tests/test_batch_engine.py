@@ -321,3 +321,20 @@ def test_parked_items_hold_no_task_and_their_requests_are_on_disk(
     assert lines == 600  # every request streamed to the round's file before it went
     assert tasks < 10  # the 600 parked items hold no task (nor what their frames held)
     assert not list((tmp_path / "run" / "batch").glob("requests-*.jsonl"))  # sent: removed
+
+
+def test_identical_items_under_a_cache_do_not_wait_on_each_other_forever(
+    server: BatchServer, tmp_path: Path
+) -> None:
+    # the cache coalesces identical calls in flight: the second item waits on the first
+    # one's call, which parks; the second item is set aside too, and answered from the
+    # cache (filled by the first) when it runs again
+    from jurist.models import CachedModel
+
+    inner = jurist.get_model("openai:judge", base_url=server.base_url, api_key="k")
+    judge = jurist.LLMJudge(CachedModel(inner, tmp_path / "cache.sqlite"))
+    items = [ITEMS[1], ITEMS[1], ITEMS[2]]
+    run = jurist.evaluate(items, judge, run_dir=tmp_path / "run", batch_api=FAST)
+    rows = list(run.records())
+    assert run.summary().failed == 0 and rows[0]["judge_score"] == rows[1]["judge_score"]
+    assert server.creations == 1 and len(server.submissions) == 2

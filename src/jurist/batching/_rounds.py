@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import random
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,7 +28,7 @@ from jurist.errors import APIStatusError, DataError, JuristRuntimeError
 from jurist.models._batch_hooks import OutputLine
 from jurist.models._retry import backoff_delay, is_transient
 
-__all__ = ["FINISHED_STATUSES", "Line", "Piece", "Wire", "parse_file"]
+__all__ = ["FINISHED_STATUSES", "Line", "Piece", "Wire", "parse_file", "read_answers"]
 
 FINISHED_STATUSES = frozenset({"completed", "failed", "expired", "cancelled"})
 
@@ -59,8 +59,24 @@ def parse_file(
     custom_id: Callable[[bytes], str | None] | None = None,
 ) -> tuple[list[Response], list[str]]:
     """The answers in an output, error or results file for the requests in ``ids``
-    (``custom_id`` -> item index), and the places of lines that named no known request.
-    ``parse`` / ``custom_id``: the provider's line reader (a backend's
+    (``custom_id`` -> item index), and the places of lines that named no known request
+    (:func:`read_answers`, as lists)."""
+    strays: list[str] = []
+    answers = list(read_answers(path, ids, strays, parse, custom_id))
+    return answers, strays
+
+
+def read_answers(
+    path: Path,
+    ids: dict[str, int],
+    strays: list[str],
+    parse: Callable[[bytes, str], OutputLine] | None = None,
+    custom_id: Callable[[bytes], str | None] | None = None,
+) -> Iterator[Response]:
+    """The answers in an output, error or results file for the requests in ``ids``
+    (``custom_id`` -> item index), one by one as the file is read; the places of lines
+    that named no known request are added to ``strays``. ``parse`` / ``custom_id``: the
+    provider's line reader (a backend's
     :meth:`~jurist.models._batch_hooks.BatchHooks.parse_line` and
     :meth:`~jurist.models._batch_hooks.BatchHooks.custom_id_of`; OpenAI's by default).
 
@@ -73,8 +89,6 @@ def parse_file(
         from jurist.models._openai_batch import custom_id_of, parse_output_line
 
         parse, custom_id = parse or parse_output_line, custom_id or custom_id_of
-    answers: list[Response] = []
-    strays: list[str] = []
     with path.open("rb") as f:
         for lineno, line in enumerate(f, 1):
             if not line.strip():
@@ -87,7 +101,7 @@ def parse_file(
                 if cid is None or cid not in ids:
                     strays.append(f"{where} (unreadable: {e})")
                     continue
-                answers.append(Response(cid, ids[cid], 0, None, f"batch: {e}", where))
+                yield Response(cid, ids[cid], 0, None, f"batch: {e}", where)
                 continue
             if out.custom_id not in ids:
                 strays.append(f"{where} (custom_id {out.custom_id!r} was not asked)")
@@ -96,16 +110,13 @@ def parse_file(
                 continue
             idx = ids[out.custom_id]
             if out.ok:
-                answers.append(Response(out.custom_id, idx, 200, out.body, None, where))
+                yield Response(out.custom_id, idx, 200, out.body, None, where)
             elif out.status_code >= 300:
                 body = out.body or orjson.dumps({"error": {"message": out.error or ""}})
-                answers.append(
-                    Response(out.custom_id, idx, out.status_code, body, out.error, where)
-                )
+                yield Response(out.custom_id, idx, out.status_code, body, out.error, where)
             else:
                 text = f"batch: {where}: {out.error or 'no answer'}"
-                answers.append(Response(out.custom_id, idx, 0, None, text, where))
-    return answers, strays
+                yield Response(out.custom_id, idx, 0, None, text, where)
 
 
 _RNG = random.Random()

@@ -39,6 +39,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import hashlib
+import itertools
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,7 +50,7 @@ import orjson
 from jurist.batching._journal import Chunk, Journal, Response
 from jurist.batching._options import BatchAPIOptions
 from jurist.batching._recover import adopt, check_adoptable
-from jurist.batching._rounds import Piece, Wire, parse_file
+from jurist.batching._rounds import Piece, Wire, read_answers
 from jurist.errors import ConfigError, DataError, JuristRuntimeError, ModelError
 from jurist.models._batch_hooks import BatchBackend, BatchHooks, BatchTransport
 from jurist.models._cache import CachedModel
@@ -62,6 +63,8 @@ T = TypeVar("T")
 
 TRANSIENT = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
 """Statuses of a failed line that the batcher sends again (as a live call would retry)."""
+SAVE_BLOCK = 2_000
+"""Answers read from a result file and stored in one transaction."""
 
 
 def request_key(model: dict[str, Any], body: dict[str, Any]) -> str:
@@ -218,8 +221,14 @@ class BatchSession:
     # -- the items ------------------------------------------------------------------
 
     async def run_item(self, key: int, work: Coroutine[Any, Any, T]) -> T | None:
-        """Run one item's ``work``; its result, or ``None`` when the item parked (its
-        task is dropped: it runs again after the round)."""
+        """Run one item's ``work``; its result, or ``None`` when the item was set aside
+        (its task dropped: it runs again after the round).
+
+        An item is set aside when every call it made is parked, or when it makes no call
+        of its own (none parked, none live) and nothing moves in it for ``poll_interval``
+        seconds: it waits on another item's call (the cache joins identical calls in
+        flight into one, which may be parked), and runs again once that one is answered.
+        """
         scope = Scope(key)
         token = _scope.set(scope)
         try:
@@ -228,7 +237,14 @@ class BatchSession:
             _scope.reset(token)
         task.add_done_callback(lambda _: scope.changed.set())
         while not task.done():
-            await scope.changed.wait()
+            idle = not scope.parked and not scope.busy
+            try:
+                async with asyncio.timeout(self.options.poll_interval if idle else None):
+                    await scope.changed.wait()
+            except TimeoutError:
+                if not task.done() and not scope.parked and not scope.busy:
+                    return await _set_aside(task)
+                continue
             scope.changed.clear()
             if task.done() or not scope.parked or scope.busy:
                 continue
@@ -238,9 +254,7 @@ class BatchSession:
                 for _ in range(4):
                     await asyncio.sleep(0)
             if not task.done() and scope.parked and not scope.busy:
-                task.cancel()
-                await asyncio.wait([task])  # its cancellation, not ours
-                return None
+                return await _set_aside(task)
         return task.result()
 
     async def complete(self, batcher: Batcher, request: Request) -> Completion:
@@ -384,25 +398,28 @@ class BatchSession:
         return None
 
     def _finished(self, chunk: Chunk, batch: Any, hooks: BatchHooks) -> None:
-        """Read a finished batch's files into the journal. A transient failure is kept
-        only when the line will not be sent again (its last try): else it is sent again
-        like a line the batch never ran."""
+        """Read a finished batch's files into the journal, as they are read (a few
+        thousand answers at a time), then mark its chunk done. A transient failure is
+        kept only when the line will not be sent again (its last try): else it is sent
+        again like a line the batch never ran. A process killed in between reads the
+        files again on resume (a stored answer is kept)."""
         ids = dict(self.journal.ids_of(chunk.chunk_id))
-        answers: list[Response] = []
+        strays: list[str] = []
         for file_id in (batch.output_file_id, batch.error_file_id):
-            if file_id:
-                got, _ = parse_file(
-                    self.wire.path_of(file_id), ids, hooks.parse_line, hooks.custom_id_of
-                )
-                answers.extend(
-                    a
-                    for a in got
-                    if a.status not in TRANSIENT or not self._may_resubmit(a.custom_id)
-                )
+            if not file_id:
+                continue
+            answers = read_answers(
+                self.wire.path_of(file_id), ids, strays, hooks.parse_line, hooks.custom_id_of
+            )
+            kept = (
+                a
+                for a in answers
+                if a.status not in TRANSIENT or not self._may_resubmit(a.custom_id)
+            )
+            while block := list(itertools.islice(kept, SAVE_BLOCK)):
+                self.journal.save_responses(block)
         self.journal.save_responses(
-            answers,
-            chunk_id=chunk.chunk_id,
-            state={"state": "done", "batch_status": batch.status},
+            (), chunk_id=chunk.chunk_id, state={"state": "done", "batch_status": batch.status}
         )
 
     def _status(self, text: str) -> None:
@@ -435,6 +452,12 @@ class BatchSession:
         self._clients.clear()
 
 
+async def _set_aside(task: asyncio.Future[Any]) -> None:
+    task.cancel()
+    await asyncio.wait([task])  # its cancellation, not ours
+    return None
+
+
 def _identity_key(identity: dict[str, Any]) -> str:
     return orjson.dumps(identity, option=orjson.OPT_SORT_KEYS).decode()
 
@@ -453,18 +476,29 @@ def _unanswered(chunk: Chunk, spec: str, *, sent: int = 1) -> ModelError:
     return error
 
 
+EMPTY_PASSES = 3
+"""Passes in a row that may set items aside with nothing to send (each waited on another
+item's call that has answered since) before that is taken for a bug."""
+
+
 async def drain(session: BatchSession, passes: Callable[[], Awaitable[int]]) -> list[Path] | None:
-    """Run ``passes()`` (one pass over the items still to do; how many parked) and a round
-    after each, until no item parks; the files written when the session has ``file_out``.
-    """
+    """Run ``passes()`` (one pass over the items still to do; how many were set aside) and
+    a round after each, until none is set aside; the files written when the session has
+    ``file_out``."""
+    empty = 0
     while True:
         parked = await passes()
         if not parked:
             return None
         if not session.waiting:
-            raise JuristRuntimeError(
-                f"batch: {parked} item(s) parked with no request to send (a bug in jurist)"
-            )
+            empty += 1
+            if empty >= EMPTY_PASSES:
+                raise JuristRuntimeError(
+                    f"batch: {parked} item(s) set aside {empty} times with no request to "
+                    "send (a bug in jurist)"
+                )
+            continue
+        empty = 0
         written = await session.send_round()
         if written is not None:
             return written
