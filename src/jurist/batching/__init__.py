@@ -13,9 +13,10 @@ store's journal and wraps the judge's models (:meth:`BatchSession.wrap`). See
 ``docs/batch-api.md``.
 """
 
+from jurist.batching._files import request_key
 from jurist.batching._journal import Chunk, Journal, Response
 from jurist.batching._options import BatchAPIOptions
-from jurist.batching._session import Batcher, BatchSession, Scope, drain, request_key
+from jurist.batching._session import Batcher, BatchSession, Scope, drain
 
 __all__ = [
     "BatchAPIOptions",

@@ -38,20 +38,20 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-import hashlib
 import itertools
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, TypeVar
+from typing import Any, TypeVar
 
 import orjson
 
+from jurist.batching._files import RequestFile, request_key
 from jurist.batching._journal import Chunk, Journal, Response
 from jurist.batching._options import BatchAPIOptions
 from jurist.batching._recover import adopt, check_adoptable
-from jurist.batching._rounds import Piece, Wire, read_answers
-from jurist.errors import ConfigError, DataError, JuristRuntimeError, ModelError
+from jurist.batching._rounds import Wire, read_answers
+from jurist.errors import ConfigError, JuristRuntimeError, ModelError
 from jurist.models._batch_hooks import BatchBackend, BatchHooks, BatchTransport
 from jurist.models._cache import CachedModel
 from jurist.models._model import Model, WrapperModel
@@ -65,16 +65,6 @@ TRANSIENT = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
 """Statuses of a failed line that the batcher sends again (as a live call would retry)."""
 SAVE_BLOCK = 2_000
 """Answers read from a result file and stored in one transaction."""
-
-
-def request_key(model: dict[str, Any], body: dict[str, Any]) -> str:
-    """16 hex digits of SHA-256 over the model identity and the request body (canonical).
-
-    >>> request_key({"name": "m"}, {"b": 1, "a": 2}) == request_key({"name": "m"}, {"a": 2, "b": 1})
-    True
-    """
-    raw = orjson.dumps({"model": model, "body": body}, option=orjson.OPT_SORT_KEYS)
-    return hashlib.sha256(raw).hexdigest()[:16]
 
 
 @dataclass
@@ -118,51 +108,6 @@ class Batcher(WrapperModel):
         return f"Batcher({self.wrapped!r})"
 
 
-class _RoundFile:
-    """The request files of one model for the next round, written line by line and cut at
-    the provider's limits."""
-
-    def __init__(self, folder: Path, stem: str, max_requests: int, max_bytes: int) -> None:
-        self.folder, self.stem = folder, stem
-        self.max_requests, self.max_bytes = max_requests, max_bytes
-        self.pieces: list[Piece] = []
-        self._file: IO[bytes] | None = None
-        self._ids: list[tuple[str, int]] = []
-        self._size = 0
-
-    def add(self, cid: str, idx: int, line: bytes) -> None:
-        if len(line) > self.max_bytes:
-            raise DataError(
-                f"batch request {cid!r} is {len(line)} bytes, more than a whole batch file "
-                f"may hold (max_bytes_per_file={self.max_bytes})"
-            )
-        if self._file is not None and (
-            len(self._ids) >= self.max_requests or self._size + len(line) > self.max_bytes
-        ):
-            self._close()
-        if self._file is None:
-            self.folder.mkdir(parents=True, exist_ok=True)
-            path = self.folder / f"{self.stem}-{len(self.pieces) + 1}.jsonl"
-            self._file = path.open("wb")
-        self._file.write(line)
-        self._ids.append((cid, idx))
-        self._size += len(line)
-
-    def _close(self) -> None:
-        if self._file is not None:
-            self._file.close()
-            self.pieces.append(Piece(Path(self._file.name), self._ids, self._size))
-            self._file, self._ids, self._size = None, [], 0
-
-    def close(self) -> list[Piece]:
-        self._close()
-        return self.pieces
-
-
-class _Stop(Exception):
-    """Ends a ``file_out`` session after its files are written (not an error)."""
-
-
 class BatchSession:
     """The parked requests of one run and the rounds that answer them.
 
@@ -200,7 +145,7 @@ class BatchSession:
             on_note=on_note,
         )
         self.round = max((c.round for c in journal.chunks()), default=0)
-        self._files: dict[str, _RoundFile] = {}
+        self._files: dict[str, RequestFile] = {}
         self._resume: set[str] = set()
         self._models: dict[str, tuple[dict[str, Any], BatchHooks]] = {}
         self._clients: dict[str, BatchTransport] = {}
@@ -243,7 +188,8 @@ class BatchSession:
                     await scope.changed.wait()
             except TimeoutError:
                 if not task.done() and not scope.parked and not scope.busy:
-                    return await _set_aside(task)
+                    await _set_aside(task)
+                    return None
                 continue
             scope.changed.clear()
             if task.done() or not scope.parked or scope.busy:
@@ -254,7 +200,8 @@ class BatchSession:
                 for _ in range(4):
                     await asyncio.sleep(0)
             if not task.done() and scope.parked and not scope.busy:
-                return await _set_aside(task)
+                await _set_aside(task)
+                return None
         return task.result()
 
     async def complete(self, batcher: Batcher, request: Request) -> Completion:
@@ -313,7 +260,7 @@ class BatchSession:
         out = self._files.get(ident)
         if out is None:
             stem = f"requests-r{self.round + 1}-{len(self._files) + 1}"
-            out = self._files[ident] = _RoundFile(
+            out = self._files[ident] = RequestFile(
                 self.folder,
                 stem,
                 self.options.max_requests_per_file,
@@ -455,7 +402,6 @@ class BatchSession:
 async def _set_aside(task: asyncio.Future[Any]) -> None:
     task.cancel()
     await asyncio.wait([task])  # its cancellation, not ours
-    return None
 
 
 def _identity_key(identity: dict[str, Any]) -> str:
