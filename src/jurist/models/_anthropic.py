@@ -89,6 +89,17 @@ class AnthropicModel(Model):
         self.max_tokens = max_tokens
         self.version = version
         self._api_key = api_key
+        self._extra_headers = dict(headers or {})
+        self._given: dict[str, Any] = {
+            k: v
+            for k, v, default in (
+                ("base_url", self.base_url, DEFAULT_BASE_URL),
+                ("timeout", self.timeout, 60.0),
+                ("max_tokens", max_tokens, 1024),
+                ("version", version, API_VERSION),
+            )
+            if v != default
+        }
         self._headers = {
             "anthropic-version": version,
             "content-type": "application/json",
@@ -108,9 +119,22 @@ class AnthropicModel(Model):
     def identity(self) -> dict[str, Any]:
         return {"provider": self.provider, "name": self.name, "base_url": scrub(self.base_url)}
 
-    def secrets(self) -> dict[str, str]:
-        """``ANTHROPIC_API_KEY``: the key this model was given (``{}`` without one)."""
-        return {"ANTHROPIC_API_KEY": self._api_key} if self._api_key else {}
+    def secrets(self) -> dict[str, Any]:
+        """``api_key`` and ``headers``: the key this model uses (given, or read from
+        ``$ANTHROPIC_API_KEY`` where it was built) and the extra headers it sends (they may
+        carry credentials); ``{}`` without any. Options of the constructor, held in memory
+        by whoever rebuilds the model (a Ray actor), never written anywhere."""
+        found: dict[str, Any] = {}
+        if self._api_key:
+            found["api_key"] = self._api_key
+        if self._extra_headers:
+            found["headers"] = dict(self._extra_headers)
+        return found
+
+    def rebuild_options(self) -> dict[str, Any]:
+        """The options given that differ from the defaults (``base_url``, ``timeout``,
+        ``max_tokens``, ``version``); never a key or a header."""
+        return dict(self._given)
 
     def __repr__(self) -> str:
         return f"AnthropicModel({self.spec!r})"
