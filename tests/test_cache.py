@@ -277,7 +277,7 @@ def test_default_path_follows_the_cache_dir(
     assert default_cache_path() == tmp_path / "jc" / "cache.sqlite"
     model = CachedModel(MockModel(outputs=["x"]))
     assert model.path == tmp_path / "jc" / "cache.sqlite"
-    run_sync(model.complete(REQ))  # one event loop per call: coalescing state is per loop
+    run_sync(model.complete(REQ))  # the sync twins' shared loop
     assert run_sync(model.complete(REQ)).cached
     model.close()
     monkeypatch.delenv("JURIST_CACHE_DIR")

@@ -213,9 +213,11 @@ async def test_a_cancelled_waiter_does_not_leak_its_slot() -> None:
 
 def test_a_fresh_event_loop_per_call_works() -> None:
     model = LimitedModel(MockModel(cycle=True, outputs=["ok"]), max_concurrency=2)
-    for _ in range(3):
-        outs = run_sync(model.complete_many([REQ] * 5))
+    for _ in range(3):  # an async caller's asyncio.run per batch: a new loop each time
+        outs = asyncio.run(model.complete_many([REQ] * 5))
         assert [o.text for o in outs] == ["ok"] * 5
+    outs = run_sync(model.complete_many([REQ] * 5))  # and the sync twins' shared loop
+    assert [o.text for o in outs] == ["ok"] * 5
 
 
 async def test_candidate_scores_are_limited() -> None:
