@@ -254,16 +254,20 @@ def test_bad_batches_name_the_item() -> None:
         judge.score_batch_sync(["a", 3], ["r", "r"])  # type: ignore[list-item]
 
 
-def test_sync_call_from_the_reward_loop_itself_is_refused() -> None:
+def test_sync_call_from_the_background_loop_itself_completes() -> None:
+    """A sync reward call made from a coroutine on the shared loop cannot wait for that
+    loop: it runs on a loop of its own instead of deadlocking."""
     judge = reward_judge_from_kwargs(model="mock:r", outputs=["Score: 1"], cycle=True)
 
-    async def nested() -> None:
-        judge.score_batch_sync(["a"], ["r"])
+    async def nested() -> tuple[list[dict[str, Any]], bool]:
+        outer = asyncio.get_running_loop()
+        records = judge.score_batch_sync(["a"], ["r"])
+        return records, asyncio.get_running_loop() is outer
 
     from jurist.rewards._batch import run_in_background
 
-    with pytest.raises(RuntimeError, match="reward event loop itself"):
-        run_in_background(nested())
+    records, same_loop = run_in_background(nested())
+    assert [r["reward"] for r in records] == [1.0] and same_loop
 
 
 def test_model_from_env_when_not_given(monkeypatch: pytest.MonkeyPatch) -> None:

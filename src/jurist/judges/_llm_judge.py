@@ -35,7 +35,8 @@ from jurist.judges._weigher import (
     Weigher,
     check_coverage_options,
 )
-from jurist.models import Model, attempts_of, with_limits
+from jurist.models import Model, with_limits
+from jurist.models._retry import attempts_of
 from jurist.models._stack import limits_layer
 from jurist.templates import Template, get_template
 from jurist.types import Judgment, Message, OutputFormatUsed, Request, Usage

@@ -35,7 +35,8 @@ from jurist.judges._logprob import (
     token_at,
 )
 from jurist.judges._scoring import Route, VerdictSpace, verdict_offset
-from jurist.models import Model, attempts_of
+from jurist.models import Model
+from jurist.models._retry import attempts_of
 from jurist.templates import Template
 from jurist.types import CandidateScores, Completion, Judgment, Message, Request, Usage
 

@@ -12,7 +12,7 @@ from jurist.models._mock import MockModel
 from jurist.models._model import Capabilities, Model, WrapperModel
 from jurist.models._rebuild import ModelSpec, rebuild_model
 from jurist.models._registry import DEFAULT_MODEL, get_model, known_providers, register_provider
-from jurist.models._retry import RetryModel, attempts_of
+from jurist.models._retry import RetryModel, attempts_of  # noqa: F401  (attempts_of: not public)
 from jurist.models._stack import Transport, build_stack, with_limits
 
 __all__ = [
@@ -26,7 +26,6 @@ __all__ = [
     "RetryModel",
     "Transport",
     "WrapperModel",
-    "attempts_of",
     "build_stack",
     "default_cache_path",
     "get_model",

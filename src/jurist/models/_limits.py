@@ -11,8 +11,8 @@ outside it, so many concurrent callers get distinct, evenly spaced slots at once
 wake one by one instead of all together. The lock is a :class:`threading.Lock`, so one
 ``LimitedModel`` paces calls coming from several event loops or threads as one stream.
 The concurrency semaphore is an :class:`asyncio.Semaphore` made lazily for each running
-loop (jurist's ``run_sync`` runs a fresh loop per call), so ``max_concurrency`` bounds
-the calls in flight in each loop.
+loop (sync twins share one background loop; async callers bring their own), so
+``max_concurrency`` bounds the calls in flight in each loop.
 
 Tokens are reserved before a call from an estimate (prompt characters / 4 plus
 ``max_tokens``; or ``token_estimator(request)``) and corrected by the usage the

@@ -59,6 +59,7 @@ from __future__ import annotations
 import asyncio
 import os
 import time
+import weakref
 from collections.abc import AsyncGenerator, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
@@ -221,6 +222,13 @@ class OpenAIModel(Model):
         self._sessions: dict[asyncio.AbstractEventLoop, aiohttp.ClientSession] = {}
         self._closers: dict[asyncio.AbstractEventLoop, AsyncGenerator[None, None]] = {}
         self._served: Once[dict[str, Any] | None] = Once()  # see fingerprint()
+        _close_pools_when_collected(self)
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """An unpickled (or copied) model opens connection pools of its own."""
+        self.__dict__.update(state)
+        self._sessions, self._closers = {}, {}
+        _close_pools_when_collected(self)
 
     @property
     def capabilities(self) -> Capabilities:
@@ -634,3 +642,21 @@ def build_openai(name: str, **options: Any) -> OpenAIModel:
         return OpenAIModel(name, **options)
     except TypeError as exc:
         raise ConfigError(f"openai model {name!r}: {exc}") from None
+
+
+def _close_pools_when_collected(model: OpenAIModel) -> None:
+    """Close ``model``'s connection pools on their loops once the model is collected.
+
+    A loop that outlives the model (the sync twins' shared loop) would otherwise meet the
+    open session only in the garbage collector, which reports it as unclosed. The
+    finalizer holds the model's session map, so the sessions stay reachable (never
+    collected open) until it schedules their close.
+    """
+    weakref.finalize(model, _close_pools, model._sessions)
+
+
+def _close_pools(sessions: dict[asyncio.AbstractEventLoop, aiohttp.ClientSession]) -> None:
+    for loop, session in list(sessions.items()):
+        if not session.closed and loop.is_running():
+            asyncio.run_coroutine_threadsafe(session.close(), loop)
+    sessions.clear()

@@ -36,6 +36,7 @@ __all__ = [
 ]
 
 DEFAULT_MODEL = "hf:Qwen/Qwen2.5-0.5B-Instruct"
+"""The model ``get_model()`` gives when neither an argument nor ``$JURIST_MODEL`` names one."""
 ENTRY_POINT_GROUP = "jurist.models"
 
 ModelFactory = Callable[..., Model]

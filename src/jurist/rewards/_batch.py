@@ -46,20 +46,18 @@ True
 from __future__ import annotations
 
 import asyncio
-import atexit
-import contextlib
 import os
 import threading
 from collections.abc import Coroutine, Mapping, Sequence
 from typing import Any, TypeVar
 
+from jurist._sync import run_sync
 from jurist.errors import ConfigError, DataError
 from jurist.judges import LLMJudge
 from jurist.judges._batch import run_items
 from jurist.models import Transport, build_stack, get_model, with_limits
 from jurist.models._stack import limits_layer
 from jurist.rewards._judge_reward import DEFAULT_TOLERANCE, judgment_to_reward
-from jurist.rewards._loop import LoopThread
 from jurist.types import Judgment
 
 __all__ = [
@@ -227,23 +225,14 @@ def judgment_record(
 
 # -- the background loop for sync callers ---------------------------------------------
 
-_BACKGROUND = LoopThread("jurist-rewards-loop")
-
-
-@atexit.register
-def _close_background_loop() -> None:
-    """At exit: close what the loop holds open (HTTP pools close via async generators)."""
-    # exiting anyway: an unfinished close only costs a warning
-    with contextlib.suppress(TimeoutError, RuntimeError):
-        _BACKGROUND.close(timeout=5)
-
 
 def run_in_background(coro: Coroutine[Any, Any, T]) -> T:
-    """Run ``coro`` on the process's reward event loop and wait for its result.
+    """Run ``coro`` on jurist's shared background event loop and wait for its result.
 
-    One loop serves every sync call, so connection pools are opened once and reused.
+    One loop serves every sync call (:func:`jurist._sync.run_sync`, the loop of every sync
+    twin), so connection pools are opened once and reused.
     """
-    return _BACKGROUND.run(coro)
+    return run_sync(coro)
 
 
 # -- building from keyword arguments ------------------------------------------------
