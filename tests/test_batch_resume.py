@@ -9,12 +9,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import re
 import signal
 import sqlite3
 import subprocess
 import sys
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -87,10 +89,12 @@ def wait_for(what: str, check: Callable[[], bool], proc: subprocess.Popen[bytes]
         time.sleep(0.005)
 
 
-def start(server: BatchServer, run_dir: Path, data: Path) -> subprocess.Popen[bytes]:
+def start(
+    server: BatchServer, run_dir: Path, data: Path, retries: int = 0
+) -> subprocess.Popen[bytes]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join((str(ROOT / "src"), str(ROOT)))}
     return subprocess.Popen(
-        [sys.executable, str(SCRIPT), server.base_url, str(run_dir), str(data)],
+        [sys.executable, str(SCRIPT), server.base_url, str(run_dir), str(data), str(retries)],
         cwd=ROOT,
         env=env,
         stdout=subprocess.PIPE,
@@ -186,6 +190,38 @@ def test_sigkill_during_polling(server: GatedServer, tmp_path: Path, data: Path)
     polls = server.polls
     resume_and_check(server, tmp_path / "run", data)
     assert server.uploads == 1 and server.polls > polls
+
+
+def test_sigkill_during_a_follow_up_batch(tmp_path: Path, data: Path) -> None:
+    """Even items answer unreadably the first time: their re-asks make a second batch,
+    during whose polling the process is killed. Resumed, each item asks exactly what it
+    asked before (even items 2 requests, odd ones 1), nothing is submitted twice, and the
+    recorded attempts are the requests each item cost (issue 20)."""
+    asked: set[int] = set()
+
+    def answer(body: dict[str, Any]) -> str:
+        text = " ".join(str(m["content"]) for m in body["messages"])
+        n = int(re.findall(r"\bq(\d+)\b", text)[0])
+        if n % 2 == 0 and n not in asked:
+            asked.add(n)
+            return "let me think about it"
+        return "Correct"
+
+    run_dir = tmp_path / "run"
+    with GatedServer(delay=0.25, answer=answer) as server:
+        proc = start(server, run_dir, data, retries=1)
+        wait_for("the follow-up batch", lambda: chunk_states(run_dir) == ["done", "created"], proc)
+        wait_for("its polls", lambda: server.polls >= 6, proc)
+        kill(proc)
+        run = jurist.evaluate(
+            data, judge(server.base_url), run_dir=run_dir, batch_api=OPTIONS, retries=1
+        )
+        rows = list(run.records())
+        assert run.summary().status == "complete" and all(r["judge_score"] == 1.0 for r in rows)
+        assert server.creations == 2 and set(server.submissions.values()) == {1}
+        per_item = Counter(int(c.split("-")[0]) for c in server.submissions)
+        assert [per_item[i] for i in range(N)] == [2 if i % 2 == 0 else 1 for i in range(N)]
+        assert [r["judge_attempts"] for r in rows] == [2 if i % 2 == 0 else 1 for i in range(N)]
 
 
 def test_resume_of_a_finished_run_sends_nothing(

@@ -91,6 +91,12 @@ def test_a_bare_name_with_base_url_is_openai_compatible() -> None:
     assert EngineOptions(batch_file_out=Path("f.jsonl")).batch
 
 
+def test_anthropic_models_take_the_batch_api_but_not_a_file_for_an_offline_engine() -> None:
+    EngineOptions(batch_api_flag=True).check(["anthropic:claude-haiku-4-5", "openai:tiny"])
+    with pytest.raises(ConfigError, match="'anthropic:claude-haiku-4-5' cannot take batch"):
+        EngineOptions(batch_file_out=Path("f.jsonl")).check(["anthropic:claude-haiku-4-5"])
+
+
 def test_mapping_to_ray_options() -> None:
     assert EngineOptions().ray(rpm=60, tpm=None) is None
     ray = EngineOptions(engine="ray").ray(rpm=None, tpm=None)

@@ -181,3 +181,21 @@ def test_on_an_actor_a_cache_hit_skips_the_cluster_pacer(tmp_path: Path) -> None
     assert scores == [1.0, 1.0]
     assert len(pacer.reservations) == 1  # the second call was a hit: not paced
     assert (tmp_path / "c").exists()  # the driver's cache file
+
+
+def test_an_anthropic_model_round_trips_with_its_key_in_the_secrets() -> None:
+    """The second provider with a batch API rebuilds like the first: its options travel in
+    the spec, its key and headers only in ``secrets()``."""
+    model = jurist.get_model(
+        "anthropic:claude-x",
+        api_key="sk-ant-planted",
+        base_url="http://127.0.0.1:9/v1",
+        max_tokens=64,
+        headers={"x-team": "t"},
+    )
+    spec = model.rebuild_spec()
+    assert "sk-ant-planted" not in spec.model_dump_json() and "x-team" not in spec.model_dump_json()
+    assert model.secrets() == {"api_key": "sk-ant-planted", "headers": {"x-team": "t"}}
+    again = rebuild_model(ModelSpec.model_validate_json(spec.model_dump_json()), model.secrets())
+    assert again.rebuild_spec() == spec and again.secrets() == model.secrets()
+    assert again.identity() == model.identity()

@@ -61,10 +61,13 @@ ON_EXPIRED = ("resubmit", "error")
 _PANEL = "Engine options"
 
 
-def batch_capable(spec: str) -> bool:
-    """Whether requests to ``spec`` can travel through a provider's batch API: only
-    ``openai:`` models (OpenAI, or any OpenAI-compatible server with ``--base-url``)."""
-    return spec.partition(":")[0] == "openai"
+def batch_capable(spec: str, *, offline: bool = False) -> bool:
+    """Whether requests to ``spec`` can travel through a provider's batch API: ``openai:``
+    models (OpenAI, or any OpenAI-compatible server with ``--base-url``) and
+    ``anthropic:`` ones (Message Batches); to a file for an offline engine
+    (``offline``, ``vllm run-batch``): only ``openai:`` ones."""
+    provider = spec.partition(":")[0]
+    return provider == "openai" or (provider == "anthropic" and not offline)
 
 
 @dataclass(frozen=True)
@@ -139,12 +142,14 @@ class EngineOptions:
                 "does the work and this process only waits, so there is nothing to spread "
                 "over a cluster; drop one of them"
             )
-        refused = [s for s in specs if not batch_capable(s)]
+        offline = not self.batch_api_flag
+        refused = [s for s in specs if not batch_capable(s, offline=offline)]
         if refused:
+            which = "" if offline else " or anthropic:NAME (Message Batches)"
             raise ConfigError(
                 f"{flag} needs an OpenAI-compatible model: {', '.join(map(repr, refused))} "
                 "cannot take batch files; use openai:NAME (OpenAI, or any server with the "
-                "files and batches endpoints via --base-url), or drop the flag"
+                f"files and batches endpoints via --base-url){which}, or drop the flag"
             )
 
     def ray(self, *, rpm: int | None, tpm: int | None) -> RayOptions | None:

@@ -34,12 +34,12 @@ from __future__ import annotations
 import sqlite3
 import time
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import orjson
 
+from jurist.batching._journal import Chunk, Response
 from jurist.errors import OutputError
 
 __all__ = ["BatchStore", "Chunk", "Response", "batch_calls_in"]
@@ -92,38 +92,6 @@ CREATE TABLE IF NOT EXISTS batch_responses (
 """
 
 
-@dataclass(frozen=True)
-class Chunk:
-    """One request file and the batch made of it."""
-
-    chunk_id: str
-    round: int
-    state: str
-    model: dict[str, Any]
-    requests: int
-    bytes: int
-    first_idx: int | None
-    last_idx: int | None
-    file_id: str | None
-    batch_id: str | None
-    batch_status: str | None
-    path: str | None
-
-
-@dataclass(frozen=True)
-class Response:
-    """What came back for one ``custom_id``: ``status`` 200 with the completion's raw
-    ``body``, an HTTP error status with its body, or ``status`` 0 with ``error`` (a line
-    that could not be read). ``source`` names the file and line it came from."""
-
-    custom_id: str
-    idx: int
-    status: int
-    body: bytes | None
-    error: str | None
-    source: str
-
-
 _CHUNK_COLUMNS = (
     "chunk_id, round, state, model, requests, bytes, first_idx, last_idx, file_id, "
     "batch_id, batch_status, path"
@@ -148,7 +116,8 @@ def _chunk(row: Sequence[Any]) -> Chunk:
 
 
 class BatchStore:
-    """The batch tables of one run store file (``run_id`` names the run they belong to)."""
+    """The batch tables of one run store file (``run_id`` names the run they belong to):
+    the :class:`~jurist.batching.Journal` the batcher records to."""
 
     def __init__(self, path: Path, *, run_id: str) -> None:
         self.path = path

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from jurist.batching._options import BatchAPIOptions
+from jurist.batching._rounds import parse_file
 from jurist.errors import ConfigError, DataError
-from jurist.evaluate._batch_options import BatchAPIOptions
-from jurist.evaluate._batch_rounds import parse_file
 from jurist.evaluate._batch_store import BatchStore
 from jurist.evaluate._engines import BatchAPIEngine
 from jurist.evaluate._folder import STORE_NAME

@@ -13,17 +13,15 @@ import abc
 import asyncio
 import copy
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Self
+from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict
 
 from jurist._secrets import shown_name
 from jurist.errors import CapabilityError
 from jurist.models._decisions import Decider
+from jurist.models._transport import ModelSpec
 from jurist.types import CandidateScores, Completion, Request
-
-if TYPE_CHECKING:
-    from jurist.models._rebuild import ModelSpec
 
 __all__ = ["Capabilities", "Model", "WrapperModel"]
 
@@ -106,8 +104,6 @@ class Model(abc.ABC):
     def rebuild_spec(self) -> ModelSpec:
         """What rebuilds this model, and the layers around it, in another process
         (:func:`~jurist.models.rebuild_model`, with :meth:`secrets`)."""
-        from jurist.models._rebuild import ModelSpec
-
         return ModelSpec(provider=self.provider, name=self.name, options=self.rebuild_options())
 
     @abc.abstractmethod

@@ -86,7 +86,6 @@ from jurist.errors import (
     UnsupportedRequestError,
     status_error,
 )
-from jurist.models._batch_hook import batch_collector
 from jurist.models._decisions import Decider
 from jurist.models._json_form import (
     JsonForm,
@@ -107,6 +106,7 @@ from jurist.models._server_identity import served_identity
 from jurist.types import Completion, Request, Usage
 
 if TYPE_CHECKING:
+    from jurist.models._openai_batch import OpenAIBatchHooks
     from jurist.models._openai_batch_client import BatchClient
 
 __all__ = [
@@ -295,25 +295,12 @@ class OpenAIModel(Model):
     async def complete(self, request: Request) -> Completion:
         if request.json_schema is None or self.json_form is None:
             return await self._send(request, None, probe=False)
-        return await self.json_form.send(
-            lambda form, probe: self._send(request, form, probe=probe),
-            probe=batch_collector.get() is None,  # a batch engine collects, nothing is sent
-        )
+        return await self.json_form.send(lambda form, probe: self._send(request, form, probe=probe))
 
     async def _send(self, request: Request, form: JsonForm | None, *, probe: bool) -> Completion:
         """Send ``request`` with its schema in ``form``; ``probe``: an error answer that
         refuses the form raises :class:`~jurist.errors.UnsupportedRequestError`."""
-        body = self._body(request, form)
-        collector = batch_collector.get()
-        if collector is not None:
-            # A batch engine takes the request (see jurist.models._batch_hook).
-            start = time.perf_counter()
-            answer = await collector.submit(self, body)
-            if answer is not None:
-                done = self._completion(answer, 200, time.perf_counter() - start)
-                usage = done.usage.model_copy(update={"batch_calls": 1})  # batch-rate billing
-                return done.model_copy(update={"usage": usage})
-        data = orjson.dumps(body)
+        data = orjson.dumps(self._body(request, form))
         session = self._sessions.get(asyncio.get_running_loop())
         if session is None or session.closed:
             session = await self._open_session()
@@ -457,9 +444,15 @@ class OpenAIModel(Model):
 
     # -- batch API ----------------------------------------------------------------------
 
+    def batch_hooks(self) -> OpenAIBatchHooks:
+        """This model's hooks for the Batch API (see :mod:`jurist.models._batch_hooks`)."""
+        from jurist.models._openai_batch import OpenAIBatchHooks
+
+        return OpenAIBatchHooks(self)
+
     def request_body(self, request: Request) -> dict[str, Any]:
         """The JSON body :meth:`complete` sends for ``request`` (a batch request line's
-        ``body``).
+        ``body``): with its JSON schema in the form the model sends now, unprobed.
 
         >>> from jurist.types import Message
         >>> m = OpenAIModel("tiny", base_url="http://127.0.0.1:8000/v1")
@@ -467,6 +460,21 @@ class OpenAIModel(Model):
         {'model': 'tiny', 'messages': [{'role': 'user', 'content': 'q'}], 'seed': 1}
         """
         return self._body(request)
+
+    def batch_completion(self, raw: bytes, request_schema: bool) -> Completion:
+        """The completion a live call returns for the 200 answer ``raw`` read from a batch
+        result, billed at the batch rates (``usage.batch_calls``) and noted as a live one
+        is when its JSON schema went in a fallback form (``request_schema``: the request
+        carried one)."""
+        done = self._completion(raw, 200, 0.0)
+        usage = done.usage.model_copy(update={"batch_calls": 1})
+        note = None
+        if request_schema and self.json_form is not None:
+            note = self.json_form.note_for(self.json_form.form)
+        update: dict[str, Any] = {"usage": usage}
+        if note is not None:
+            update["format_note"] = note
+        return done.model_copy(update=update)
 
     def error_for_status(
         self, status: int, body: bytes, headers: Mapping[str, str] | None = None

@@ -26,28 +26,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
-
 from jurist.errors import ConfigError
 from jurist.models._model import Model
-from jurist.models._stack import Layer, Transport, build_stack
+from jurist.models._stack import Layer, build_stack
+from jurist.models._transport import ModelSpec
 
 __all__ = ["ModelSpec", "rebuild_model"]
-
-
-class ModelSpec(BaseModel):
-    """What rebuilds a model stack elsewhere: never a secret (see :meth:`Model.secrets`).
-
-    ``options``: the backend's constructor options (JSON values); ``transport``: the
-    settings of the layers around it (``max_retries=0``: none).
-    """
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    provider: str
-    name: str
-    options: dict[str, Any] = {}
-    transport: Transport = Transport(max_retries=0)
 
 
 def rebuild_model(

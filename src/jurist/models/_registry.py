@@ -69,6 +69,7 @@ def _builtin(module: str, attr: str) -> ModelFactory:
 for _name, _mod, _attr in [
     ("mock", "jurist.models._mock", "build_mock"),
     ("openai", "jurist.models._openai", "build_openai"),
+    ("anthropic", "jurist.models._anthropic", "build_anthropic"),
     ("hf", "jurist.models._hf", "build_hf"),
     ("vllm", "jurist.models._vllm", "build_vllm"),
     ("litellm", "jurist.models._litellm", "build_litellm"),

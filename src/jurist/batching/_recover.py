@@ -4,7 +4,7 @@ The batch-API mode records a file's ``file_id`` before it creates the batch, and
 ``batch_id`` as soon as the create call answers. A process stopped in between (or a
 create whose answer was lost) leaves a file *uploaded* with no batch id; the next
 session looks the batch up with ``GET /batches`` by its metadata and input file, so
-nothing is sent twice (:meth:`jurist.evaluate._batch_rounds.Wire.recover`). A server
+nothing is sent twice (:meth:`jurist.batching._rounds.Wire.recover`). A server
 without that endpoint (HTTP 404 or 405, or 501) leaves no way to know whether the batch
 was made. Then the run stops with :func:`stuck`, which names the two ways on:
 
@@ -20,7 +20,7 @@ was made. Then the run stops with :func:`stuck`, which names the two ways on:
 Either is recorded in the run store (``batch_recoveries``), and the file's chunk gets
 its batch id, so a later session polls that batch and asks nothing again.
 
->>> from jurist.evaluate._batch_store import Chunk
+>>> from jurist.batching._journal import Chunk
 >>> chunk = Chunk("c1", 1, "uploaded", {}, 12, 900, 0, 11, "file-3", None, None, None)
 >>> differences({"id": "b9", "input_file_id": "file-7", "metadata": {"jurist_run": "r"},
 ...              "request_counts": {"total": 5}}, chunk, run_id="r")
@@ -34,13 +34,20 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
 from jurist._secrets import scrub
+from jurist.batching._journal import Chunk, Journal
 from jurist.errors import APIStatusError, ConfigError, JuristRuntimeError, NotFoundError
-from jurist.evaluate._batch_store import BatchStore, Chunk
-from jurist.evaluate._cost import PriceTable
+
+
+class Prices(Protocol):
+    """A price table (:class:`jurist.evaluate.PriceTable`): ``price_for(spec)`` gives a
+    price with ``batch_rates`` (per million prompt, cached and completion tokens) or
+    ``None``."""
+
+    def price_for(self, spec: str) -> Any: ...
 
 
 class Adopter(Protocol):
-    """What :func:`adopt` needs of the run's wire (:class:`~jurist.evaluate._batch_rounds.Wire`)."""
+    """What :func:`adopt` uses of the round's :class:`~jurist.batching._rounds.Wire`."""
 
     run_id: str
 
@@ -111,7 +118,7 @@ def differences(batch: Any, chunk: Chunk, *, run_id: str) -> list[str]:
 
 
 def resend_cost(
-    bodies: Iterable[Mapping[str, Any]], requests: int, spec: str, table: PriceTable
+    bodies: Iterable[Mapping[str, Any]], requests: int, spec: str, table: Prices
 ) -> str:
     """What sending ``requests`` requests again may cost: their tokens, estimated from
     ``bodies`` (some of them: the mean is scaled to ``requests``; prompt characters / 4,
@@ -119,6 +126,7 @@ def resend_cost(
     the table has them.
 
     >>> body = {"messages": [{"role": "user", "content": "x" * 400}], "max_tokens": 50}
+    >>> from jurist.evaluate import PriceTable
     >>> print(resend_cost([body], 10, "openai:gpt-4o-mini", PriceTable.default()))
     10 requests (about 1,000 prompt and 500 completion tokens: about $0.0002 at the batch
     rates of openai:gpt-4o-mini)
@@ -182,7 +190,7 @@ def stuck(chunk: Chunk, status: int, server: str, cost: str) -> JuristRuntimeErr
     )
 
 
-def check_adoptable(ids: Sequence[str], store: BatchStore) -> None:
+def check_adoptable(ids: Sequence[str], store: Journal) -> None:
     """Refuse batch ids to adopt when no uploaded file of the run waits for its batch (an
     id already recorded, by an earlier session, is fine: the same command may run again)."""
     unknown = [b for b in ids if store.chunk_with_batch(b) is None]
@@ -197,7 +205,7 @@ def check_adoptable(ids: Sequence[str], store: BatchStore) -> None:
 async def adopt(
     ids: Sequence[str],
     chunks: Sequence[Chunk],
-    store: BatchStore,
+    store: Journal,
     wire: Adopter,
     client_for: Callable[[dict[str, Any]], Any],
 ) -> list[Chunk]:
