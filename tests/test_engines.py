@@ -65,7 +65,7 @@ class LengthJudge:
             BatchAPIEngine(poll_interval=1),
             mock_judge,
             {},
-            "the batch-API engine sends the requests of OpenAI-compatible models",
+            "the batch-API engine sends the requests of models whose provider has a batch API",
         ),
     ],
     ids=["local-concurrency", "local-retries", "ray-judge", "batch-model"],
@@ -92,7 +92,7 @@ def test_run_options_errors_name_the_field() -> None:
     with pytest.raises(ConfigError, match=r"run options: concurrency: concurrency must be"):
         RunOptions(concurrency=0)
     with pytest.raises(ConfigError, match=r"run options: colour: Extra inputs"):
-        RunOptions(colour="red")  # type: ignore[call-arg]
+        RunOptions(colour="red")
 
 
 def test_the_old_keywords_map_to_the_engines_with_a_warning(tmp_path: Path) -> None:

@@ -31,8 +31,8 @@ from typing import Any
 
 from jurist._secrets import scrub
 from jurist._sync import run_sync
+from jurist.batching import BatchAPIOptions
 from jurist.errors import ConfigError
-from jurist.evaluate._batch_options import BatchAPIOptions
 from jurist.evaluate._cost import PriceTable, resolve_prices
 from jurist.evaluate._engines import BatchAPIEngine, Engine, LocalEngine, RayEngine, choose_engine
 from jurist.evaluate._folder import STORE_NAME, FolderKind, claim_run_folder

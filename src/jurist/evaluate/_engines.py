@@ -34,13 +34,12 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol, runtime_checkable
 
+from jurist.batching import BatchAPIOptions
 from jurist.errors import ConfigError
-from jurist.evaluate._batch_options import BatchAPIOptions
-from jurist.evaluate._item_path import judge_models
 from jurist.evaluate._ray_options import RayOptions
 from jurist.evaluate._run_options import RunOptions
 from jurist.evaluate._session import EngineContext, judge_locally
-from jurist.judges._protocol import ItemJudge
+from jurist.judges._protocol import ItemJudge, models_of
 from jurist.models import Model
 
 __all__ = [
@@ -185,14 +184,17 @@ class BatchAPIEngine(_OptionsEngine):
             raise ConfigError(f"BatchAPIEngine: {e}") from None
 
     def check(self, judge: ItemJudge, options: RunOptions) -> None:
-        """The judge has a model whose requests can travel through a batch API (an
-        ``openai:`` model: OpenAI, or an OpenAI-compatible server with its base URL)."""
-        specs = judge_models(judge)
-        if specs and not any(s.startswith("openai:") for s in specs):
+        """The judge has a model whose provider has a batch API (``openai:``, OpenAI or an
+        OpenAI-compatible server with its base URL; ``anthropic:``, Message Batches)."""
+        from jurist.evaluate._batch_api import _carried
+
+        models = models_of(judge)
+        if models and not any(_carried(m) for m in models):
+            specs = ", ".join(dict.fromkeys(m.spec for m in models))
             raise ConfigError(
-                "the batch-API engine sends the requests of OpenAI-compatible models "
-                "(openai:NAME with the server's base_url); this judge calls "
-                f"{', '.join(specs)}, which would all run live: use the local engine"
+                "the batch-API engine sends the requests of models whose provider has a "
+                "batch API (openai:NAME with the server's base_url, anthropic:NAME); this "
+                f"judge calls {specs}, which would all run live: use the local engine"
             )
 
     async def run(self, ctx: EngineContext) -> str | None:
