@@ -210,3 +210,28 @@ def test_cli_judge_forwards_one_options_object_and_one_engine(
         )
     ]
     assert jurist.Run(out).manifest.options["retries"] == 3
+
+
+def test_cli_compare_forwards_one_options_object_and_one_engine(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = tmp_path / "d.jsonl"
+    data.write_text(json.dumps({"prompt": "2+2?", "response": "4"}) + "\n")
+    seen: list[tuple[Any, ...]] = []
+
+    async def through(
+        data: Any, judge: Any, options: RunOptions, *, engine: Engine, **more: Any
+    ) -> Any:
+        assert not more
+        seen.append((options, engine))
+        return await aevaluate(data, judge, options, engine=engine)
+
+    monkeypatch.setattr(cli_judge, "aevaluate", through)
+    out = tmp_path / "cmp"
+    args = ["compare", str(data), str(data), "--model", "mock:judge", "--retries", "0"]
+    code = main([*args, "--overwrite", "--no-progress", "--out", str(out)])
+    capsys.readouterr()
+    assert code in (0, 1)
+    assert seen == [
+        (RunOptions(run_dir=out, overwrite=True, retries=0, progress=False), LocalEngine())
+    ]
