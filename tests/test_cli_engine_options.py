@@ -14,7 +14,7 @@ import jurist.cli._judge as cli_judge
 from jurist.cli import EXIT_USAGE, main
 from jurist.cli._engine_options import EngineOptions
 from jurist.errors import ConfigError
-from jurist.evaluate import BatchAPIOptions, RayOptions
+from jurist.evaluate import BatchAPIEngine, BatchAPIOptions, LocalEngine, RayEngine, RayOptions
 from jurist.models import LimitedModel, Model, WrapperModel
 from tests._fault_server import FaultServer
 
@@ -164,8 +164,8 @@ def test_rate_limits_are_applied_once_by_the_engine_that_runs(
     seen: dict[str, Any] = {}
     monkeypatch.setenv("OPENAI_API_KEY", "sk-from-the-environment")
 
-    async def recording(data: Any, judge: Any, **kwargs: Any) -> Any:
-        seen.update(kwargs, model=judge.model)
+    async def recording(data: Any, judge: Any, options: Any, *, engine: Any) -> Any:
+        seen.update(engine=engine, model=judge.model)
         raise Recorded
 
     monkeypatch.setattr(cli_judge, "aevaluate", recording)
@@ -194,13 +194,9 @@ def test_rate_limits_are_applied_once_by_the_engine_that_runs(
     assert (LimitedModel in _wrappers(seen["model"])) is limited
     shared = os.environ["OPENAI_API_KEY"]
     if engine == "ray":
-        assert seen["ray"] == RayOptions(actors=3, rpm=120, tpm=5000)
-        assert seen["batch_api"] is None
-        assert shared == "sk-from-the-environment"
+        assert seen["engine"] == RayEngine(RayOptions(actors=3, rpm=120, tpm=5000))
     elif engine == "batch":
-        assert seen["ray"] is None
-        assert seen["batch_api"] == BatchAPIOptions(poll_interval=0.5)
-        assert shared == "sk-from-the-environment"
+        assert seen["engine"] == BatchAPIEngine(BatchAPIOptions(poll_interval=0.5))
     else:
-        assert seen["ray"] is None and seen["batch_api"] is None
-        assert shared == "sk-from-the-environment"
+        assert seen["engine"] == LocalEngine()
+    assert shared == "sk-from-the-environment"

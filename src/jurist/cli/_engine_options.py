@@ -7,9 +7,11 @@
 ``--batch-adopt``, ``--batch-resubmit``) to the
 command's signature and hands the command one :class:`EngineOptions` in its
 ``engine_options`` parameter. :meth:`EngineOptions.check` refuses combinations that make
-no sense before any model is built, and :meth:`EngineOptions.ray` /
-:meth:`EngineOptions.batch_api` map the flags onto the engine's
-:class:`~jurist.evaluate.RayOptions` and :class:`~jurist.evaluate.BatchAPIOptions`.
+no sense before any model is built, and :meth:`EngineOptions.build` maps the flags onto
+one engine object (:class:`~jurist.evaluate.LocalEngine`,
+:class:`~jurist.evaluate.RayEngine` over :class:`~jurist.evaluate.RayOptions`, or
+:class:`~jurist.evaluate.BatchAPIEngine` over :class:`~jurist.evaluate.BatchAPIOptions`)
+that the command forwards whole.
 
 Rate limits (``--rpm`` / ``--tpm``) belong to one engine only: in process they wrap the
 model (:class:`~jurist.models.LimitedModel`); on Ray they hold for the whole cluster
@@ -42,7 +44,14 @@ import typer
 from jurist.cli._bounds import bounded
 from jurist.cli._model_options import ModelOptions
 from jurist.errors import ConfigError
-from jurist.evaluate import BatchAPIOptions, RayOptions
+from jurist.evaluate import (
+    BatchAPIEngine,
+    BatchAPIOptions,
+    Engine,
+    LocalEngine,
+    RayEngine,
+    RayOptions,
+)
 
 __all__ = ["ENGINES", "ENGINE_FLAGS", "EngineOptions", "batch_capable", "engine_options"]
 
@@ -155,14 +164,20 @@ class EngineOptions:
             given["num_gpus"] = self.gpus_per_actor
         return RayOptions(**given)
 
-    def engines(self, model: ModelOptions) -> tuple[RayOptions | None, BatchAPIOptions | None]:
-        """The engine options of this command line, given its model options.
+    def build(self, model: ModelOptions) -> Engine:
+        """The engine object of this command line, given its model options: the one
+        object the command forwards to :func:`jurist.evaluate` (with its
+        :class:`~jurist.evaluate.RunOptions`).
 
         On Ray, each actor rebuilds the model stack this process built (its spec never
         holds a key): the engine hands the key the model was built with (``--api-key``,
         ``$JURIST_API_KEY``, ``$OPENAI_API_KEY``) to the rebuilt model in memory.
         """
-        return self.ray(rpm=model.rpm, tpm=model.tpm), self.batch_api()
+        ray = self.ray(rpm=model.rpm, tpm=model.tpm)
+        if ray is not None:
+            return RayEngine(ray)
+        batch = self.batch_api()
+        return BatchAPIEngine(batch) if batch is not None else LocalEngine()
 
     def batch_api(self) -> BatchAPIOptions | None:
         """The batch-API mode's options (``None`` when requests are sent live)."""

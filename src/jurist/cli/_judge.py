@@ -24,7 +24,14 @@ from jurist.cli._model_options import ModelOptions, model_options
 from jurist.cli._resume import resume_command
 from jurist.cli._summary import print_summary
 from jurist.errors import ConfigError, OutputError
-from jurist.evaluate import BatchAPIOptions, RayOptions, Run, aevaluate, open_source
+from jurist.evaluate import (
+    BatchAPIEngine,
+    Engine,
+    Run,
+    RunOptions,
+    aevaluate,
+    open_source,
+)
 from jurist.evaluate._folder import check_run_folder
 from jurist.judges import ItemJudge, LLMJudge
 from jurist.judges._weigher import DEFAULT_MIN_COVERAGE
@@ -155,22 +162,17 @@ def judge(
         low_coverage=low_coverage,  # type: ignore[arg-type]
         output=output,  # type: ignore[arg-type]
     )
-    ray, batch_api = engine_options.engines(options)
-    run = run_engine(
-        the_judge,
-        data,
-        run_dir,
-        command="judge",
-        fields=fields,
-        retries=retries,
-        progress=progress,
+    run_options = RunOptions(
+        run_dir=run_dir,
         resume=resume,
         retry_failed=retry_failed,
         overwrite=overwrite,
-        prepare=the_judge.model,
-        ray=ray,
-        batch_api=batch_api,
+        fields=fields,
+        retries=retries,
+        progress=progress,
     )
+    engine = engine_options.build(options)
+    run = run_engine(the_judge, data, run_options, engine, command="judge", prepare=the_judge.model)
     return finish_run(run, out_path, extra={"model": judge_model.spec, "template": template})
 
 
@@ -215,22 +217,18 @@ def check_outputs(out_path: Path, inputs: Sequence[Path], *, overwrite: bool) ->
 def run_engine(
     judge: ItemJudge,
     data: Path,
-    run_dir: Path,
+    options: RunOptions,
+    engine: Engine,
     *,
     command: str,
-    fields: dict[str, str] | None,
-    retries: int,
-    progress: bool,
-    resume: bool,
-    retry_failed: bool,
-    overwrite: bool,
     prepare: Model | Sequence[Model],
-    ray: RayOptions | None = None,
-    batch_api: BatchAPIOptions | None = None,
 ) -> Run:
     """:func:`run_through_engine` to the end; on Ctrl-C (SIGINT) or SIGTERM the run is
     recorded as interrupted, the saved items and the command that resumes are printed,
-    and the exit is 130 (SIGINT) or 143 (SIGTERM)."""
+    and the exit is 130 (SIGINT) or 143 (SIGTERM). ``options.run_dir`` is required."""
+    if options.run_dir is None:
+        raise ValueError("run_engine needs options.run_dir")
+    run_dir = options.run_dir
     terminated: list[bool] = []
 
     async def main() -> Run:
@@ -245,31 +243,19 @@ def run_engine(
         with contextlib.suppress(NotImplementedError, RuntimeError):  # Windows, not main thread
             loop.add_signal_handler(signal.SIGTERM, on_sigterm)
         try:
-            return await run_through_engine(
-                judge,
-                data,
-                run_dir,
-                fields=fields,
-                retries=retries,
-                progress=progress,
-                resume=resume,
-                retry_failed=retry_failed,
-                overwrite=overwrite,
-                prepare=prepare,
-                ray=ray,
-                batch_api=batch_api,
-            )
+            return await run_through_engine(judge, data, options, engine, prepare=prepare)
         finally:
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.remove_signal_handler(signal.SIGTERM)
 
+    batch = engine.options if isinstance(engine, BatchAPIEngine) else None
     try:
         run = asyncio.run(main())
     except (KeyboardInterrupt, asyncio.CancelledError):
-        _say_interrupted(run_dir, command, batch=batch_api is not None)
+        _say_interrupted(run_dir, command, batch=batch is not None)
         raise typer.Exit(143 if terminated else 130) from None
-    if batch_api is not None and batch_api.file_out is not None:
-        _say_nothing_written(run, batch_api.file_out)
+    if batch is not None and batch.file_out is not None:
+        _say_nothing_written(run, batch.file_out)
     return run
 
 
@@ -324,46 +310,32 @@ def _say_interrupted(run_dir: Path, command: str, *, batch: bool = False) -> Non
 async def run_through_engine(
     judge: ItemJudge,
     data: Path,
-    run_dir: Path,
+    options: RunOptions,
+    engine: Engine,
     *,
-    fields: dict[str, str] | None,
-    retries: int,
-    progress: bool,
-    resume: bool,
     prepare: Model | Sequence[Model],
-    retry_failed: bool = True,
-    overwrite: bool = False,
-    ray: RayOptions | None = None,
-    batch_api: BatchAPIOptions | None = None,
 ) -> Run:
-    """Prepare the model(s), run the engine, and close them whatever happens.
-
-    On Ray the models are not prepared here: each actor builds and loads its own, and a
-    local model loaded in this process too would hold memory (or a GPU) the actors need.
-    Nor in batch-API mode: requests go to the files and batches endpoints (the first
-    upload names a server that cannot be reached), or to a file, reaching no server.
-    """
+    """Let the engine check the judge and prepare the model(s)
+    (:meth:`~jurist.evaluate.Engine.prepare`: the local engine loads them, behind a
+    spinner; the Ray and batch-API engines load nothing in this process), run it, and
+    close them whatever happens."""
     models = [prepare] if isinstance(prepare, Model) else list(prepare)
     try:
-        for m in models if ray is None and batch_api is None else []:
-            with err_console.status(f"preparing {escape(m.spec)} ...", spinner="dots"):
-                await m.prepare()
-        return await aevaluate(
-            data,
-            judge,
-            run_dir=run_dir,
-            resume=resume,
-            retry_failed=retry_failed,
-            overwrite=overwrite,
-            fields=fields,
-            retries=retries,
-            progress=progress,
-            ray=ray,
-            batch_api=batch_api,
+        engine.check(judge, options)  # before any model is loaded
+        await engine.prepare(
+            models,
+            announce=lambda m: err_console.status(
+                f"preparing {escape(m.spec)} ...", spinner="dots"
+            ),
         )
+        return await aevaluate(data, judge, options, engine=engine)
     finally:
         for m in models:
             await m.aclose()
+
+
+def _preparing(model: Model) -> Any:
+    return err_console.status(f"preparing {escape(model.spec)} ...", spinner="dots")
 
 
 def finish_run(run: Run, out_path: Path, *, extra: dict[str, Any]) -> int:

@@ -21,6 +21,7 @@ from jurist.batching._options import BatchAPIOptions
 from jurist.batching._rounds import parse_file
 from jurist.errors import ConfigError, DataError
 from jurist.evaluate._batch_store import BatchStore
+from jurist.evaluate._engines import BatchAPIEngine
 from jurist.evaluate._folder import STORE_NAME
 from jurist.evaluate._judge_entry import rebuild_judge
 from jurist.evaluate._run import Run
@@ -137,7 +138,9 @@ async def aingest(
         retries=int(opts.get("retries", 0)),
         progress=progress,
         # adopting or resubmitting was for batches of that session, not for this one
-        batch_api=options.model_copy(update={"file_out": next_out, "adopt": (), "resubmit": False}),
+        engine=BatchAPIEngine(
+            options.model_copy(update={"file_out": next_out, "adopt": (), "resubmit": False})
+        ),
     )
     summary = run.summary()
     waiting: list[Path] = []

@@ -112,14 +112,14 @@ def _checked_entry(judge: ItemJudge) -> PortableJudge:
         raise ConfigError(
             f"cannot judge with {judge.name!r} on Ray: rebuilt from its catalog entry it "
             "describes itself differently (a setting the catalog does not keep); use the "
-            "local engine (ray=None)"
+            "local engine (engine=LocalEngine())"
         )
     rebuilt = tuple(model.rebuild_spec() for model in models_of(again))
     if rebuilt != entry.models:  # a backend whose options do not build it again
         raise ConfigError(
             f"cannot judge with {judge.name!r} on Ray: a model rebuilt from its spec "
             "describes itself differently (a backend option it does not give back); use "
-            "the local engine (ray=None)"
+            "the local engine (engine=LocalEngine())"
         )
     return entry
 

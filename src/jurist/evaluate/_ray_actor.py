@@ -126,7 +126,7 @@ def portable_entry(judge: Any) -> PortableJudge:
             f"cannot judge with this {type(judge).__name__} on Ray: each actor rebuilds the "
             f"judge from its catalog entry and its models from their specs, and {e}. Use an "
             "LLMJudge, PairwiseJudge, Panel or RubricJudge over provider:name models, or "
-            "the local engine (ray=None)."
+            "the local engine (engine=LocalEngine())."
         ) from None
     backends = [_backend(model) for model in models_of(judge)]
     mocks = tuple(b if isinstance(b, MockModel) else None for b in backends)
@@ -204,7 +204,7 @@ def rebuild(
     if count != len(portable.models):
         raise ConfigError(
             f"the judge rebuilt on a Ray actor calls {count} models, the driver's "
-            f"{len(portable.models)}; use the local engine (ray=None)"
+            f"{len(portable.models)}; use the local engine (engine=LocalEngine())"
         )
     n = len(portable.models)
     keys = secrets.per_model if secrets is not None else ({},) * n
