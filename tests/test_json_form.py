@@ -147,6 +147,7 @@ def test_concurrent_calls_send_one_refused_request_per_form(
 ) -> None:
     # the others wait for the probe (however loaded the machine, the refusal comes first)
     monkeypatch.setattr("jurist.models._json_form.PROBE_WAIT_S", 60.0)
+
     async def many(model: OpenAIModel, n: int) -> list[Any]:
         return await asyncio.gather(*(model.complete(REQUEST) for _ in range(n)))
 
