@@ -287,6 +287,19 @@ def test_a_continuous_verdict_is_read_back_exactly(
     assert v.score == pytest.approx(scale.normalize(cents / 100))
 
 
+def test_a_think_tag_inside_a_json_explanation_is_data_not_the_end_of_reasoning() -> None:
+    """A lone ``</think>`` ends reasoning that the chat template opened, unless the whole
+    answer is one JSON object: then it is text inside one of its strings (found by the
+    property below)."""
+    likert = get_template("likert")
+    v = likert.parse(
+        '{"verdict": 4, "explanation": "ends with </THINK>"}', explanations=True, json=True
+    )
+    assert v.error is None and v.value == 4 and v.explanation == "ends with </THINK>"
+    v = likert.parse('weighing it</think>{"verdict": 2}', json=True)
+    assert v.error is None and v.value == 2
+
+
 @pytest.mark.parametrize("template", PARSERS, ids=lambda t: t.name)
 @settings(max_examples=50)
 @given(data=st.data(), explanation=st.text(max_size=30))

@@ -49,6 +49,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
+import orjson
+
 from jurist.templates._forms import LEAD, VerdictForm
 from jurist.templates._scale import LabelScale, NumericScale
 
@@ -101,10 +103,29 @@ def split_reasoning(text: str) -> tuple[str, str | None]:
     if not parts:
         lower = text.lower()
         if "</think>" in lower and "<think>" not in lower:  # opened by the chat template
+            if _whole_json_object(text):
+                return text, None  # the tag is text inside the answer's JSON (a string)
             cut = lower.index("</think>")
             return text[cut + len("</think>") :].strip(), text[:cut].strip() or None
         return text, None
     return "".join(kept).strip(), "\n".join(p.strip() for p in parts) or None
+
+
+def _whole_json_object(text: str) -> bool:
+    """Whether ``text`` is one JSON object and nothing else (a ``</think>`` in it is data).
+
+    >>> _whole_json_object('{"verdict": 1, "explanation": "</think>"}')
+    True
+    >>> _whole_json_object('hmm</think>{"verdict": 1}')
+    False
+    """
+    stripped = text.strip()
+    if not (stripped.startswith("{") and stripped.endswith("}")):
+        return False
+    try:
+        return isinstance(orjson.loads(stripped), dict)
+    except orjson.JSONDecodeError:
+        return False
 
 
 @lru_cache(maxsize=64)
