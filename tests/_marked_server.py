@@ -17,7 +17,8 @@ one attempt under its key. A status fault becomes a line of the error file with 
 status and the live call's error body; a hang has no meaning for a line (a client
 waits for a batch, not for a line: the provider's time is the batch's), so a hung line
 is answered as if it had not hung. The lines of one batch arrive at the same time (the
-batch's end). ``uploads`` and ``creations`` count the files and batches made.
+batch's end). ``uploads`` and ``creations`` count the files and batches made,
+``live_calls`` the live calls.
 """
 
 from __future__ import annotations
@@ -89,6 +90,7 @@ class MarkedServer(BatchServer):
         return self.reply(text, int(found.group(2)) if found else -1)
 
     async def _live(self, request: web.Request) -> web.Response:
+        self.live_calls += 1
         body = await request.json()
         fault, text = self._take(body)
         if fault is not None and fault.kind == "hang":

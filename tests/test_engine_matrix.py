@@ -209,7 +209,7 @@ class Seen:
     records: list[list[dict[str, Any]]]
     attempts: list[dict[str, int]]
     spans: list[tuple[int, float]]  # per model and run: arrivals, first to last (s)
-    batches: list[tuple[int, int]]  # per run: files uploaded, batches made
+    batches: list[tuple[int, int, int]]  # per run: files uploaded, batches made, live calls
 
 
 def cell(engine: str, kind: str, setting: Setting, server: MarkedServer, folder: Path) -> Seen:
@@ -221,7 +221,7 @@ def cell(engine: str, kind: str, setting: Setting, server: MarkedServer, folder:
         result = engine_run(engine, items(), judge, folder / f"run{run}", setting)
         seen.records.append(list(result.records()))
         seen.attempts.append(dict(server.attempts))
-        seen.batches.append((server.uploads, server.creations))
+        seen.batches.append((server.uploads, server.creations, server.live_calls))
         for name in {model for model, _ in server.arrivals}:  # each model has its rate
             times = sorted(t for model, t in server.arrivals if model == name)
             seen.spans.append((len(times), times[-1] - times[0]))
@@ -302,7 +302,7 @@ def test_every_engine_matches_the_local_one(
     ]
     if differs is None or differs.paced:
         assert paced(other, setting.interval)
-    if engine == "batch":  # every request went in a batch; the cached run made none
-        uploads, creations = other.batches[0]
-        assert uploads >= 1 and creations == uploads
-        assert all(batches == (0, 0) for batches in other.batches[1:])
+    if engine == "batch":  # every request went in a batch, none live; the cached run none
+        uploads, creations, live = other.batches[0]
+        assert uploads >= 1 and creations == uploads and live == 0
+        assert all(batches == (0, 0, 0) for batches in other.batches[1:])
