@@ -23,7 +23,9 @@ OpenAI-compatible servers): that call answers HTTP 405 Method Not Allowed, count
 
 Counters for the tests: ``uploads``, ``creations``, ``submissions`` (per ``custom_id``,
 counted when a batch is created), ``live_calls``, ``polls`` (``GET /v1/batches/{id}``),
-``lists``, ``refused_lists``, ``downloads``, ``cancels``.
+``lists``, ``refused_lists``, ``downloads``, ``cancels``; ``keys``: the Authorization
+headers seen. :meth:`BatchServer.line_response` answers one line of a batch (a subclass
+may script it: :class:`tests._marked_server.MarkedServer`).
 
     with BatchServer(delay=0.0) as server:
         model = OpenAIModel("judge", base_url=server.base_url)
@@ -178,6 +180,7 @@ class BatchServer(Loopback):
         self.uploads = self.creations = self.live_calls = 0
         self.polls = self.lists = self.downloads = self.cancels = 0
         self.submissions: Counter[str] = Counter()
+        self.keys: set[str] = set()  # the Authorization headers of every request
         self.faults: list[tuple[str, str, int, float | None]] = []
         self.lost: list[tuple[str, str]] = []
         self._ids = 0
@@ -231,6 +234,13 @@ class BatchServer(Loopback):
             },
         }
 
+    def line_response(self, body: dict[str, Any], *, request_id: str) -> tuple[int, Any]:
+        """The HTTP status and body one request line of a batch gets when the batch runs
+        it (a status other than 200 goes to the error file): :meth:`completion` here; a
+        subclass may answer otherwise (:class:`tests._marked_server.MarkedServer` runs
+        its per-call fault scripts)."""
+        return 200, self.completion(body, request_id=request_id)
+
     # -- the app ------------------------------------------------------------------------
 
     async def _serve(self) -> None:
@@ -259,6 +269,7 @@ class BatchServer(Loopback):
     async def _auth(
         self, request: web.Request, handler: Callable[[web.Request], Any]
     ) -> web.StreamResponse:
+        self.keys.add(request.headers.get("Authorization", ""))
         wanted = f"Bearer {self.api_key}"
         if self.api_key is not None and request.headers.get("Authorization") != wanted:
             return _error(401, "Incorrect API key provided.")
@@ -509,18 +520,16 @@ class BatchServer(Loopback):
                     "param": None,
                     "code": str(code),
                 }
-                response = {"status_code": code, "request_id": line_id, "body": {"error": error}}
-                errors.append(
-                    orjson.dumps(
-                        {"id": line_id, "custom_id": cid, "response": response, "error": None}
-                    )
-                )
-                continue
-            body = self.completion(line["body"], request_id=line_id)
-            response = {"status_code": 200, "request_id": line_id, "body": body}
+                body: Any = {"error": error}
+            else:
+                code, body = self.line_response(line["body"], request_id=line_id)
+            response = {"status_code": code, "request_id": line_id, "body": body}
             raw = orjson.dumps(
                 {"id": line_id, "custom_id": cid, "response": response, "error": None}
             )
+            if code != 200:
+                errors.append(raw)
+                continue
             if cid in knobs.malformed:
                 raw = raw[: raw.index(b'"response"') + 20]  # cut: the custom_id still readable
             output.append(raw)

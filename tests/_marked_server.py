@@ -8,6 +8,17 @@ so every call a judge makes has a key of its own. Each key takes its faults from
 its script (429s, hangs); with none left the request gets ``answer(text, item)``. The
 server counts the requests per key (``attempts``) and keeps each one's model and arrival
 time (``arrivals``) and Authorization headers (``keys``).
+
+It is also a Batch API (it extends :class:`tests._batch_server.BatchServer`: files,
+batches, polls; a batch ends ``delay`` seconds after it is made, at once by default):
+each request line of a batch is answered, when the batch runs it, by the same logic as
+a live call of its body, so it takes the next fault of its key's script and counts as
+one attempt under its key. A status fault becomes a line of the error file with that
+status and the live call's error body; a hang has no meaning for a line (a client
+waits for a batch, not for a line: the provider's time is the batch's), so a hung line
+is answered as if it had not hung. The lines of one batch arrive at the same time (the
+batch's end). ``uploads`` and ``creations`` count the files and batches made,
+``live_calls`` the live calls.
 """
 
 from __future__ import annotations
@@ -23,8 +34,8 @@ from typing import Any
 
 from aiohttp import web
 
+from tests._batch_server import BatchServer
 from tests._fault_server import Fault
-from tests._loopback import Loopback
 
 __all__ = ["MarkedServer", "key_of"]
 
@@ -38,51 +49,70 @@ def key_of(model: str, text: str) -> str:
     return f"{model}|{'/'.join(m.group(0) for m in MARKER.finditer(text))}"
 
 
-class MarkedServer(Loopback):
+class MarkedServer(BatchServer):
     """The server (see the module docs); a context manager."""
 
-    def __init__(self, answer: Answer) -> None:
-        super().__init__(self._handle, shutdown_timeout=0.5)
-        self.answer = answer
+    def __init__(self, answer: Answer, *, delay: float = 0.0) -> None:
+        super().__init__(delay=delay)
+        self.reply = answer
         self._lock = threading.Lock()
         self._scripts: dict[str, collections.deque[Fault]] = {}
         self.attempts: collections.Counter[str] = collections.Counter()
         self.arrivals: list[tuple[str, float]] = []
-        self.keys: set[str] = set()
 
     def reset(self, scripts: Mapping[str, Sequence[Fault]] | None = None) -> None:
-        """Forget the counts and take new scripts (key -> faults)."""
+        """Forget the counts (batch counters included) and take new scripts (key ->
+        faults)."""
         with self._lock:
             self._scripts = {k: collections.deque(v) for k, v in (scripts or {}).items()}
             self.attempts.clear()
             self.arrivals.clear()
             self.keys.clear()
+            self.uploads = self.creations = self.live_calls = 0
+            self.submissions.clear()
 
     def script(self, key: str, *faults: Fault) -> None:
         with self._lock:
             self._scripts.setdefault(key, collections.deque()).extend(faults)
 
-    async def _handle(self, request: web.Request) -> web.StreamResponse:
-        body = await request.json()
+    def _take(self, body: Mapping[str, Any]) -> tuple[Fault | None, str]:
+        """Count one attempt of ``body``'s key; its next fault, and the prompt text."""
         text = "\n".join(str(m.get("content")) for m in body.get("messages", []))
         key = key_of(str(body.get("model")), text)
         with self._lock:
             self.attempts[key] += 1
             self.arrivals.append((str(body.get("model")), time.monotonic()))
-            self.keys.add(request.headers.get("Authorization", ""))
             queue = self._scripts.get(key)
-            fault = queue.popleft() if queue else None
+            return (queue.popleft() if queue else None), text
+
+    def _content_of(self, text: str) -> str:
+        found = MARKER.search(text)
+        return self.reply(text, int(found.group(2)) if found else -1)
+
+    async def _live(self, request: web.Request) -> web.Response:
+        self.live_calls += 1
+        body = await request.json()
+        fault, text = self._take(body)
         if fault is not None and fault.kind == "hang":
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.stopping.wait(), fault.seconds)
         if fault is not None and fault.kind == "status":
-            error = {"message": f"scripted HTTP {fault.status}", "type": "scripted"}
             return web.json_response(
-                {"error": error}, status=fault.status, headers=dict(fault.headers)
+                _error_body(fault), status=fault.status, headers=dict(fault.headers)
             )
-        found = MARKER.search(text)
-        content = self.answer(text, int(found.group(2)) if found else -1)
-        return web.json_response(_completion(body, content))
+        return web.json_response(_completion(body, self._content_of(text)))
+
+    def line_response(self, body: dict[str, Any], *, request_id: str) -> tuple[int, Any]:
+        """One line of a batch, answered as a live call of ``body`` (a hang has no
+        meaning for a line: answered)."""
+        fault, text = self._take(body)
+        if fault is not None and fault.kind == "status":
+            return fault.status, _error_body(fault)
+        return 200, _completion(body, self._content_of(text))
+
+
+def _error_body(fault: Fault) -> dict[str, Any]:
+    return {"error": {"message": f"scripted HTTP {fault.status}", "type": "scripted"}}
 
 
 def _completion(body: Mapping[str, Any], text: str) -> dict[str, Any]:

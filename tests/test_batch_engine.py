@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -338,3 +339,35 @@ def test_identical_items_under_a_cache_do_not_wait_on_each_other_forever(
     rows = list(run.records())
     assert run.summary().failed == 0 and rows[0]["judge_score"] == rows[1]["judge_score"]
     assert server.creations == 1 and len(server.submissions) == 2
+
+
+class SlowToFinish(jurist.LLMJudge):
+    """An LLMJudge with work of its own after each answer (here a sleep: I/O, a busy
+    loop), far longer than the poll interval."""
+
+    async def judge(self, item: Any, *, retries: int = 0) -> Any:
+        judgment = await super().judge(item, retries=retries)
+        await asyncio.sleep(0.2)
+        return judgment
+
+    def with_models(self, fn: Any) -> SlowToFinish:
+        return SlowToFinish(fn(self.model), template=self.template)
+
+
+def test_an_item_busy_after_its_answer_is_not_set_aside_and_its_answer_not_taken_for_a_hit(
+    server: BatchServer, tmp_path: Path
+) -> None:
+    # it waits on nothing parked, so it is waited for. Before, an idle timer (the poll
+    # interval) set it aside while it worked: run again, it took its batch answer, cached
+    # meanwhile, for a cache hit (cached, no call, no attempt), and was set aside again
+    # until the run stopped ("set aside 3 times with no request to send")
+    from jurist.models import CachedModel
+
+    inner = jurist.get_model("openai:judge", base_url=server.base_url, api_key="k")
+    judge = SlowToFinish(CachedModel(inner, tmp_path / "cache.sqlite"))
+    run = jurist.evaluate(ITEMS[:3], judge, run_dir=tmp_path / "run", batch_api=FAST)
+    rows = list(run.records())
+    assert [(r["judge_cached"], r["judge_calls"], r["judge_attempts"]) for r in rows] == [
+        (False, 1, 1)
+    ] * 3
+    assert server.creations == 1

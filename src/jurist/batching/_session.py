@@ -13,6 +13,9 @@ request body, names the request by a ``custom_id``, and hands it to its
   returns. The engine running the item (:meth:`BatchSession.run_item`) sees every call
   of the item parked and drops the item's task; the item is run again after the round,
   when its answers are in the journal. Memory per parked item is its ``custom_id``.
+  A parked call ends (cancelled) when the item that parked it is set aside or ends, so
+  another item waiting on it (the cache joins identical calls in flight) is set aside
+  with it, at once, and never waits for nothing.
 
 A request's ``custom_id`` is ``{item}-{hash of model identity and body}-{occurrence}``:
 the same item asks the same ids each time it runs, so a run again after a round, or a
@@ -74,6 +77,7 @@ class Scope:
     key: int
     occurrences: dict[str, int] = field(default_factory=dict)
     parked: int = 0
+    waits: list[asyncio.Future[None]] = field(default_factory=list)  # the parked calls
     busy: int = 0
     answered: bool = False
     events: int = 0
@@ -169,10 +173,12 @@ class BatchSession:
         """Run one item's ``work``; its result, or ``None`` when the item was set aside
         (its task dropped: it runs again after the round).
 
-        An item is set aside when every call it made is parked, or when it makes no call
-        of its own (none parked, none live) and nothing moves in it for ``poll_interval``
-        seconds: it waits on another item's call (the cache joins identical calls in
-        flight into one, which may be parked), and runs again once that one is answered.
+        An item is set aside when every call it made is parked. When it is set aside or
+        ends, the calls it parked are cancelled: an item that waits on one of them (the
+        cache joins identical calls in flight, and the call may be another item's) gets
+        the cancellation, and is set aside too. Nothing else sets an item aside: an item
+        waiting on anything else (its own work, a slow loop, a fingerprint request) is
+        waited for, as in a live run.
         """
         scope = Scope(key)
         token = _scope.set(scope)
@@ -181,28 +187,26 @@ class BatchSession:
         finally:
             _scope.reset(token)
         task.add_done_callback(lambda _: scope.changed.set())
-        while not task.done():
-            idle = not scope.parked and not scope.busy
-            try:
-                async with asyncio.timeout(self.options.poll_interval if idle else None):
-                    await scope.changed.wait()
-            except TimeoutError:
-                if not task.done() and not scope.parked and not scope.busy:
+        try:
+            while not task.done():
+                await scope.changed.wait()
+                scope.changed.clear()
+                if task.done() or not scope.parked or scope.busy:
+                    continue
+                seen = -1  # let a wave of requests from the item (a panel's judges) park too
+                while seen != scope.events and not task.done():
+                    seen = scope.events
+                    for _ in range(4):
+                        await asyncio.sleep(0)
+                if not task.done() and scope.parked and not scope.busy:
                     await _set_aside(task)
                     return None
-                continue
-            scope.changed.clear()
-            if task.done() or not scope.parked or scope.busy:
-                continue
-            seen = -1  # let a wave of requests from the item (a panel's judges) park too
-            while seen != scope.events and not task.done():
-                seen = scope.events
-                for _ in range(4):
-                    await asyncio.sleep(0)
-            if not task.done() and scope.parked and not scope.busy:
-                await _set_aside(task)
+            if task.cancelled():  # it waited on another item's call, parked: set aside
                 return None
-        return task.result()
+            return task.result()
+        finally:
+            for parked in scope.waits:  # whoever waits on them is set aside with them
+                parked.cancel()
 
     async def complete(self, batcher: Batcher, request: Request) -> Completion:
         scope = _scope.get()
@@ -240,9 +244,11 @@ class BatchSession:
             if chunk is not None:
                 self.journal.unassign([cid])
             self._write(identity, hooks, cid, scope.key, body)
+        parked: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        scope.waits.append(parked)
         scope.parked += 1
         scope.touch()
-        await asyncio.get_running_loop().create_future()  # never resolved: the item parks
+        await parked  # never resolved: cancelled when its item is set aside or ends
         raise AssertionError("unreachable")  # pragma: no cover
 
     async def _live(self, batcher: Batcher, request: Request, scope: Scope) -> Completion:
@@ -423,8 +429,8 @@ def _unanswered(chunk: Chunk, spec: str, *, sent: int = 1) -> ModelError:
 
 
 EMPTY_PASSES = 3
-"""Passes in a row that may set items aside with nothing to send (each waited on another
-item's call that has answered since) before that is taken for a bug."""
+"""Passes in a row that may set items aside with nothing to send before that is taken
+for a bug (an item set aside with another item's parked call has that call to send)."""
 
 
 async def drain(session: BatchSession, passes: Callable[[], Awaitable[int]]) -> list[Path] | None:
