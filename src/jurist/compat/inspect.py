@@ -53,7 +53,9 @@ def jurist_scorer(
     reads = set(metric.context) | set(metric.judge.required_fields)
     ref_target = metric.reference_target
 
-    @scorer(metrics=metrics if metrics is not None else [mean(), stderr()], name="jurist")
+    @scorer(  # type: ignore[untyped-decorator,unused-ignore]
+        metrics=metrics if metrics is not None else [mean(), stderr()], name="jurist"
+    )
     def _jurist() -> Scorer:
         async def score(state: TaskState, target: Target) -> Score:
             return await _score(metric, reads, ref_target, use_target, state, target)

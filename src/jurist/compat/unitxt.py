@@ -31,6 +31,12 @@ except ImportError as e:  # pragma: no cover - depends on the environment
 
 __all__ = ["JuristInferenceEngine", "JuristJudgeMetric", "judge_metric"]
 
+# Judges given to a metric as objects: unitxt serialises a recipe's metrics (into each
+# instance, and to copy them), so an object is written as a token that finds it again in
+# this process. Another process cannot: store the judge as an entry (judge_metric).
+_INLINE: dict[str, Any] = {}
+_INLINE_KEY = "jurist_inline_judge"
+
 
 class JuristInferenceEngine(InferenceEngine):  # type: ignore[misc]
     """A jurist model as a unitxt inference engine.
@@ -158,6 +164,15 @@ class JuristJudgeMetric(BulkInstanceMetric):  # type: ignore[misc]
             self.ci_scores = [self.main_score]
         self._metric: Any = None
 
+    def process_data_before_dump(self, data: Any) -> Any:
+        data = super().process_data_before_dump(data)
+        judge = data.get("judge") if isinstance(data, dict) else None
+        if judge is not None and not isinstance(judge, str | Mapping):
+            token = f"{getattr(judge, 'name', type(judge).__name__)}#{id(judge):x}"
+            _INLINE[token] = judge
+            data = {**data, "judge": {_INLINE_KEY: token}}
+        return data
+
     def _judge_metric(self) -> Any:
         if self._metric is None:
             from jurist.evaluate import JudgeMetric
@@ -210,6 +225,15 @@ def _build_judge(judge: Any, root: str | None) -> Any:
 
     if isinstance(judge, str):
         return catalog.get(judge, root=root)
+    if isinstance(judge, Mapping) and _INLINE_KEY in judge:
+        token = judge[_INLINE_KEY]
+        if token not in _INLINE:
+            raise ConfigError(
+                f"JuristJudgeMetric: the judge {token!r} was given as an object in another "
+                "process; store it as a catalog entry with judge_metric(judge) or use a "
+                "jurist catalog name"
+            )
+        return _INLINE[token]
     if isinstance(judge, Mapping):
         from jurist.catalog._resolve import build_entry
         from jurist.catalog._store import EntryFile
