@@ -4,6 +4,7 @@ a loopback OpenAI-compatible server."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -32,7 +33,8 @@ def judge() -> Iterator[jurist.LLMJudge]:
 
 
 @pytest.fixture(autouse=True)
-def _offline(monkeypatch: pytest.MonkeyPatch) -> None:
+def _offline(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.chdir(tmp_path)  # DeepEval writes its run files under ./.deepeval
     monkeypatch.setenv("DEEPEVAL_TELEMETRY_OPT_OUT", "YES")
     monkeypatch.setenv("DEEPEVAL_DISABLE_DOTENV", "1")
 

@@ -18,8 +18,9 @@ def blocks(page: str) -> list[str]:
 
 
 @pytest.mark.parametrize("page", sorted(PAGES))
-def test_page_examples_run(page: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_page_examples_run(page: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     pytest.importorskip(PAGES[page], reason=f"{PAGES[page]} is not installed")
+    monkeypatch.chdir(tmp_path)  # frameworks write run files under the working folder
     monkeypatch.setenv("DEEPEVAL_TELEMETRY_OPT_OUT", "YES")
     found = blocks(page)
     assert found, f"{page} has no python blocks"
