@@ -85,3 +85,22 @@ def test_epochs_and_reducers(server: JudgeServer, tmp_path: Path) -> None:
     assert sample.epoch in (1, 2)
     assert log.results.scores[0].metrics["mean"].value == pytest.approx(0.625)
     assert log.eval.config.epochs == 2
+
+
+def test_pairwise_judge_compares_output_with_target(tmp_path: Path) -> None:
+    def prefers_longer(request: object) -> str:
+        text = request.messages[-1].content  # type: ignore[attr-defined]
+        a = text.split("<answer_a>")[1].split("</answer_a>")[0]
+        b = text.split("<answer_b>")[1].split("</answer_b>")[0]
+        return "[[A]]" if len(a) > len(b) else "[[B]]" if len(b) > len(a) else "[[C]]"
+
+    pair = jurist.PairwiseJudge(jurist.get_model("mock:p", outputs=prefers_longer))
+    task = Task(
+        dataset=[Sample(input="q", target="a short one")],
+        solver=generate(),
+        scorer=jurist_scorer(pair),
+    )
+    model = inspect_model("mockllm/model", custom_outputs=[_output("a much longer answer")])
+    [log] = eval(task, model=model, log_dir=str(tmp_path), display="none")
+    score = log.samples[0].scores["jurist"]
+    assert score.value == 1.0 and score.metadata["verdict"] == "A"

@@ -96,3 +96,20 @@ def test_non_text_source_is_a_data_error() -> None:
     engine = JuristInferenceEngine(model="mock:m", model_options={"outputs": ["x"]})
     with pytest.raises(jurist.errors.DataError, match="instance 0: unitxt 'source'"):
         engine._infer([{"source": 3}])
+
+
+def test_engine_uses_jurists_cache(server: JudgeServer, tmp_path: Path) -> None:
+    dataset = create_dataset(
+        task="tasks.qa.open", test_set=DATA[:1], metrics=["metrics.rouge"], split="test"
+    )
+    cache = tmp_path / "cache.sqlite"
+    engine = JuristInferenceEngine(
+        model="openai:sut", model_options={"base_url": server.url}, cache=str(cache)
+    )
+    before = server.requests.get("sut", 0)
+    assert list(engine(dataset)) == ["Austin"]
+    again = JuristInferenceEngine(
+        model="openai:sut", model_options={"base_url": server.url}, cache=str(cache)
+    )
+    assert list(again(dataset)) == ["Austin"]
+    assert server.requests.get("sut", 0) == before + 1  # the second run was a cache hit
