@@ -8,7 +8,11 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("deepeval", reason="deepeval is not installed (pip install 'jurist[deepeval]')")
+pytest.importorskip(
+    "deepeval",
+    reason="deepeval is not installed (pip install 'jurist[deepeval]'); it is not in the dev "
+    "extra: deepeval 4.3.1 needs click<8.4, huggingface_hub 2.x (transformers 5.24) click>=8.4.2",
+)
 
 from deepeval import evaluate
 from deepeval.evaluate import AsyncConfig, DisplayConfig

@@ -8,7 +8,11 @@ from collections.abc import Iterator
 
 import pytest
 
-pytest.importorskip("uqlm", reason="uqlm is not installed (pip install 'jurist[uqlm]')")
+pytest.importorskip(
+    "uqlm",
+    reason="uqlm is not installed (pip install 'jurist[uqlm]'); it is not in the dev extra: "
+    "uqlm 0.6.7 needs datasets<5, numpy<2, pandas<3, transformers<5",
+)
 
 import jurist
 from jurist.compat.uqlm import LLMJudge
