@@ -104,3 +104,19 @@ def test_pairwise_judge_compares_output_with_target(tmp_path: Path) -> None:
     [log] = eval(task, model=model, log_dir=str(tmp_path), display="none")
     score = log.samples[0].scores["jurist"]
     assert score.value == 1.0 and score.metadata["verdict"] == "A"
+
+
+def test_rubric_judge_as_scorer(tmp_path: Path) -> None:
+    rubric = jurist.Rubric.from_dict([{"name": "ok", "requirement": "Answers the question"}])
+    grader = jurist.CriterionGrader(
+        judges=[jurist.get_model("mock:j", outputs=['{"c1": {"verdict": "MET"}}'], cycle=True)]
+    )
+    task = Task(
+        dataset=[Sample(input="What is the capital of Texas?")],
+        solver=generate(),
+        scorer=jurist_scorer(grader.for_rubric(rubric)),
+    )
+    model = inspect_model("mockllm/model", custom_outputs=[_output("Austin")])
+    [log] = eval(task, model=model, log_dir=str(tmp_path), display="none")
+    score = log.samples[0].scores["jurist"]
+    assert score.value == 1.0 and score.metadata["error"] is None
