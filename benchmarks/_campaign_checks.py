@@ -12,8 +12,8 @@ Each item's fate is computable (:mod:`_campaign_server`'s plan), so the checks a
 - **attempts**: each stored row's ``attempts`` against the requests the server received
   for that item in the session that wrote the row (which session: the row's ``finished``
   time), and ``summary.json``'s total against the store's; the server's total is shown
-  beside them, with what the store cannot hold (requests in flight at a kill, attempts of
-  failed rows that a resume judged again);
+  beside them, with what the store cannot hold (requests in flight at a kill); the
+  attempts of failed rows that a resume judged again count from its ``superseded`` table;
 - **re-sent**: requests for an item in a session after the one that stored its score;
 - **sessions**: the kills done; the re-judge session asks only for the items still failed;
   the ``--no-retry-failed`` session sends nothing; each session's key reached the server;
@@ -50,6 +50,21 @@ def _read_store(path: Path) -> list[tuple[Any, ...]]:
     finally:
         con.close()
     return [(r[0], json.loads(r[1]), *r[2:]) for r in rows]
+
+
+def _superseded_attempts(path: Path) -> int:
+    """The attempts of rows that a later session replaced (a failure judged again), which
+    run.sqlite keeps in its ``superseded`` table; 0 for a store without one."""
+    if not path.exists():
+        return 0
+    con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        if "superseded" not in tables:
+            return 0
+        return int(con.execute("SELECT COALESCE(SUM(attempts), 0) FROM superseded").fetchone()[0])
+    finally:
+        con.close()
 
 
 def _item_number(record_id: str) -> int:
@@ -169,10 +184,13 @@ def analyse(campaign: Any, stats: dict[str, Any], wall: float) -> dict[str, Any]
     checks.add("  server - recorded - in flight", balance, balance == 0, unrecorded)
     checks.add("rows whose attempts != the server's", len(mismatches), not mismatches, mismatches)
     summary_attempts = summary.get("attempts")
+    superseded = _superseded_attempts(campaign.run_dir / "run.sqlite")
+    kept = recorded + superseded
     checks.add("attempts in run.sqlite (final rows)", recorded, True)
-    checks.add("attempts in summary.json", summary_attempts, summary_attempts == recorded)
-    dropped = recorded_all - recorded
-    why = "a failed row judged again is replaced with its attempts: summary.json under-counts"
+    checks.add("  + rows replaced by a later session", superseded, True)
+    checks.add("attempts in summary.json", summary_attempts, summary_attempts == kept)
+    dropped = recorded_all - kept
+    why = "a failed row judged again lost its first attempts: summary.json under-counts"
     checks.add("recorded attempts missing from run.sqlite", dropped, dropped == 0, [why])
     checks.add("items re-sent after their score was stored", len(resent), not resent, resent)
 

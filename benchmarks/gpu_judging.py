@@ -325,7 +325,7 @@ def main(argv: list[str] | None = None) -> int:
     print(json.dumps(report), flush=True)
 
     hf = HFModel.from_objects(model, tok, name=f"random-llama-{args.preset}")
-    scorer = jurist.LLMJudge(hf, template="likert", scoring="logprobs")
+    scorer = jurist.LLMJudge(hf, template="likert", scoring="logprobs", low_coverage="flag")
     data = sized_items(scorer, tok, args.n, args.prompt_tokens)
     texts = render(scorer, tok, data)
     widths = [len(tok(t, add_special_tokens=False)["input_ids"]) for t in texts]
@@ -365,7 +365,7 @@ def main(argv: list[str] | None = None) -> int:
     save(report, paths, args.out)
     for extra in args.extra_budgets:
         other = HFModel.from_objects(model, tok, name=hf.name, max_batch_tokens=extra)
-        judge = jurist.LLMJudge(other, template="likert", scoring="logprobs")
+        judge = jurist.LLMJudge(other, template="likert", scoring="logprobs", low_coverage="flag")
         judge.judge_sync(warm, concurrency=len(warm))
         log.take()
         run = run_judge(judge, data, torch, cuda)

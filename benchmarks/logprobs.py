@@ -145,8 +145,14 @@ def main(argv: list[str] | None = None) -> int:
             f"generate, {default_cap} tokens": jurist.LLMJudge(
                 model, template="likert", concurrency=args.batch
             ),
+            # a random model puts little mass on the verdicts: flagged, not failed, so
+            # "scored" still counts the items weighed (see docs/scoring.md, coverage)
             "logprobs (one pass)": jurist.LLMJudge(
-                model, template="likert", scoring="logprobs", concurrency=args.batch
+                model,
+                template="likert",
+                scoring="logprobs",
+                low_coverage="flag",
+                concurrency=args.batch,
             ),
         }
         # the modes take turns, each run --reps times; the best time of each is kept (the

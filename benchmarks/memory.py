@@ -13,10 +13,18 @@
    ``judge.judge`` over items already in memory, at the same concurrency. The difference
    per item is what the engine costs. Target: under 200 microseconds per item.
 
+3. Batch mode against live (issue 20): the same ``LLMJudge`` on ``openai:judge`` judges
+   ``--batch-items`` (50,000) items once live and once with ``batch_api=`` against the
+   fake Batch API server (``tests/_batch_server.py``, run in a process of its own so its
+   files are not counted), each in a fresh process. Requests stream to the round's
+   request file and a parked item holds no task, so the batch peak should stay within 2x
+   of the live peak. Target: batch peak <= 2 x live peak.
+
 Run::
 
-    python benchmarks/memory.py            # ~1-2 min
-    python benchmarks/memory.py --quick    # 2k / 20k items
+    python benchmarks/memory.py            # ~1-2 min, then the batch comparison
+    python benchmarks/memory.py --quick    # 2k / 20k items, 5k for the batch comparison
+    python benchmarks/memory.py --batch-only --batch-items 50000
 
 Results go to the terminal and to ``benchmarks/results/memory-<time>.json``; the exit
 status is 1 when a target fails.
@@ -70,6 +78,70 @@ print(json.dumps({"mode": mode, "n": n, "rss_before_mb": before, "peak_rss_mb": 
 """
 
 
+BATCH_WORKER = r"""
+import json, resource, sys
+import jurist
+from jurist.evaluate import BatchAPIOptions
+
+mode, data, run_dir, n, url = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]
+model = jurist.get_model("openai:judge", base_url=url, api_key="k", json_mode=None)
+judge = jurist.LLMJudge(model, concurrency=32)
+options = BatchAPIOptions(poll_interval=0.2) if mode == "batch" else None
+run = jurist.evaluate(data, judge, run_dir=run_dir, batch_api=options)
+summary = run.summary()
+assert summary.scored == n, summary
+print(json.dumps({"mode": mode, "n": n, "batch_calls": summary.batch_calls,
+                  "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+SERVER = r"""
+import sys
+sys.path.insert(0, sys.argv[1])
+from tests._batch_server import BatchServer
+with BatchServer(delay=0.2) as server:
+    print(server.base_url, flush=True)
+    sys.stdin.read()
+"""
+
+
+def batch_against_live(root: Path, n: int) -> dict[str, Any]:
+    """Peak RSS of ``n`` items live and in batch mode, the fake server in its own process."""
+    data = write_data(root / "batch.jsonl", n)
+    server = subprocess.Popen(
+        [sys.executable, "-c", SERVER, str(HERE.parent)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert server.stdout is not None
+        url = server.stdout.readline().strip()
+        out: dict[str, Any] = {}
+        for mode in ("live", "batch"):
+            done = subprocess.run(
+                [
+                    sys.executable,
+                    "-c",
+                    BATCH_WORKER,
+                    mode,
+                    str(data),
+                    str(root / mode),
+                    str(n),
+                    url,
+                ],
+                capture_output=True,
+                text=True,
+                check=True,
+            )
+            out[mode] = json.loads(done.stdout.strip().splitlines()[-1])
+    finally:
+        if server.stdin is not None:
+            server.stdin.close()
+        server.wait(timeout=30)
+    out["batch_over_live"] = out["batch"]["peak_rss_mb"] / out["live"]["peak_rss_mb"]
+    return out
+
+
 def write_data(path: Path, n: int) -> Path:
     with path.open("w") as f:
         for i in range(n):
@@ -92,7 +164,14 @@ def run_worker(mode: str, data: Path, run_dir: Path, n: int, log: str = "off") -
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="2k / 20k items")
+    parser.add_argument("--batch-items", type=int, default=None, help="batch vs live items")
+    parser.add_argument("--batch-only", action="store_true", help="only batch vs live")
     args = parser.parse_args()
+    batch_n = args.batch_items or (5_000 if args.quick else 50_000)
+    if args.batch_only:
+        with tempfile.TemporaryDirectory() as tmp:
+            cmp = batch_against_live(Path(tmp), batch_n)
+        return _report_batch({"batch_vs_live": cmp}, cmp, {})
     small, large, overhead_n = (2_000, 20_000, 5_000) if args.quick else (10_000, 100_000, 20_000)
     results: dict[str, Any] = {"python": platform.python_version(), "machine": platform.machine()}
     with tempfile.TemporaryDirectory() as tmp:
@@ -105,6 +184,7 @@ def main() -> int:
         data_o = write_data(root / "overhead.jsonl", overhead_n)
         engine = run_worker("engine", data_o, root / "run-o", overhead_n)
         bare = run_worker("bare", data_o, root / "run-bare", overhead_n)
+        cmp = batch_against_live(root, batch_n)
     growth = mem_large["peak_rss_mb"] - mem_small["peak_rss_mb"]
     per_item_us = (engine["wall_s"] - bare["wall_s"]) / overhead_n * 1e6
     cpu_item_us = (engine["cpu_s"] - bare["cpu_s"]) / overhead_n * 1e6
@@ -143,6 +223,18 @@ def main() -> int:
         f"bare judge loop {bare['wall_s'] / overhead_n * 1e6:.1f} us, "
         f"overhead {per_item_us:.1f} us wall / {cpu_item_us:.1f} us CPU"
     )
+    results["batch_vs_live"] = cmp
+    return _report_batch(results, cmp, checks)
+
+
+def _report_batch(results: dict[str, Any], cmp: dict[str, Any], checks: dict[str, bool]) -> int:
+    live, batch = cmp["live"], cmp["batch"]
+    print(
+        f"peak RSS, {live['n']:,} items live: {live['peak_rss_mb']:.1f} MB; batch mode: "
+        f"{batch['peak_rss_mb']:.1f} MB ({cmp['batch_over_live']:.2f}x)"
+    )
+    checks["batch peak <= 2 x live peak"] = cmp["batch_over_live"] <= 2.0
+    results["checks"] = checks
     for name, ok in checks.items():
         print(f"{'PASS' if ok else 'FAIL'}  {name}")
     out_dir = HERE / "results"

@@ -17,9 +17,13 @@ created with :meth:`BatchServer.next_batch`) make a batch fail, expire after N l
 (the rest go to the error file as ``batch_expired`` lines, as OpenAI writes them), drop
 lines, answer lines with an error status, or write broken lines.
 
+With ``list_batches=False`` the server has no ``GET /v1/batches`` (as some
+OpenAI-compatible servers): that call answers HTTP 405 Method Not Allowed, counted in
+``refused_lists``.
+
 Counters for the tests: ``uploads``, ``creations``, ``submissions`` (per ``custom_id``,
 counted when a batch is created), ``live_calls``, ``polls`` (``GET /v1/batches/{id}``),
-``lists``, ``downloads``, ``cancels``.
+``lists``, ``refused_lists``, ``downloads``, ``cancels``.
 
     with BatchServer(delay=0.0) as server:
         model = OpenAIModel("judge", base_url=server.base_url)
@@ -156,6 +160,7 @@ class BatchServer(Loopback):
         clock: Callable[[], float] = time.monotonic,
         max_requests: int = 50_000,
         max_bytes: int = 200_000_000,
+        list_batches: bool = True,
     ) -> None:
         super().__init__(self._live, shutdown_timeout=2.0)
         self.answer = answer
@@ -165,6 +170,8 @@ class BatchServer(Loopback):
         self.clock = clock
         self.max_requests = max_requests
         self.max_bytes = max_bytes
+        self.list_batches = list_batches
+        self.refused_lists = 0
         self.files: dict[str, _File] = {}
         self.batches: dict[str, _Batch] = {}
         self.queued: list[Knobs] = []
@@ -235,7 +242,8 @@ class BatchServer(Loopback):
         app.router.add_get("/v1/files/{id}", self._file)
         app.router.add_get("/v1/files/{id}/content", self._content)
         app.router.add_post("/v1/batches", self._create)
-        app.router.add_get("/v1/batches", self._list)
+        if self.list_batches:
+            app.router.add_get("/v1/batches", self._list)
         app.router.add_get("/v1/batches/{id}", self._retrieve)
         app.router.add_post("/v1/batches/{id}/cancel", self._cancel)
         app.router.add_post(CHAT, self._live)
@@ -261,6 +269,8 @@ class BatchServer(Loopback):
                 if retry_after is not None:
                     fault.headers["Retry-After"] = f"{retry_after:g}"
                 return fault
+        if request.method == "GET" and request.path == "/v1/batches" and not self.list_batches:
+            self.refused_lists += 1
         response: web.StreamResponse = await handler(request)
         for i, (method, path) in enumerate(self.lost):
             if request.method == method and request.path.startswith(path):

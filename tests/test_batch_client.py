@@ -1,4 +1,4 @@
-"""The Batch API client against the test server, and the batch hook in the openai backend."""
+"""The Batch API client against the test server, and the openai backend's batch hooks."""
 
 from __future__ import annotations
 
@@ -17,7 +17,6 @@ from jurist.errors import (
     RateLimitError,
     ResponseTooLargeError,
 )
-from jurist.models._batch_hook import batch_collector, collecting
 from jurist.models._openai import OpenAIModel
 from jurist.models._openai_batch import BatchClient, parse_output_line, request_line
 from jurist.types import Message, Request
@@ -207,55 +206,44 @@ async def test_the_key_stays_private(server: BatchServer) -> None:
     await wrong.aclose()
 
 
-# -- the hook ---------------------------------------------------------------------------
-
-
-class _Collector:
-    def __init__(self, answer: bytes | Exception | None) -> None:
-        self.answer = answer
-        self.bodies: list[dict[str, Any]] = []
-
-    async def submit(self, model: OpenAIModel, body: dict[str, Any]) -> bytes | None:
-        self.bodies.append(body)
-        if isinstance(self.answer, Exception):
-            raise self.answer
-        return self.answer
-
+# -- the hooks ---------------------------------------------------------------------------
 
 CANNED = (
     b'{"choices": [{"message": {"content": "Correct"}, "finish_reason": "stop"}], "model": "judge"}'
 )
 
 
-async def test_collector_answer_skips_http(server: BatchServer) -> None:
+async def test_the_hooks_build_the_live_body_and_read_answers_as_live_mode(
+    server: BatchServer,
+) -> None:
     model = _model(server)
-    collector = _Collector(CANNED)
-    with collecting(collector):
-        out = await model.complete(_request("q", seed=1))
-    assert out.text == "Correct" and server.live_calls == 0
-    assert collector.bodies == [model.request_body(_request("q", seed=1))]
-    assert batch_collector.get() is None
-    await model.aclose()
-
-
-async def test_collector_none_goes_live_and_no_collector_is_unchanged(server: BatchServer) -> None:
-    model = _model(server)
-    collector = _Collector(None)
-    with collecting(collector):
-        through = await model.complete(_request("q"))
-    assert server.live_calls == 1 and len(collector.bodies) == 1
-    plain = await model.complete(_request("q"))
-    assert server.live_calls == 2 and through.text == plain.text
-    await model.aclose()
-
-
-async def test_collector_error_is_raised_as_live_mode_would(server: BatchServer) -> None:
-    model = _model(server)
-    failed = model.error_for_status(429, b'{"error": {"message": "try later"}}')
-    with collecting(_Collector(failed)), pytest.raises(RateLimitError, match="try later"):
-        await model.complete(_request("q"))
+    hooks = model.batch_hooks()
+    request = _request("q", seed=1)
+    body = hooks.body_for(request)
+    assert body == model.request_body(request)
+    assert hooks.line_for("c1", body) == request_line("c1", body)
+    out = hooks.completion_from(CANNED, request)
+    assert out.text == "Correct" and out.usage.batch_calls == 1
+    error = hooks.error_for(429, b'{"error": {"message": "try later"}}')
+    assert isinstance(error, RateLimitError) and "try later" in str(error)
     assert server.live_calls == 0
     await model.aclose()
+
+
+async def test_a_batcher_outside_any_item_refuses_the_request(
+    server: BatchServer, tmp_path: Path
+) -> None:
+    from jurist.batching import BatchAPIOptions, BatchSession
+    from jurist.evaluate._batch_store import BatchStore
+
+    store = BatchStore(tmp_path / "run.sqlite", run_id="r")
+    session = BatchSession(store, BatchAPIOptions(), run_id="r", folder=tmp_path)
+    model = session.wrap(_model(server))
+    with pytest.raises(ModelError, match="outside any item"):
+        await model.complete(_request("q"))
+    assert server.live_calls == 0
+    await session.aclose()
+    store.close()
 
 
 async def test_knobs_reach_the_client(server: BatchServer, tmp_path: Path) -> None:

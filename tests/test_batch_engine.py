@@ -168,10 +168,11 @@ def test_error_line_raises_the_error_live_mode_would(server: BatchServer, tmp_pa
     server.next_batch(Knobs(line_errors={first: 429, second: 400}))
     run = jurist.evaluate(ITEMS[:2], judge, run_dir=tmp_path / "run", batch_api=FAST)
     rows = list(run.records())
-    # a 429 line is a RateLimitError: the judge's retry wrapper asks again, as live, and
-    # the identical request goes out as a new line (occurrence 2) in the next batch
+    # a 429 line is transient: the batcher sends the same line again in the next round
+    # (its resubmit, not the retry wrapper's: the batcher sits above it), as one more attempt
     assert rows[0]["judge_score"] is not None and rows[0]["judge_attempts"] == 2
-    assert server.submissions[first.rsplit("-", 1)[0] + "-2"] == 1
+    assert server.submissions[first] == 3  # the probe run, the 429 line, its resubmission
+    assert not any(c.endswith("-2") for c in server.submissions)
     # a 400 line is a BadRequestError, not retried: the item's error
     assert rows[1]["judge_error"].startswith("api: ") and "HTTP 400" in rows[1]["judge_error"]
     assert f"test error 400 for {second}" in rows[1]["judge_error"]
@@ -211,18 +212,18 @@ def test_batch_api_on_a_finished_run_sends_nothing(server: BatchServer, tmp_path
     assert run.summary().status == "complete"
 
 
-def test_items_held_back_by_a_concurrency_limit_do_not_deadlock(
+def test_a_concurrency_limit_does_not_hold_back_batch_requests(
     server: BatchServer, tmp_path: Path
 ) -> None:
-    # only 2 requests get past the limiter at once: the others are in flight, not parked;
-    # after poll_interval with nothing moving, a round goes with what is parked
+    # the batcher sits above the limits: a request in a batch file is no call to the
+    # server, so a limit of 2 calls at once still sends every item in one batch
     from jurist.models import LimitedModel
 
     inner = jurist.get_model("openai:judge", base_url=server.base_url, api_key="k")
     judge = jurist.LLMJudge(LimitedModel(inner, max_concurrency=2))
     run = jurist.evaluate(ITEMS[:4], judge, run_dir=tmp_path / "run", batch_api=FAST)
     assert run.summary().failed == 0
-    assert server.creations == 2 and set(server.submissions.values()) == {1}
+    assert server.creations == 1 and set(server.submissions.values()) == {1}
 
 
 def test_a_judge_without_an_openai_model_is_refused(tmp_path: Path) -> None:
@@ -292,3 +293,48 @@ def test_a_create_refused_by_a_transient_error_is_tried_again(
     assert run.summary().failed == 0
     assert server.creations == 1
     assert set(server.submissions.values()) == {1}
+
+
+def test_parked_items_hold_no_task_and_their_requests_are_on_disk(
+    server: BatchServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import asyncio
+
+    from jurist.batching import BatchSession
+
+    seen: list[tuple[int, int]] = []
+    send_round = BatchSession.send_round
+
+    async def spy(self: BatchSession) -> Any:
+        for out in self._files.values():  # written as parked; closed (flushed) to count
+            out.close()
+        files = sorted((tmp_path / "run" / "batch").glob("requests-*.jsonl"))
+        lines = sum(len(f.read_bytes().splitlines()) for f in files)
+        seen.append((len(asyncio.all_tasks()), lines))
+        return await send_round(self)
+
+    monkeypatch.setattr(BatchSession, "send_round", spy)
+    items = [{"prompt": f"What is {i}+{i}?", "response": str(2 * i)} for i in range(600)]
+    run = jurist.evaluate(items, judge_of(server), run_dir=tmp_path / "run", batch_api=FAST)
+    assert run.summary().failed == 0 and server.creations == 1
+    ((tasks, lines),) = seen
+    assert lines == 600  # every request streamed to the round's file before it went
+    assert tasks < 10  # the 600 parked items hold no task (nor what their frames held)
+    assert not list((tmp_path / "run" / "batch").glob("requests-*.jsonl"))  # sent: removed
+
+
+def test_identical_items_under_a_cache_do_not_wait_on_each_other_forever(
+    server: BatchServer, tmp_path: Path
+) -> None:
+    # the cache coalesces identical calls in flight: the second item waits on the first
+    # one's call, which parks; the second item is set aside too, and answered from the
+    # cache (filled by the first) when it runs again
+    from jurist.models import CachedModel
+
+    inner = jurist.get_model("openai:judge", base_url=server.base_url, api_key="k")
+    judge = jurist.LLMJudge(CachedModel(inner, tmp_path / "cache.sqlite"))
+    items = [ITEMS[1], ITEMS[1], ITEMS[2]]
+    run = jurist.evaluate(items, judge, run_dir=tmp_path / "run", batch_api=FAST)
+    rows = list(run.records())
+    assert run.summary().failed == 0 and rows[0]["judge_score"] == rows[1]["judge_score"]
+    assert server.creations == 1 and len(server.submissions) == 2

@@ -44,7 +44,8 @@ def other_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def _judge(model_dir: Path, out: Path, *extra: str) -> list[float]:
     args = ["judge", str(EXAMPLES), "--model", f"hf:{model_dir}", "--template", "likert"]
-    args += ["--scoring", "logprobs", "--out", str(out), "--no-progress", *extra]
+    args += ["--scoring", "logprobs", "--low-coverage", "flag"]
+    args += ["--out", str(out), "--no-progress", *extra]
     assert main(args) == EXIT_OK
     rows = [json.loads(x) for x in (out / "results.jsonl").read_text().splitlines()]
     return [float(r["judge_score"]) for r in rows]

@@ -163,9 +163,11 @@ def test_missing_default_model_says_how_to_fix(
 def test_logprob_scoring_on_tiny_hf_model(
     tiny_model_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """--scoring logprobs on hf: one forward pass per item, every item weighed and scored."""
+    """--scoring logprobs on hf: one forward pass per item, every item weighed and scored
+    (flagged: a random model puts little mass on the verdicts)."""
     args = ["judge", str(EXAMPLES), "--model", f"hf:{tiny_model_dir}", "--template", "likert"]
-    args += ["--scoring", "logprobs", "--out", str(tmp_path), "--no-progress"]
+    args += ["--scoring", "logprobs", "--low-coverage", "flag"]
+    args += ["--out", str(tmp_path), "--no-progress"]
     code, _, _ = run(args, capsys)
     assert code == EXIT_OK
     rows = [json.loads(x) for x in (tmp_path / "results.jsonl").read_text().splitlines()]

@@ -1,10 +1,14 @@
 """``--batch-api`` on the command line, against the fake Batch API server: the same scores
 as live calls, nothing sent again on a finished run, re-asks live with ``--batch-followup
-live``, and a run interrupted while it polls resumes polling without submitting twice."""
+live``, and a run interrupted while it polls resumes polling without submitting twice.
+On a server that cannot list batches, a create whose answer was lost stops the run naming
+``--batch-adopt`` and ``--batch-resubmit``, and both work; ``--batch-file-out`` on a run
+whose answers the cache holds says so (issue 19)."""
 
 from __future__ import annotations
 
 import json
+import logging
 import re
 import signal
 import subprocess
@@ -15,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from jurist.cli import EXIT_OK
+from jurist.cli import EXIT_OK, EXIT_RUNTIME, EXIT_USAGE
 from tests._batch_server import BatchServer, answer_from
 from tests._cli_run import run, write
 
@@ -173,3 +177,144 @@ def test_interrupted_while_polling_resumes_without_submitting_twice(
         assert server.creations == creations  # the same batch, polled again
         assert set(server.submissions.values()) == {1}
     assert len(results(tmp_path / "run")) == ITEMS
+
+
+# -- a server without GET /v1/batches, and --batch-file-out on cached answers (issue 19) --
+
+
+def unlisted_args(tmp_path: Path, server: BatchServer) -> list[str]:
+    """A priced model (gpt-4o-mini) judged through the batch API of ``server``."""
+    args = command("judge", tmp_path, server, tmp_path / "run")
+    args[args.index("--model") + 1] = "gpt-4o-mini"
+    return [*args, "--batch-api", "--batch-poll", "0.01"]
+
+
+def test_a_lost_create_on_a_server_that_cannot_list_batches_names_both_ways_on(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with BatchServer(delay=0.02, list_batches=False) as server:
+        server.lose_next_answer("POST", "/v1/batches")  # the batch is made, its answer lost
+        args = unlisted_args(tmp_path, server)
+        for _ in range(2):  # the first session, and every rerun: stopped, nothing resent
+            code, said = run(args, capsys)
+            assert code == EXIT_RUNTIME, said
+            assert "GET /batches answered HTTP 405" in said
+            assert "--batch-adopt BATCH_ID" in said and "--batch-resubmit" in said
+            assert f"these {ITEMS} requests (about" in said and "batch rates" in said
+            assert re.search(r"about \$\d+\.\d{4} at the batch rates of openai:gpt-4o-mini", said)
+        assert (server.uploads, server.creations) == (1, 1)
+        [batch_id] = server.batches
+        code, said = run([*args, "--batch-adopt", batch_id], capsys)
+        assert code in (EXIT_OK, 1), said
+        assert server.creations == 1 and set(server.submissions.values()) == {1}
+        before = (server.uploads, server.creations, server.polls)
+        code, said = run(args, capsys)  # the adoption is in the journal
+        assert code in (EXIT_OK, 1), said
+        assert (server.uploads, server.creations, server.polls) == before
+    assert len(results(tmp_path / "run")) == ITEMS
+
+
+def test_batch_resubmit_on_a_server_that_cannot_list_batches(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
+) -> None:
+    with BatchServer(delay=0.02, list_batches=False) as server:
+        server.lose_next_answer("POST", "/v1/batches")
+        args = unlisted_args(tmp_path, server)
+        code, said = run(args, capsys)
+        assert code == EXIT_RUNTIME, said
+        with caplog.at_level(logging.WARNING, logger="jurist.evaluate"):
+            code, said = run([*args, "--batch-resubmit"], capsys)
+        assert code in (EXIT_OK, 1), said
+        assert server.creations == 2 and set(server.submissions.values()) == {2}
+    noted = " ".join(caplog.text.split())
+    assert "created again (--batch-resubmit" in noted
+    assert f"these {ITEMS} requests (about" in noted and "billed twice" in noted
+    assert len(results(tmp_path / "run")) == ITEMS
+
+
+def test_batch_adopt_and_resubmit_need_batch_api(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with BatchServer(delay=0.02) as server:
+        base = command("judge", tmp_path, server, tmp_path / "run")
+        for extra in (["--batch-adopt", "batch-1"], ["--batch-resubmit"]):
+            for mode in ([], ["--batch-file-out", str(tmp_path / "reqs.jsonl")]):
+                code, said = run([*base, *mode, *extra], capsys)
+                assert code == EXIT_USAGE, said
+                assert f"{extra[0]} only applies with --batch-api" in said
+        code, said = run([*base, "--batch-api", "--batch-adopt", "batch-1"], capsys)
+        assert code == EXIT_USAGE, said  # a fresh run: no file waits for a batch
+        assert "nothing to adopt" in said
+        assert server.uploads == 0 and server.creations == 0
+
+
+def cached_args(folder: Path, data: Path, server: BatchServer, out: Path) -> list[str]:
+    args = ["judge", str(data), "--output", "text", "--retries", "1", *model_args(server, out)]
+    at = args.index("--no-cache")
+    args[at : at + 1] = ["--cache-path", str(folder / "cache.sqlite")]
+    return args
+
+
+def test_batch_file_out_when_the_cache_holds_every_answer(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = items(tmp_path)
+    reqs = tmp_path / "reqs.jsonl"
+    with BatchServer(delay=0.02) as server:
+        code, said = run(cached_args(tmp_path, data, server, tmp_path / "live"), capsys)
+        assert code in (EXIT_OK, 1), said
+        calls = server.live_calls
+        args = [*cached_args(tmp_path, data, server, tmp_path / "run"), "--batch-file-out"]
+        code, said = run([*args, str(reqs)], capsys)
+        assert server.live_calls == calls and server.uploads == 0
+    assert code in (EXIT_OK, 1), said
+    assert not reqs.exists()
+    assert f"--batch-file-out {reqs}: no request file written" in said
+    assert "every answer was already in the cache" in said
+    assert f"its results are in {tmp_path / 'run'}" in said
+    assert scores(tmp_path / "run") == scores(tmp_path / "live")  # the results, written
+
+
+def test_batch_file_out_when_the_cache_holds_some_answers(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = items(tmp_path)
+    half = write(
+        tmp_path / "half.jsonl", [json.loads(x) for x in data.read_text().splitlines()[:6]]
+    )
+    reqs = tmp_path / "reqs.jsonl"
+    with BatchServer(delay=0.02) as server:
+        code, said = run(cached_args(tmp_path, half, server, tmp_path / "half"), capsys)
+        assert code in (EXIT_OK, 1), said
+        args = [*cached_args(tmp_path, data, server, tmp_path / "run"), "--batch-file-out"]
+        code, said = run([*args, str(reqs)], capsys)
+        assert code == EXIT_OK, said
+        assert f"6 of {ITEMS} items judged (6 answers from the cache)" in said
+        assert "no request file written" not in said
+        lines = [json.loads(x) for x in reqs.read_text().splitlines()]
+        assert sorted(int(x["custom_id"].split("-")[0]) for x in lines) == list(range(6, 12))
+        # answer the file as an offline engine would, and read the answers in
+        answered = tmp_path / "reqs.results.jsonl"
+        answered.write_text(
+            "".join(
+                json.dumps(
+                    {
+                        "id": f"r{n}",
+                        "custom_id": x["custom_id"],
+                        "response": {
+                            "status_code": 200,
+                            "request_id": f"q{n}",
+                            "body": server.completion(x["body"], request_id=f"q{n}"),
+                        },
+                        "error": None,
+                    }
+                )
+                + "\n"
+                for n, x in enumerate(lines)
+            )
+        )
+        code, said = run(["ingest", str(tmp_path / "run"), str(answered), "--no-progress"], capsys)
+        assert code in (EXIT_OK, 1), said
+        code, said = run(cached_args(tmp_path, data, server, tmp_path / "live"), capsys)
+        assert code in (EXIT_OK, 1), said
+    assert scores(tmp_path / "run") == scores(tmp_path / "live")

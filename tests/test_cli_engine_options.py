@@ -14,7 +14,7 @@ import jurist.cli._judge as cli_judge
 from jurist.cli import EXIT_USAGE, main
 from jurist.cli._engine_options import EngineOptions
 from jurist.errors import ConfigError
-from jurist.evaluate import BatchAPIOptions, RayOptions
+from jurist.evaluate import BatchAPIEngine, BatchAPIOptions, LocalEngine, RayEngine, RayOptions
 from jurist.models import LimitedModel, Model, WrapperModel
 from tests._fault_server import FaultServer
 
@@ -91,6 +91,12 @@ def test_a_bare_name_with_base_url_is_openai_compatible() -> None:
     assert EngineOptions(batch_file_out=Path("f.jsonl")).batch
 
 
+def test_anthropic_models_take_the_batch_api_but_not_a_file_for_an_offline_engine() -> None:
+    EngineOptions(batch_api_flag=True).check(["anthropic:claude-haiku-4-5", "openai:tiny"])
+    with pytest.raises(ConfigError, match="'anthropic:claude-haiku-4-5' cannot take batch"):
+        EngineOptions(batch_file_out=Path("f.jsonl")).check(["anthropic:claude-haiku-4-5"])
+
+
 def test_mapping_to_ray_options() -> None:
     assert EngineOptions().ray(rpm=60, tpm=None) is None
     ray = EngineOptions(engine="ray").ray(rpm=None, tpm=None)
@@ -158,8 +164,8 @@ def test_rate_limits_are_applied_once_by_the_engine_that_runs(
     seen: dict[str, Any] = {}
     monkeypatch.setenv("OPENAI_API_KEY", "sk-from-the-environment")
 
-    async def recording(data: Any, judge: Any, **kwargs: Any) -> Any:
-        seen.update(kwargs, model=judge.model)
+    async def recording(data: Any, judge: Any, options: Any, *, engine: Any) -> Any:
+        seen.update(engine=engine, model=judge.model)
         raise Recorded
 
     monkeypatch.setattr(cli_judge, "aevaluate", recording)
@@ -188,13 +194,9 @@ def test_rate_limits_are_applied_once_by_the_engine_that_runs(
     assert (LimitedModel in _wrappers(seen["model"])) is limited
     shared = os.environ["OPENAI_API_KEY"]
     if engine == "ray":
-        assert seen["ray"] == RayOptions(actors=3, rpm=120, tpm=5000)
-        assert seen["batch_api"] is None
-        assert shared == "sk-from-the-environment"
+        assert seen["engine"] == RayEngine(RayOptions(actors=3, rpm=120, tpm=5000))
     elif engine == "batch":
-        assert seen["ray"] is None
-        assert seen["batch_api"] == BatchAPIOptions(poll_interval=0.5)
-        assert shared == "sk-from-the-environment"
+        assert seen["engine"] == BatchAPIEngine(BatchAPIOptions(poll_interval=0.5))
     else:
-        assert seen["ray"] is None and seen["batch_api"] is None
-        assert shared == "sk-from-the-environment"
+        assert seen["engine"] == LocalEngine()
+    assert shared == "sk-from-the-environment"

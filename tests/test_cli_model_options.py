@@ -69,6 +69,8 @@ ENGINE_FLAGS = (
     "--batch-expired",
     "--batch-file-out",
     "--batch-poll",
+    "--batch-adopt",
+    "--batch-resubmit",
 )
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import re
 import signal
 import sqlite3
@@ -28,7 +29,9 @@ import pytest
 from aiohttp import web
 
 from tests._cli_run import run, stored, write
+from tests._fault_server import status
 from tests._loopback import Loopback
+from tests._marked_server import MarkedServer
 from tests._ray_cluster import ray_session  # noqa: F401  (the ray_cluster fixture)
 
 ray = pytest.importorskip("ray")
@@ -105,7 +108,7 @@ def outcome(path: Path) -> list[tuple[Any, ...]]:
     return [(r["judge_score"], r["judge_error"]) for r in rows(path)]
 
 
-def model_args(server: JudgeServer, out: Path) -> list[str]:
+def model_args(server: Loopback, out: Path) -> list[str]:
     return [
         "--model",
         "judge",
@@ -151,8 +154,8 @@ def test_engine_ray_writes_the_run_folder_of_the_local_engine(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    # the key comes from --api-key; the command puts it in $OPENAI_API_KEY for the actors,
-    # which monkeypatch takes back after the test (set first, so that it is recorded)
+    # the key comes from --api-key and travels to the actors' models in memory: no
+    # environment gets it (monkeypatch would take it back: set first, so it is recorded)
     monkeypatch.setenv("OPENAI_API_KEY", "unset")
     monkeypatch.delenv("OPENAI_API_KEY")
     with JudgeServer() as server:
@@ -165,6 +168,7 @@ def test_engine_ray_writes_the_run_folder_of_the_local_engine(
         assert code == code_local, said
         assert server.requests == 2 * local_requests  # as many calls again, no more
         assert server.keys == {f"Bearer {SECRET}"}  # the actors had the key
+        assert "OPENAI_API_KEY" not in os.environ
     local, on_ray = tmp_path / "local", tmp_path / "ray"
     assert outcome(on_ray / "results.jsonl") == outcome(local / "results.jsonl")
     assert len({s for s, _ in outcome(on_ray / "results.jsonl")}) > 1  # the scores vary
@@ -284,3 +288,31 @@ def test_ctrl_c_on_ray_then_resume_judges_only_the_rest(ray_cluster: Any, tmp_pa
         f"question {i}?" for i in range(n)
     ]
     assert stored(out / "run.sqlite") == n
+
+
+@pytest.mark.slow
+def test_max_retries_5_on_ray_makes_6_attempts_and_the_four_429_items_score(
+    ray_cluster: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # items 0-2: four 429s each, then an answer (5 attempts); item 3: seven 429s, so its
+    # 6th attempt (1 + 5 retries) is the last and it fails. Before the actors rebuilt the
+    # CLI's stack they had get_model's 2 retries: 3 attempts, and every item failed.
+    rows = [{"prompt": f"question {i}?", "response": f"ans-{i}"} for i in range(4)]
+    data = write(tmp_path / "marked.jsonl", rows)
+    many = status(429, retry_after_ms=1)
+    scripts = {f"judge|ans-{i}": [many] * (7 if i == 3 else 4) for i in range(4)}
+    seen: dict[str, Any] = {}
+    with MarkedServer(lambda text, item: "Correct") as server:
+        for engine in ("local", "ray"):
+            server.reset(scripts)
+            out = tmp_path / engine
+            args = [*model_args(server, out), "--max-retries", "5", "--engine", engine]
+            code, said = run(["judge", str(data), *args], capsys)
+            assert code == 1, said  # one item failed
+            seen[engine] = dict(server.attempts), outcome(out / "results.jsonl")
+            assert server.keys == {f"Bearer {SECRET}"}
+    attempts, results = seen["ray"]
+    assert attempts == {"judge|ans-0": 5, "judge|ans-1": 5, "judge|ans-2": 5, "judge|ans-3": 6}
+    assert [score is not None for score, _ in results] == [True, True, True, False]
+    assert results[3][1].startswith("rate_limit:")
+    assert seen["ray"] == seen["local"]

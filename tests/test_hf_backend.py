@@ -319,12 +319,12 @@ async def test_event_loop_keeps_running_during_generation(varied: HFModel) -> No
 def test_sync_use_across_event_loops(tiny_model_dir: Path) -> None:
     m = HFModel(str(tiny_model_dir))
     m.load_sync()
-    a = run_sync(m.complete(ask("Rate 1 to 5.", max_tokens=3)))
-    b = run_sync(m.complete(ask("Rate 1 to 5.", max_tokens=3)))
+    a = run_sync(m.complete(ask("Rate 1 to 5.", max_tokens=3)))  # the shared loop
+    b = asyncio.run(m.complete(ask("Rate 1 to 5.", max_tokens=3)))  # a loop of its own
     assert a.text == b.text
     run_sync(m.aclose())
     assert not m.loaded
-    c = run_sync(m.complete(ask("Rate 1 to 5.", max_tokens=3)))  # loads again
+    c = asyncio.run(m.complete(ask("Rate 1 to 5.", max_tokens=3)))  # loads again
     assert c.text == a.text
     run_sync(m.aclose())
 

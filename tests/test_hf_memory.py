@@ -272,7 +272,9 @@ async def test_from_objects_scores_like_the_loaded_folder(tiny_model_dir: Path) 
         assert given_model.identity()["name"] == "tiny-in-memory"
         assert given_model.capabilities.max_batch == 4
         close(await scores_of(given_model), await scores_of(folder))
-        judge = jurist.LLMJudge(given_model, template="likert", scoring="logprobs")
+        judge = jurist.LLMJudge(
+            given_model, template="likert", scoring="logprobs", low_coverage="flag"
+        )
         result = await judge.judge({"prompt": "2+2?", "response": "4"})
         assert result.scoring == "logprobs" and result.distribution
     finally:

@@ -150,6 +150,81 @@ def test_no_import_cycle_between_jurist_modules() -> None:
     assert not found, "\n".join(_describe(graph, c) for c in found)
 
 
+ENGINES = ("jurist.evaluate", "jurist.batching", "jurist.cli", "jurist.rewards")
+"""What the models layer must never import: the engines (local, Ray, batch API), the
+batcher, and what sits above them."""
+
+BACKENDS = (
+    "jurist.models._openai",
+    "jurist.models._openai_batch",
+    "jurist.models._openai_batch_client",
+    "jurist.models._anthropic",
+    "jurist.models._anthropic_batch",
+    "jurist.models._litellm",
+    "jurist.models._hf",
+    "jurist.models._vllm",
+    "jurist.models._mock",
+    "jurist.models._langchain",
+)
+
+ENGINE_WORDS = (
+    "batch_collector",
+    "collecting(",
+    "current_item",
+    "ContextVar",
+    "_batch_hook import",
+)
+"""What a backend that called up into an engine would name (the ContextVar collector the
+batch engine used to set for ``OpenAIModel.complete``)."""
+
+
+def _reaches(graph: dict[str, dict[str, int]], start: str) -> dict[str, list[str]]:
+    """Every module ``start`` imports, directly or not, with the path that gets there."""
+    paths = {start: [start]}
+    todo = [start]
+    while todo:
+        here = todo.pop()
+        for nxt in graph.get(here, {}):
+            if nxt not in paths:
+                paths[nxt] = [*paths[here], nxt]
+                todo.append(nxt)
+    return paths
+
+
+def test_the_models_layer_never_imports_an_engine() -> None:
+    graph = import_graph()
+    bad = []
+    for module in graph:
+        if module != "jurist.models" and not module.startswith("jurist.models."):
+            continue
+        for target, path in _reaches(graph, module).items():
+            if target.startswith(ENGINES):
+                bad.append(" -> ".join(path))
+    assert not bad, "the models layer imports an engine:\n" + "\n".join(sorted(set(bad)))
+
+
+def test_the_batcher_never_imports_the_engine() -> None:
+    graph = import_graph()
+    for module in (m for m in graph if m.startswith("jurist.batching")):
+        reached = _reaches(graph, module)
+        bad = [" -> ".join(p) for t, p in reached.items() if t.startswith("jurist.evaluate")]
+        assert not bad, "\n".join(bad)
+
+
+def test_no_backend_references_batch_collection_or_an_engine() -> None:
+    modules = _modules(SRC)
+    checked = 0
+    for name in BACKENDS:
+        path = modules.get(name)
+        if path is None:
+            continue
+        checked += 1
+        text = path.read_text(encoding="utf-8")
+        for word in (*ENGINE_WORDS, *ENGINES):
+            assert word not in text, f"{path} names {word!r}"
+    assert checked >= 6
+
+
 def test_the_cli_app_has_every_command_once_jurist_cli_is_imported() -> None:
     # the commands register on the app when jurist.cli imports them (jurist.cli._main);
     # nothing needs main() to run first, and _app itself imports no command

@@ -29,7 +29,7 @@ from jurist.models import MockModel, RetryModel
 from jurist.models._json_form import JsonForm, JsonFormDecision, refuses
 from jurist.models._openai import OpenAIModel
 from jurist.types import Message, Request
-from tests._fault_server import FaultServer, _completion, ok, status
+from tests._fault_server import FaultServer, _completion, hang, ok, status
 from tests._loopback import Loopback
 
 SCHEMA = {"type": "object", "properties": {"verdict": {"type": "string"}}}
@@ -143,8 +143,11 @@ def test_retry_never_repeats_a_refusal() -> None:
 
 
 def test_concurrent_calls_send_one_refused_request_per_form(
-    caplog: pytest.LogCaptureFixture,
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # the others wait for the probe (however loaded the machine, the refusal comes first)
+    monkeypatch.setattr("jurist.models._json_form.PROBE_WAIT_S", 60.0)
+
     async def many(model: OpenAIModel, n: int) -> list[Any]:
         return await asyncio.gather(*(model.complete(REQUEST) for _ in range(n)))
 
@@ -252,3 +255,32 @@ def test_a_failure_under_the_summary_takes_one_line() -> None:
     shown = console.export_text()
     assert '  item 1: api: HTTP 500: 1 validation error: {...} File "app.py", line 376\n' in shown
     assert "note (1 item(s)): openai:x: a note" in shown  # ":x:" is no emoji
+
+
+def test_a_decided_model_pickles_with_its_decision() -> None:
+    """A model travels to spawned workers (TRL, Ray) with what its server decided, and a
+    fresh lock: the copy neither shares nor loses the decision."""
+    import pickle
+
+    model = OpenAIModel("x", base_url="http://127.0.0.1:9/v1", api_key="k")
+    assert model.json_form is not None
+    model.json_form.fall_back("json_schema", "HTTP 500: response_format json_schema unsupported")
+    copy = pickle.loads(pickle.dumps(model))
+    assert copy.json_form is not None and copy.json_form.form == "json_object"
+    assert copy.json_form.refused == model.json_form.refused
+    assert copy.json_form._lock is not model.json_form._lock
+
+
+async def test_a_hung_probe_holds_the_other_calls_only_briefly() -> None:
+    """The first call in an unproven form is the probe; a probe that hangs does not make
+    every other call wait for its deadline."""
+    with FaultServer([hang(2.0)]) as server:
+        model = OpenAIModel("x", base_url=server.url, api_key="k", timeout=5.0)
+        try:
+            first = asyncio.create_task(model.complete(REQUEST))
+            await asyncio.sleep(0.01)
+            done = await model.complete(REQUEST)
+            assert done.text and not first.done()  # answered while the probe still hangs
+            assert (await first).text
+        finally:
+            await model.aclose()

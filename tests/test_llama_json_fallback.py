@@ -53,7 +53,11 @@ def test_the_default_json_mode_scores_every_item_on_llama_cpp_python(
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
     caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    # the calls wait for the probe's refusal however loaded the machine (the default
+    # wait is short, so that a slow first request holds no one for long)
+    monkeypatch.setattr("jurist.models._json_form.PROBE_WAIT_S", 60.0)
     data = tmp_path / "data.jsonl"
     data.write_text("".join(json.dumps(item) + "\n" for item in ITEMS))
     out = tmp_path / "run"

@@ -261,7 +261,9 @@ def test_hf_logprob_scoring_matches_a_manual_forward_pass(tiny_model_dir: Path) 
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     model = jurist.get_model(f"hf:{tiny_model_dir}")
-    judge = jurist.LLMJudge(model, template="likert", scoring="logprobs")
+    # a random model puts ~1% on the verdicts: the arithmetic is checked with the
+    # coverage check off (tests/test_logprob_coverage.py checks the check)
+    judge = jurist.LLMJudge(model, template="likert", scoring="logprobs", min_coverage=0.0)
     item = {"prompt": "What is 2+2?", "response": "4"}
     j = judge.judge_one_sync(item)
     assert j.scoring == "logprobs" and j.distribution is not None
@@ -297,6 +299,7 @@ async def test_real_server_logprob_scoring(llama_server: str) -> None:  # noqa: 
         top_logprobs=10,
         extra_body=grammar,
         output="text",
+        min_coverage=0.0,  # the random model's verdicts get ~0.3% (test_logprob_coverage.py)
     )
     item = {"prompt": "What is 2+2?", "response": "4"}
     j = await judge.judge(item)

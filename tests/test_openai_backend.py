@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import email.utils
 import gc
 import json
@@ -12,6 +11,7 @@ import threading
 import time
 import warnings
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +58,7 @@ class StubServer:
 
     def __init__(self) -> None:
         self.requests: list[dict[str, Any]] = []
+        self.hanging = 0  # ``hang`` requests the server still holds (it never answers them)
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
         self._runner: web.AppRunner | None = None
@@ -108,15 +109,18 @@ class StubServer:
         if scenario == "ratelimit-seconds":
             return web.json_response(error, status=429, headers={"Retry-After": "3"})
         if scenario == "ratelimit-date":
-            when = email.utils.formatdate(time.time() + 30, usegmt=True)
+            when = email.utils.formatdate(time.time() + 86400, usegmt=True)  # in a day
             return web.json_response(error, status=429, headers={"Retry-After": when})
         if scenario == "ratelimit-ms":
             headers = {"retry-after-ms": "250", "Retry-After": "9"}
             return web.json_response(error, status=429, headers=headers)
         if scenario == "hang":
             assert self._stopping is not None
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._stopping.wait(), 5)
+            self.hanging += 1
+            try:
+                await self._stopping.wait()  # until the server stops
+            finally:
+                self.hanging -= 1
         if scenario == "drop":
             assert request.transport is not None
             request.transport.close()
@@ -302,8 +306,13 @@ def test_retry_after_parsing() -> None:
     assert retry_after_seconds({"retry-after": "7"}) == 7.0
     assert retry_after_seconds({"Retry-After": "-3"}) == 0.0
     assert retry_after_seconds({"Retry-After": "soon"}) is None
-    future = email.utils.formatdate(time.time() + 60, usegmt=True)
-    assert 55 < (retry_after_seconds({"Retry-After": future}) or 0) <= 60
+    now = datetime(2026, 11, 26, 6, 0, 0, tzinfo=UTC)  # a fixed clock: exact seconds
+    future = email.utils.format_datetime(now + timedelta(seconds=60), usegmt=True)
+    assert retry_after_seconds({"Retry-After": future}, now=now) == 60.0
+    past = email.utils.format_datetime(now - timedelta(seconds=5), usegmt=True)
+    assert retry_after_seconds({"Retry-After": past}, now=now) == 0.0
+    naive = "Thu, 26 Nov 2026 06:00:30"  # no zone: read as UTC
+    assert retry_after_seconds({"Retry-After": naive}, now=now) == 30.0
 
 
 # -- errors ---------------------------------------------------------------------------------
@@ -340,7 +349,12 @@ async def test_status_mapping(stub: StubServer, code: int, cls: type[APIStatusEr
 
 @pytest.mark.parametrize(
     ("scenario", "low", "high"),
-    [("ratelimit-seconds", 3.0, 3.0), ("ratelimit-date", 25.0, 30.0), ("ratelimit-ms", 0.25, 0.25)],
+    [
+        ("ratelimit-seconds", 3.0, 3.0),
+        # a date a day ahead; test_retry_after_parsing pins the reading on a fixed clock
+        ("ratelimit-date", 3600.0, 86400.0),
+        ("ratelimit-ms", 0.25, 0.25),
+    ],
 )
 async def test_rate_limit_retry_after(
     stub: StubServer, scenario: str, low: float, high: float
@@ -354,12 +368,14 @@ async def test_rate_limit_retry_after(
 
 
 async def test_timeout(stub: StubServer) -> None:
+    """The request's 0.2-s timeout overrides the model's 10 s: the error names the deadline
+    that fired (the value the client's timer was set to), and it comes while the server
+    still holds the request unanswered (an ordering, not a wall-clock bound)."""
     model = stub_model(stub, "hang", timeout=10)
-    start = time.perf_counter()
     url = stub.base_url("hang") + "/chat/completions"
     with pytest.raises(APITimeoutError, match=f"no answer from {url} within 0.2 s"):
         await model.complete(Request(messages=USER, timeout=0.2))
-    assert time.perf_counter() - start < 2
+    assert stub.hanging >= 1  # never answered: the client gave up on its own deadline
     await model.aclose()
 
 

@@ -16,8 +16,9 @@ import jurist
 from jurist.errors import ConfigError, MissingDependencyError
 from jurist.evaluate import RayOptions, Run, judge_ray_dataset
 from jurist.evaluate import _ray as ray_engine
+from jurist.evaluate._cost import resolve_prices
 from jurist.evaluate._ray import Recorder
-from jurist.evaluate._ray_actor import encode_result, portable_entry, rebuild
+from jurist.evaluate._ray_actor import JudgeActor, Secrets, encode_result, portable_entry, rebuild
 from jurist.evaluate._store import StoredResult
 from jurist.types import Request, Usage
 from tests._ray_cluster import ray_session  # noqa: F401
@@ -199,13 +200,17 @@ def test_mock_judges_of_every_kind_rebuild_from_their_portable_entry() -> None:
         assert (got.score, got.error) == (want.score, want.error), kind
 
 
-def test_a_rubric_judge_over_mock_models_is_refused() -> None:
+def test_a_rubric_judge_over_mock_models_rebuilds_with_its_mocks() -> None:
     rubric = jurist.Rubric.from_dict(
         {"criteria": [{"name": "correct", "requirement": "The answer is right."}]}
     )
-    grader = jurist.CriterionGrader(judges=[jurist.get_model("mock:r")])
-    with pytest.raises(ConfigError, match=r"mock model\(s\) mock:r cannot be rebuilt"):
-        portable_entry(grader.for_rubric(rubric))
+    met = '{"c1": {"verdict": "MET"}}'
+    mocks = [jurist.get_model(f"mock:r{i}", outputs=[met], cycle=True) for i in (1, 2)]
+    judge = jurist.CriterionGrader(judges=mocks, seed=3).for_rubric(rubric)
+    rebuilt = rebuild(portable_entry(judge))
+    assert rebuilt.models() == tuple(mocks)  # each mock back in its place
+    assert rebuilt.describe() == judge.describe()
+    assert asyncio.run(rebuilt.judge(_items(1)[0])).score == 1.0
 
 
 def test_a_judge_the_catalog_cannot_rebuild_is_refused() -> None:
@@ -223,29 +228,34 @@ def test_a_judge_the_catalog_cannot_rebuild_is_refused() -> None:
         judge_ray_dataset([{"prompt": "q"}], Custom())
 
 
-def test_api_keys_travel_in_memory_never_in_the_entry_or_the_runtime_env(
+def test_api_keys_travel_in_memory_to_the_rebuilt_models_never_to_an_environment(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-from-the-environment")
-    monkeypatch.setenv("OTHER_KEY", "other")
     url = "http://127.0.0.1:9/v1"
     given = jurist.LLMJudge(jurist.get_model("openai:m", base_url=url, api_key="sk-given"))
     assert "sk-given" not in repr(portable_entry(given))
-    # the key the model was given wins over the environment's, as it does locally
-    secrets = ray_engine._secrets(RayOptions(env_vars=("OPENAI_API_KEY", "OTHER_KEY")), given)
-    assert secrets.values == {"OPENAI_API_KEY": "sk-given", "OTHER_KEY": "other"}
+    secrets = Secrets.of(given)
+    assert secrets.per_model == ({"api_key": "sk-given"},)
     assert "sk-given" not in repr(secrets)
-    # a model built without one reads the environment's, in the actors as here
+    # a model built without one uses the environment's here: that key travels with it
     plain = jurist.LLMJudge(jurist.get_model("openai:m", base_url=url))
-    assert ray_engine._secrets(RayOptions(), plain).values == {
-        "OPENAI_API_KEY": "sk-from-the-environment"
-    }
-    monkeypatch.delenv("OPENAI_API_KEY")
-    assert ray_engine._secrets(RayOptions(), jurist.LLMJudge("mock:a")).values == {}
-    # two models with two keys cannot both be the actors' one $OPENAI_API_KEY
+    assert Secrets.of(plain).per_model == ({"api_key": "sk-from-the-environment"},)
+    # two models with two keys: each rebuilt model gets its own (one $OPENAI_API_KEY
+    # could not hold both), and the actor's environment is left as it was
     other = jurist.LLMJudge(jurist.get_model("openai:n", base_url=url, api_key="sk-other"))
-    with pytest.raises(ConfigError, match="different API keys"):
-        ray_engine._secrets(RayOptions(), jurist.Panel([given, other]))
+    panel = jurist.Panel([given, other])
+    monkeypatch.delenv("OPENAI_API_KEY")
+    environ = dict(os.environ)
+    actor = JudgeActor(portable_entry(panel), resolve_prices(None), 0, secrets=Secrets.of(panel))
+    assert dict(os.environ) == environ
+    assert [m.secrets() for m in actor.judge.models()] == [
+        {"api_key": "sk-given"},
+        {"api_key": "sk-other"},
+    ]
+    # the option is kept, but no longer copies variables anywhere
+    with pytest.warns(DeprecationWarning, match="env_vars is deprecated"):
+        RayOptions(env_vars=("OPENAI_API_KEY",))
     # Ray's runtime-env agent logs env_vars in plain text: the pool must not use it
     assert "runtime_env" not in ray_engine._pool_args(RayOptions(), blocks=1)
 

@@ -143,6 +143,9 @@ def test_concurrency_bound_holds(server: ScoreServer) -> None:
 def test_sync_calls_reuse_one_loop_inside_and_outside_a_running_loop(server: ScoreServer) -> None:
     args = kw(server, concurrency=4, temperature=0.3)
     server.reset()
+    # the first batch settles the judge's answer format (one probe, then the rest), the
+    # second runs all four at once: the pool's connections are open after these two
+    batch_compute_score(["s"] * 4, ["good"] * 4, ["r"] * 4, **args)
     batch_compute_score(["s"] * 4, ["good"] * 4, ["r"] * 4, **args)
     first = set(server.peers)
 
@@ -174,10 +177,11 @@ def test_async_form_from_several_loops(server: ScoreServer) -> None:
 
 
 def test_timeout_gives_failure_value_and_error(server: ScoreServer) -> None:
-    out = reward_judge_from_kwargs(**kw(server, timeout=0.2, failure_value=0.5)).score_batch_sync(
+    # 1 s: well past a quick answer on a loaded machine, well short of the slow one's 2 s
+    out = reward_judge_from_kwargs(**kw(server, timeout=1.0, failure_value=0.5)).score_batch_sync(
         ["slow", "good"], ["r", "r"]
     )
-    assert out[0]["reward"] == 0.5 and out[0]["error"] == "timeout: no judgment within 0.2 s"
+    assert out[0]["reward"] == 0.5 and out[0]["error"] == "timeout: no judgment within 1 s"
     assert out[1]["reward"] == 0.9
 
 
@@ -251,16 +255,20 @@ def test_bad_batches_name_the_item() -> None:
         judge.score_batch_sync(["a", 3], ["r", "r"])  # type: ignore[list-item]
 
 
-def test_sync_call_from_the_reward_loop_itself_is_refused() -> None:
+def test_sync_call_from_the_background_loop_itself_completes() -> None:
+    """A sync reward call made from a coroutine on the shared loop cannot wait for that
+    loop: it runs on a loop of its own instead of deadlocking."""
     judge = reward_judge_from_kwargs(model="mock:r", outputs=["Score: 1"], cycle=True)
 
-    async def nested() -> None:
-        judge.score_batch_sync(["a"], ["r"])
+    async def nested() -> tuple[list[dict[str, Any]], bool]:
+        outer = asyncio.get_running_loop()
+        records = judge.score_batch_sync(["a"], ["r"])
+        return records, asyncio.get_running_loop() is outer
 
     from jurist.rewards._batch import run_in_background
 
-    with pytest.raises(RuntimeError, match="reward event loop itself"):
-        run_in_background(nested())
+    records, same_loop = run_in_background(nested())
+    assert [r["reward"] for r in records] == [1.0] and same_loop
 
 
 def test_model_from_env_when_not_given(monkeypatch: pytest.MonkeyPatch) -> None:

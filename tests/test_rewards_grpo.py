@@ -13,7 +13,12 @@ import pytest
 
 from jurist.errors import APIConnectionError
 from jurist.models import MockModel
-from jurist.rewards import RewardBackend, trl_reward_func, trl_reward_func_async
+from jurist.rewards import (
+    RewardBackend,
+    trl_group_reward_func_async,
+    trl_reward_func,
+    trl_reward_func_async,
+)
 from jurist.types import Request
 
 Q = "What is the capital of France?"
@@ -85,6 +90,10 @@ def test_grpo_trainer_two_steps_on_the_tiny_model(tiny_model_dir: Path, tmp_path
     async_judge, async_loops = _judge({"": "Score: 0.75"})
     sync_fn = trl_reward_func(llm_backend=RewardBackend(sync_judge), name="judge_sync")
     async_fn = trl_reward_func_async(llm_backend=RewardBackend(async_judge), name="judge_async")
+    # a groupwise reward: the 2 completions of each prompt compared, both orders (all ties)
+    group_fn = trl_group_reward_func_async(
+        name="rank", model="mock:grpo-pairs", outputs=["[[C]]"], cycle=True
+    )
     data = Dataset.from_dict(
         {
             "prompt": [[{"role": "user", "content": Q}], [{"role": "user", "content": "2+2?"}]],
@@ -112,7 +121,7 @@ def test_grpo_trainer_two_steps_on_the_tiny_model(tiny_model_dir: Path, tmp_path
     tokenizer = AutoTokenizer.from_pretrained(str(tiny_model_dir))
     trainer = GRPOTrainer(
         model=policy,
-        reward_funcs=[sync_fn, async_fn],
+        reward_funcs=[sync_fn, async_fn, group_fn],
         args=config,
         train_dataset=data,
         processing_class=tokenizer,
@@ -126,7 +135,9 @@ def test_grpo_trainer_two_steps_on_the_tiny_model(tiny_model_dir: Path, tmp_path
     for log in steps:
         assert log["rewards/judge_sync/mean"] == 0.25
         assert log["rewards/judge_async/mean"] == 0.75
-        assert log["reward"] == 1.0
+        assert log["rewards/rank/mean"] == 0.5
+        assert log["rank/inconsistent"] == 0.0 and log["rank/failed"] == 0.0
+        assert log["reward"] == 1.5
         assert log["judge_sync/failed"] == 0.0 and log["judge_async/parse_failed"] == 0.0
     # 2 steps x 2 completions each, every one judged, each reward on one loop throughout.
     assert sync_judge.calls == async_judge.calls == 4

@@ -47,9 +47,11 @@ def test_one_result_per_item_and_totals(tmp_path: Path) -> None:
     assert [r["idx"] for r in store.rows(failed_only=True)] == [2]
     totals = store.totals()
     assert (totals.items, totals.scored, totals.mean_score) == (3, 2, 0.75)
-    assert totals.usage.prompt_tokens == 30 and totals.usage.calls == 3
+    # the refused second result of item 0 was paid for: its calls stay in the totals
+    assert totals.usage.prompt_tokens == 40 and totals.usage.calls == 4
+    assert totals.superseded == 1
     # one unpriced item makes the total unknown; the priced items' sum is kept apart
-    assert totals.cost is None and totals.cost_known == 1.0 and totals.cost_unknown == 1
+    assert totals.cost is None and totals.cost_known == 1.5 and totals.cost_unknown == 1
     assert store.error_counts() == {"parse": 1}
     store.set_meta("status", "running")
     assert store.get_meta("status") == "running" and store.get_meta("absent") is None

@@ -4,7 +4,15 @@
 >>> judge = jurist.LLMJudge(jurist.get_model("mock:judge", outputs=["4"]), template="likert")
 >>> judge.judge_sync([{"prompt": "2+2?", "response": "4"}]).scores
 [0.75]
+>>> round(jurist.metrics.accuracy([1, 0, 1], [1, 1, 1]), 3)
+0.667
+
+The subpackages ``metrics``, ``rewards`` and ``compat`` are attributes of ``jurist`` too,
+imported on first use so that ``import jurist`` stays fast.
 """
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from jurist import catalog
 from jurist._version import __version__
@@ -36,6 +44,11 @@ from jurist.templates import (
     register_template,
 )
 from jurist.types import Completion, Judgment, Message, Request, Usage
+
+if TYPE_CHECKING:  # what __getattr__ below gives, for type checkers
+    from jurist import compat as compat
+    from jurist import metrics as metrics
+    from jurist import rewards as rewards
 
 __all__ = [
     "Completion",
@@ -69,5 +82,19 @@ __all__ = [
     "get_template",
     "list_templates",
     "load_template",
+    "metrics",
     "register_template",
 ]
+
+_LAZY_SUBPACKAGES = ("compat", "metrics", "rewards")
+
+
+def __getattr__(name: str) -> Any:
+    """``jurist.metrics``, ``jurist.rewards``, ``jurist.compat``: imported on first use."""
+    if name in _LAZY_SUBPACKAGES:
+        return importlib.import_module(f"jurist.{name}")
+    raise AttributeError(f"module 'jurist' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY_SUBPACKAGES})

@@ -216,6 +216,9 @@ class Judgment(BaseModel):
     ``distribution`` holds verdict -> probability, ``confidence`` the top verdict's
     probability and ``coverage`` the probability the model put on the scale at all).
     ``scoring_note`` says why logprob scoring was not used where it was asked for.
+    ``low_coverage`` is True when ``coverage`` was below the judge's ``min_coverage``: the
+    judgment then failed (``error``), fell back to the parsed verdict (``scoring_note``), or
+    kept its weighed score flagged (``low_coverage="flag"``).
 
     ``output_format`` says which format the verdict was read in: ``"json"`` (a JSON object
     the judge asked for) or ``"text"`` (the template's text format); ``output_note`` says
@@ -239,6 +242,7 @@ class Judgment(BaseModel):
     distribution: dict[str, float] | None = None
     confidence: float | None = None
     coverage: float | None = None
+    low_coverage: bool = False
     scoring_note: str | None = None
     latency: float = 0.0
     cached: bool = False

@@ -27,14 +27,14 @@ from pathlib import Path
 from typing import Any
 
 from jurist.catalog._dump import entry_of, kind_of
-from jurist.catalog._entries import KINDS, entry_model
+from jurist.catalog._entries import KINDS, entry_model  # noqa: F401  (KINDS: importable, not public)
 from jurist.catalog._names import (
     SECTIONS,
     check_name,
-    format_overrides,
+    format_overrides,  # noqa: F401  (importable, not public)
     name_to_relpath,
     parse_name,
-    parse_overrides,
+    parse_overrides,  # noqa: F401  (importable, not public)
 )
 from jurist.catalog._resolve import build
 from jurist.catalog._store import (
@@ -51,19 +51,13 @@ from jurist.catalog._store import (
 from jurist.errors import ConfigError, JuristError
 
 __all__ = [
-    "BUILTIN_ROOT",
-    "KINDS",
-    "SECTIONS",
     "EntryInfo",
     "add",
     "default_root",
-    "entry_of",
-    "format_overrides",
     "get",
     "list_entries",
     "load_entry",
     "parse_name",
-    "parse_overrides",
     "remove",
 ]
 

@@ -1,11 +1,11 @@
 """Turning a judge, template or rubric object back into a catalog entry (for ``add``).
 
 The entry holds what rebuilds the object: the model's ``provider:name`` and the backend
-options that change its outputs (an OpenAI-compatible server's ``base_url``, and its
-``json_mode`` and ``timeout`` when not the defaults; an ``hf`` model's ``revision`` and
-``dtype``), never a secret (API keys stay in the environment),
-the template by name when it is the registered one and inline otherwise, and every judge
-parameter.
+options that change its outputs (an OpenAI-compatible server's ``base_url``, an ``hf``
+model's ``revision`` and ``dtype``) with those the backend gives back itself
+(:meth:`~jurist.models.Model.rebuild_options`: the options given that differ from the
+defaults), never a secret (API keys stay in the environment), the template by name when
+it is the registered one and inline otherwise, and every judge parameter.
 
 >>> import jurist
 >>> judge = jurist.LLMJudge("mock:j", template="likert", temperature=0.3)
@@ -28,10 +28,6 @@ _MODEL_OPTIONS: dict[str, dict[str, str]] = {
     "openai": {"base_url": "base_url"},
     "hf": {"revision": "revision", "dtype": "dtype"},
     "litellm": {"api_base": "api_base"},
-}
-# public backend attributes that are also options, with their defaults (stored when changed)
-_PUBLIC_DEFAULTS: dict[str, dict[str, Any]] = {
-    "openai": {"json_mode": "json_schema", "timeout": 60.0},
 }
 
 
@@ -119,20 +115,15 @@ def _model_spec(model: Model) -> tuple[str, dict[str, Any], int | None]:
         for key, option in _MODEL_OPTIONS.get(provider, {}).items()
         if identity.get(key) is not None
     }
-    for attr, default in _PUBLIC_DEFAULTS.get(provider, {}).items():
-        value = getattr(inner, attr, default)
-        if value != default:
-            options[attr] = value
-    rebuild = getattr(inner, "rebuild_options", None)
-    if callable(rebuild):  # a backend that says itself what rebuilds it (vllm)
-        options.update(rebuild())
+    options.update(inner.rebuild_options())  # the backend says what rebuilds it
     return inner.spec, options, rate
 
 
 def _llm_judge(judge: Any) -> dict[str, Any]:
     from jurist.templates import list_templates
 
-    spec, options, rate = _model_spec(judge.model)
+    (model,) = judge.models()
+    spec, options, rate = _model_spec(model)
     out: dict[str, Any] = {"model": spec}
     if options:
         out["model_options"] = options
@@ -141,7 +132,7 @@ def _llm_judge(judge: Any) -> dict[str, Any]:
         out["template"] = judge.template.name
     else:
         out["template"] = judge.template.model_dump(mode="json")
-    has_schema = judge.model.capabilities.json_schema
+    has_schema = model.capabilities.json_schema
     output = "auto" if judge.json == has_schema or judge.template.json_only else "text"
     if judge.json and not has_schema and not judge.template.json_only:
         output = "json"
@@ -154,6 +145,8 @@ def _llm_judge(judge: Any) -> dict[str, Any]:
         concurrency=judge.concurrency,
         name=judge.name,
     )
+    if judge.scoring != "parse":
+        out.update(min_coverage=judge.min_coverage, low_coverage=judge.low_coverage)
     if judge.system_prompt is not None:
         out["system_prompt"] = judge.system_prompt
     if judge.extra_body:
@@ -167,15 +160,9 @@ def _rubric_judge(judge: Any) -> dict[str, Any]:
     info = judge.grader.describe(judge.rubric)
     models: list[str] = []
     options: dict[str, Any] = {}
-    for i, spec in enumerate(info["judges"]):
-        model = spec["model"]
-        provider, name = model.get("provider"), model.get("name")
-        models.append(f"{provider}:{name}")
-        these = {
-            opt: model[key]
-            for key, opt in _MODEL_OPTIONS.get(str(provider), {}).items()
-            if model.get(key) is not None
-        }
+    for i, (model, spec) in enumerate(zip(judge.models(), info["judges"], strict=True)):
+        name, these, _ = _model_spec(model)
+        models.append(name)
         if i == 0:
             options = these
         elif these != options:

@@ -8,8 +8,8 @@ keys depend on the kind (unknown keys are errors, so a typo never goes unnoticed
   ``template`` (a built-in template name, a catalog name ``templates.x``, or an inline
   template mapping) and the judge's parameters (``temperature``, ``max_tokens``,
   ``explanations``, ``scoring``, ``instructions``, ``labels``, ``system_prompt``,
-  ``extra_body``, ``output``, ``top_logprobs``, ``concurrency``, ``max_calls_per_min``,
-  ``name``);
+  ``extra_body``, ``output``, ``top_logprobs``, ``min_coverage``, ``low_coverage``,
+  ``concurrency``, ``max_calls_per_min``, ``name``);
 - ``pairwise_judge`` (a :class:`~jurist.PairwiseJudge`): ``model``, ``model_options``,
   ``template``, ``swap``, ``consistency`` and sampling parameters;
 - ``panel`` (a :class:`~jurist.Panel`): ``judges`` (catalog names, overrides allowed, or
@@ -75,6 +75,8 @@ class JudgeEntry(_ModelKeys):
     name: str | None = None
     scoring: Literal["parse", "logprobs", "auto"] = "parse"
     top_logprobs: int = Field(default=20, ge=1)
+    min_coverage: float = Field(default=0.5, ge=0.0, le=1.0)
+    low_coverage: Literal["fail", "flag"] = "fail"
     extra_body: dict[str, Any] = Field(default_factory=dict)
     output: Literal["auto", "text", "json"] = "auto"
 

@@ -137,6 +137,8 @@ def _make(
             name=spec.name or entry.name,
             scoring=spec.scoring,
             top_logprobs=spec.top_logprobs,
+            min_coverage=spec.min_coverage,
+            low_coverage=spec.low_coverage,
             extra_body=spec.extra_body,
             output=spec.output,
         )

@@ -11,6 +11,7 @@ RMSE in stars, not between a 0-1 score and stars.
 
 from __future__ import annotations
 
+import math
 from typing import Annotated, Any
 
 import typer
@@ -21,7 +22,13 @@ from rich.table import Table
 from jurist.cli._app import EXIT_OK, app
 from jurist.errors import ConfigError, DataError
 from jurist.evaluate import Run
-from jurist.evaluate._report_scale import choose, scale_of
+from jurist.evaluate._report_scale import (
+    as_number,
+    choose,
+    scale_of,
+    text_verdicts,
+    verdict_text,
+)
 from jurist.metrics import Agreement, RubricMetrics, agreement, criteria_info, rubric_metrics
 
 
@@ -95,15 +102,21 @@ def agreement_command(
     truth: list[Any] = []
     outcomes: list[dict[str, Any]] = []
     scores: list[Any] = []
+    fields: set[str] = set()
+    lacking: list[int] = []
     for row in run.rows():
+        fields.update(row["item"])
         if labels not in row["item"]:
-            raise DataError(
-                f"{run_dir}: item {row['idx']} has no field {labels!r}; "
-                f"its fields are {sorted(row['item'])}"
-            )
-        truth.append(row["item"][labels])
+            lacking.append(row["idx"])
+        truth.append(None if missing(row["item"].get(labels)) else row["item"].get(labels))
         outcomes.append(row["outcome"])
         scores.append(row["score"])
+    _check_present(run_dir, labels, lacking, len(truth), sorted(fields))
+    if all(t is None for t in truth):
+        raise DataError(
+            f"{run_dir}: --labels {labels!r} has no usable values: it is missing (null, NaN "
+            f"or blank) in all {len(truth)} items"
+        )
     if any("criteria" in o for o in outcomes):
         from jurist import Rubric
 
@@ -124,6 +137,13 @@ def agreement_command(
         ]
         comparison = choose(triples, scale)
         chosen = comparison.kind if kind == "auto" else kind
+        if comparison.on == "text":
+            allowed = text_verdicts(scale, verdicts)
+            off = [t for t in truth if t is not None and verdict_text(t, scale) not in allowed]
+            _refuse(run_dir, labels, off, truth, f"not verdicts of the scale {scale.describe()}")
+        if chosen != "nominal" and comparison.on != "score":
+            off = [t for t in truth if t is not None and as_number(t) is None]
+            _refuse(run_dir, labels, off, truth, f"not numbers, and --kind {chosen} needs them")
         pairs = [comparison.values(*x, scale) for x in zip(scores, verdicts, truth, strict=True)]
         values: list[Any] = [None if p is None else p[0] for p in pairs]
         truth = [None if p is None else p[1] for p in pairs]
@@ -132,8 +152,56 @@ def agreement_command(
         chosen = (
             choose_kind(verdicts, [t for t in truth if t is not None]) if kind == "auto" else kind
         )
+        if chosen != "nominal":
+            off = [t for t in truth if t is not None and as_number(t) is None]
+            _refuse(run_dir, labels, off, truth, f"not numbers, and --kind {chosen} needs them")
         values = scores if chosen == "interval" else verdicts
         what = f"judge {'score' if chosen == 'interval' else 'verdict'} vs {labels}"
+    if not any(v is not None and t is not None for v, t in zip(values, truth, strict=True)):
+        raise DataError(
+            f"{run_dir}: --labels {labels!r}: no item has both a judge score and a label "
+            f"({sum(s is None for s in scores)} of {len(scores)} items got no score)"
+        )
     res = agreement(values, truth, kind=chosen, ci=ci)  # type: ignore[arg-type]
     _print_agreement(console, res, what)
     return EXIT_OK
+
+
+def missing(value: Any) -> bool:
+    """A label that says nothing: absent, null, NaN or blank text.
+
+    >>> [missing(v) for v in (None, float("nan"), "  ", 0, "no")]
+    [True, True, True, False, False]
+    """
+    if value is None:
+        return True
+    if isinstance(value, float):
+        return math.isnan(value)
+    return isinstance(value, str) and not value.strip()
+
+
+def _check_present(
+    run_dir: str, labels: str, lacking: list[int], items: int, fields: list[str]
+) -> None:
+    """A :class:`~jurist.errors.DataError` when the label field is absent from any item."""
+    if lacking and len(lacking) == items:
+        raise DataError(
+            f"{run_dir}: --labels {labels!r} is absent: item {lacking[0]} has no field "
+            f"{labels!r}, nor does any other of the {items} items; their fields are {fields}"
+        )
+    if lacking:
+        raise DataError(
+            f"{run_dir}: --labels {labels!r} is absent from {len(lacking)} of {items} items "
+            f"(item {lacking[0]} has no field {labels!r})"
+        )
+
+
+def _refuse(run_dir: str, labels: str, off: list[Any], truth: list[Any], why: str) -> None:
+    """A :class:`~jurist.errors.DataError` when some labels cannot be compared, naming
+    how many and one of them."""
+    if off:
+        given = sum(t is not None for t in truth)
+        raise DataError(
+            f"{run_dir}: --labels {labels!r}: {len(off)} of {given} labels are unusable, "
+            f"{why} (e.g. {off[0]!r})"
+        )

@@ -28,10 +28,15 @@ __all__ = [
 ]
 
 EXIT_OK = 0
+"""Exit status: every item judged."""
 EXIT_FAILED_ITEMS = 1
+"""Exit status: the run finished, but some items have no score."""
 EXIT_USAGE = 2
+"""Exit status: a usage error (a flag, a path, a column); nothing was judged."""
 EXIT_RUNTIME = 3
+"""Exit status: the run stopped on a runtime error (an API, a full disk)."""
 EXIT_CRASH = 70  # EX_SOFTWARE: a bug in jurist, not a problem with the input
+"""Exit status: a bug in jurist (EX_SOFTWARE), not a problem with the input."""
 EXIT_INTERRUPTED = 130
 
 # OS errors that a user fixes (a path): usage; the rest (a full disk, I/O): runtime
@@ -44,6 +49,7 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
+"""The ``jurist`` command (a Typer app); each subcommand module registers on it."""
 err_console = Console(stderr=True)
 
 

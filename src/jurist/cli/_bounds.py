@@ -36,6 +36,8 @@ BOUNDS: dict[str, tuple[float, float]] = {
     "gpus_per_actor": (0.0, 1024.0),
     "batch_poll": (0.001, _DAY),
     "port": (0, 65_535),
+    "batch_window": (0.0, 1000.0),  # milliseconds a reward-server batch stays open
+    "max_pairs": (1, 10**6),  # pairs judged per group of a group reward
     "failure_value": (-1e9, 1e9),
     "tolerance": (0.0, 1e9),
 }

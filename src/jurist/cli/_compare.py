@@ -26,7 +26,7 @@ from jurist.cli._judge import (
 )
 from jurist.cli._model_options import ModelOptions, model_options
 from jurist.errors import ConfigError, DataError
-from jurist.evaluate import open_source
+from jurist.evaluate import RunOptions, open_source
 from jurist.evaluate._report import pair_figures
 
 
@@ -129,22 +129,16 @@ def compare(
         temperature=options.temperature,
         concurrency=options.concurrency,
     )
-    ray, batch_api = engine_options.engines(options)
-    run = run_engine(
-        judge,
-        pairs,
-        run_dir,
-        command="compare",
-        fields=None,
-        retries=retries,
-        progress=progress,
+    run_options = RunOptions(
+        run_dir=run_dir,
         resume=resume,
         retry_failed=retry_failed,
         overwrite=overwrite,
-        prepare=judge_model,
-        ray=ray,
-        batch_api=batch_api,
+        retries=retries,
+        progress=progress,
     )
+    engine = engine_options.build(options)
+    run = run_engine(judge, pairs, run_options, engine, command="compare", prepare=judge_model)
     figures = pair_figures(run.rows())  # the report's figures, one definition
     extra = {"model": judge_model.spec, "template": template, **figures}
     return finish_run(run, run_dir / "results.jsonl", extra=extra)

@@ -3,12 +3,15 @@
 :func:`engine_options` is a decorator for a typer command, like
 :func:`~jurist.cli._model_options.model_options`: it adds the shared flags (``--engine``,
 ``--ray-address``, ``--actors``, ``--gpus-per-actor``, ``--batch-api``,
-``--batch-followup``, ``--batch-expired``, ``--batch-file-out``, ``--batch-poll``) to the
+``--batch-followup``, ``--batch-expired``, ``--batch-file-out``, ``--batch-poll``,
+``--batch-adopt``, ``--batch-resubmit``) to the
 command's signature and hands the command one :class:`EngineOptions` in its
 ``engine_options`` parameter. :meth:`EngineOptions.check` refuses combinations that make
-no sense before any model is built, and :meth:`EngineOptions.ray` /
-:meth:`EngineOptions.batch_api` map the flags onto the engine's
-:class:`~jurist.evaluate.RayOptions` and :class:`~jurist.evaluate.BatchAPIOptions`.
+no sense before any model is built, and :meth:`EngineOptions.build` maps the flags onto
+one engine object (:class:`~jurist.evaluate.LocalEngine`,
+:class:`~jurist.evaluate.RayEngine` over :class:`~jurist.evaluate.RayOptions`, or
+:class:`~jurist.evaluate.BatchAPIEngine` over :class:`~jurist.evaluate.BatchAPIOptions`)
+that the command forwards whole.
 
 Rate limits (``--rpm`` / ``--tpm``) belong to one engine only: in process they wrap the
 model (:class:`~jurist.models.LimitedModel`); on Ray they hold for the whole cluster
@@ -41,7 +44,14 @@ import typer
 from jurist.cli._bounds import bounded
 from jurist.cli._model_options import ModelOptions
 from jurist.errors import ConfigError
-from jurist.evaluate import BatchAPIOptions, RayOptions
+from jurist.evaluate import (
+    BatchAPIEngine,
+    BatchAPIOptions,
+    Engine,
+    LocalEngine,
+    RayEngine,
+    RayOptions,
+)
 
 __all__ = ["ENGINES", "ENGINE_FLAGS", "EngineOptions", "batch_capable", "engine_options"]
 
@@ -51,10 +61,13 @@ ON_EXPIRED = ("resubmit", "error")
 _PANEL = "Engine options"
 
 
-def batch_capable(spec: str) -> bool:
-    """Whether requests to ``spec`` can travel through a provider's batch API: only
-    ``openai:`` models (OpenAI, or any OpenAI-compatible server with ``--base-url``)."""
-    return spec.partition(":")[0] == "openai"
+def batch_capable(spec: str, *, offline: bool = False) -> bool:
+    """Whether requests to ``spec`` can travel through a provider's batch API: ``openai:``
+    models (OpenAI, or any OpenAI-compatible server with ``--base-url``) and
+    ``anthropic:`` ones (Message Batches); to a file for an offline engine
+    (``offline``, ``vllm run-batch``): only ``openai:`` ones."""
+    provider = spec.partition(":")[0]
+    return provider == "openai" or (provider == "anthropic" and not offline)
 
 
 @dataclass(frozen=True)
@@ -70,6 +83,8 @@ class EngineOptions:
     batch_expired: str | None = None
     batch_file_out: Path | None = None
     batch_poll: float | None = None
+    batch_adopt: Sequence[str] | None = None
+    batch_resubmit: bool = False
 
     @property
     def batch(self) -> bool:
@@ -101,6 +116,16 @@ class EngineOptions:
             raise ConfigError(
                 f"--batch-expired must be resubmit or error, not {self.batch_expired!r}"
             )
+        if not self.batch_api_flag:
+            for flag, given in (
+                ("--batch-adopt", bool(self.batch_adopt)),
+                ("--batch-resubmit", self.batch_resubmit),
+            ):
+                if given:
+                    raise ConfigError(
+                        f"{flag} only applies with --batch-api (to a request file uploaded "
+                        "to a server whose batch id was never recorded)"
+                    )
         if not self.batch:
             for flag, value in (
                 ("--batch-followup", self.batch_followup),
@@ -117,12 +142,14 @@ class EngineOptions:
                 "does the work and this process only waits, so there is nothing to spread "
                 "over a cluster; drop one of them"
             )
-        refused = [s for s in specs if not batch_capable(s)]
+        offline = not self.batch_api_flag
+        refused = [s for s in specs if not batch_capable(s, offline=offline)]
         if refused:
+            which = "" if offline else " or anthropic:NAME (Message Batches)"
             raise ConfigError(
                 f"{flag} needs an OpenAI-compatible model: {', '.join(map(repr, refused))} "
                 "cannot take batch files; use openai:NAME (OpenAI, or any server with the "
-                "files and batches endpoints via --base-url), or drop the flag"
+                f"files and batches endpoints via --base-url){which}, or drop the flag"
             )
 
     def ray(self, *, rpm: int | None, tpm: int | None) -> RayOptions | None:
@@ -137,14 +164,20 @@ class EngineOptions:
             given["num_gpus"] = self.gpus_per_actor
         return RayOptions(**given)
 
-    def engines(self, model: ModelOptions) -> tuple[RayOptions | None, BatchAPIOptions | None]:
-        """The engine options of this command line, given its model options.
+    def build(self, model: ModelOptions) -> Engine:
+        """The engine object of this command line, given its model options: the one
+        object the command forwards to :func:`jurist.evaluate` (with its
+        :class:`~jurist.evaluate.RunOptions`).
 
-        On Ray, each actor rebuilds the model from its catalog entry, which never holds a
-        key: the engine hands the key the model was built with (``--api-key``,
-        ``$JURIST_API_KEY``, ``$OPENAI_API_KEY``) to the actors in memory.
+        On Ray, each actor rebuilds the model stack this process built (its spec never
+        holds a key): the engine hands the key the model was built with (``--api-key``,
+        ``$JURIST_API_KEY``, ``$OPENAI_API_KEY``) to the rebuilt model in memory.
         """
-        return self.ray(rpm=model.rpm, tpm=model.tpm), self.batch_api()
+        ray = self.ray(rpm=model.rpm, tpm=model.tpm)
+        if ray is not None:
+            return RayEngine(ray)
+        batch = self.batch_api()
+        return BatchAPIEngine(batch) if batch is not None else LocalEngine()
 
     def batch_api(self) -> BatchAPIOptions | None:
         """The batch-API mode's options (``None`` when requests are sent live)."""
@@ -157,6 +190,10 @@ class EngineOptions:
             given["on_expired"] = self.batch_expired
         if self.batch_poll is not None:
             given["poll_interval"] = self.batch_poll
+        if self.batch_adopt:
+            given["adopt"] = tuple(self.batch_adopt)
+        if self.batch_resubmit:
+            given["resubmit"] = True
         return BatchAPIOptions(**given)
 
 
@@ -217,6 +254,27 @@ ENGINE_FLAGS: dict[str, tuple[tuple[str, ...], Any, Any, dict[str, Any]]] = {
         float | None,
         None,
         bounded("batch_poll", help="Seconds between batch status checks (default 30)."),
+    ),
+    "batch_adopt": (
+        ("--batch-adopt",),
+        list[str] | None,
+        None,
+        {
+            "metavar": "BATCH_ID",
+            "help": "Take this batch as the batch of an uploaded request file whose batch id "
+            "was never recorded (checked against it first); for servers that cannot list "
+            "batches. Repeatable.",
+        },
+    ),
+    "batch_resubmit": (
+        ("--batch-resubmit",),
+        bool,
+        False,
+        {
+            "help": "Create again the batch of an uploaded request file whose batch id was "
+            "never recorded, on a server that cannot list batches (its requests may run, "
+            "and be billed, twice).",
+        },
     ),
 }
 

@@ -23,6 +23,7 @@ from jurist.cli._judge import (
     run_engine,
 )
 from jurist.cli._model_options import ModelOptions, model_options
+from jurist.evaluate import RunOptions
 from jurist.models import Model
 
 
@@ -79,22 +80,16 @@ def grade(
     judge = grader.for_rubric(
         the_rubric, submission_field=submission_field, query_field=query_field
     )
-    ray, batch_api = engine_options.engines(options)
-    run = run_engine(
-        judge,
-        data,
-        run_dir,
-        command="grade",
-        fields=None,
-        retries=retries,
-        progress=progress,
+    run_options = RunOptions(
+        run_dir=run_dir,
         resume=resume,
         retry_failed=retry_failed,
         overwrite=overwrite,
-        prepare=models,
-        ray=ray,
-        batch_api=batch_api,
+        retries=retries,
+        progress=progress,
     )
+    engine = engine_options.build(options)
+    run = run_engine(judge, data, run_options, engine, command="grade", prepare=models)
     return finish_run(
         run, out_path, extra={"model": ", ".join(m.spec for m in models), "rubric": str(rubric)}
     )

@@ -24,9 +24,17 @@ from jurist.cli._model_options import ModelOptions, model_options
 from jurist.cli._resume import resume_command
 from jurist.cli._summary import print_summary
 from jurist.errors import ConfigError, OutputError
-from jurist.evaluate import BatchAPIOptions, RayOptions, Run, aevaluate, open_source
+from jurist.evaluate import (
+    BatchAPIEngine,
+    Engine,
+    Run,
+    RunOptions,
+    aevaluate,
+    open_source,
+)
 from jurist.evaluate._folder import check_run_folder
 from jurist.judges import ItemJudge, LLMJudge
+from jurist.judges._weigher import DEFAULT_MIN_COVERAGE
 from jurist.models import Model
 from jurist.templates import get_template
 
@@ -99,6 +107,19 @@ def judge(
             "probabilities; auto: logprobs where the backend gives them."
         ),
     ] = "parse",
+    min_coverage: Annotated[
+        float,
+        typer.Option(
+            min=0.0,
+            max=1.0,
+            help="With logprob scoring: the least probability the judge must put on the "
+            "verdicts for its score to count (0 turns the check off).",
+        ),
+    ] = DEFAULT_MIN_COVERAGE,
+    low_coverage: Annotated[
+        str,
+        typer.Option(help="Below --min-coverage: fail (no score) or flag (keep it, flagged)."),
+    ] = "fail",
     output: Annotated[
         str,
         typer.Option(
@@ -137,24 +158,21 @@ def judge(
         temperature=options.temperature,
         concurrency=options.concurrency,
         scoring=scoring,  # type: ignore[arg-type]
+        min_coverage=min_coverage,
+        low_coverage=low_coverage,  # type: ignore[arg-type]
         output=output,  # type: ignore[arg-type]
     )
-    ray, batch_api = engine_options.engines(options)
-    run = run_engine(
-        the_judge,
-        data,
-        run_dir,
-        command="judge",
-        fields=fields,
-        retries=retries,
-        progress=progress,
+    run_options = RunOptions(
+        run_dir=run_dir,
         resume=resume,
         retry_failed=retry_failed,
         overwrite=overwrite,
-        prepare=the_judge.model,
-        ray=ray,
-        batch_api=batch_api,
+        fields=fields,
+        retries=retries,
+        progress=progress,
     )
+    engine = engine_options.build(options)
+    run = run_engine(the_judge, data, run_options, engine, command="judge", prepare=the_judge.model)
     return finish_run(run, out_path, extra={"model": judge_model.spec, "template": template})
 
 
@@ -199,22 +217,18 @@ def check_outputs(out_path: Path, inputs: Sequence[Path], *, overwrite: bool) ->
 def run_engine(
     judge: ItemJudge,
     data: Path,
-    run_dir: Path,
+    options: RunOptions,
+    engine: Engine,
     *,
     command: str,
-    fields: dict[str, str] | None,
-    retries: int,
-    progress: bool,
-    resume: bool,
-    retry_failed: bool,
-    overwrite: bool,
     prepare: Model | Sequence[Model],
-    ray: RayOptions | None = None,
-    batch_api: BatchAPIOptions | None = None,
 ) -> Run:
     """:func:`run_through_engine` to the end; on Ctrl-C (SIGINT) or SIGTERM the run is
     recorded as interrupted, the saved items and the command that resumes are printed,
-    and the exit is 130 (SIGINT) or 143 (SIGTERM)."""
+    and the exit is 130 (SIGINT) or 143 (SIGTERM). ``options.run_dir`` is required."""
+    if options.run_dir is None:
+        raise ValueError("run_engine needs options.run_dir")
+    run_dir = options.run_dir
     terminated: list[bool] = []
 
     async def main() -> Run:
@@ -229,29 +243,40 @@ def run_engine(
         with contextlib.suppress(NotImplementedError, RuntimeError):  # Windows, not main thread
             loop.add_signal_handler(signal.SIGTERM, on_sigterm)
         try:
-            return await run_through_engine(
-                judge,
-                data,
-                run_dir,
-                fields=fields,
-                retries=retries,
-                progress=progress,
-                resume=resume,
-                retry_failed=retry_failed,
-                overwrite=overwrite,
-                prepare=prepare,
-                ray=ray,
-                batch_api=batch_api,
-            )
+            return await run_through_engine(judge, data, options, engine, prepare=prepare)
         finally:
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.remove_signal_handler(signal.SIGTERM)
 
+    batch = engine.options if isinstance(engine, BatchAPIEngine) else None
     try:
-        return asyncio.run(main())
+        run = asyncio.run(main())
     except (KeyboardInterrupt, asyncio.CancelledError):
-        _say_interrupted(run_dir, command, batch=batch_api is not None)
+        _say_interrupted(run_dir, command, batch=batch is not None)
         raise typer.Exit(143 if terminated else 130) from None
+    if batch is not None and batch.file_out is not None:
+        _say_nothing_written(run, batch.file_out)
+    return run
+
+
+def _say_nothing_written(run: Run, file_out: Path) -> None:
+    """``--batch-file-out`` on a run with nothing left to ask (every answer in the cache,
+    or the run already judged): no request file, and the run is finished: say so."""
+    summary = run.summary()
+    if summary.status == AWAITING:
+        return
+    why = (
+        "every answer was already in the cache"
+        if summary.cache_hits and not summary.calls
+        else "every item of the run already has its answer"
+    )
+    Console().print(
+        f"--batch-file-out {file_out}: no request file written: {why}; the run is "
+        f"{summary.status} and its results are in {run.run_dir}",
+        highlight=False,
+        markup=False,
+        soft_wrap=True,
+    )
 
 
 def _say_interrupted(run_dir: Path, command: str, *, batch: bool = False) -> None:
@@ -285,46 +310,32 @@ def _say_interrupted(run_dir: Path, command: str, *, batch: bool = False) -> Non
 async def run_through_engine(
     judge: ItemJudge,
     data: Path,
-    run_dir: Path,
+    options: RunOptions,
+    engine: Engine,
     *,
-    fields: dict[str, str] | None,
-    retries: int,
-    progress: bool,
-    resume: bool,
     prepare: Model | Sequence[Model],
-    retry_failed: bool = True,
-    overwrite: bool = False,
-    ray: RayOptions | None = None,
-    batch_api: BatchAPIOptions | None = None,
 ) -> Run:
-    """Prepare the model(s), run the engine, and close them whatever happens.
-
-    On Ray the models are not prepared here: each actor builds and loads its own, and a
-    local model loaded in this process too would hold memory (or a GPU) the actors need.
-    Nor in batch-API mode: requests go to the files and batches endpoints (the first
-    upload names a server that cannot be reached), or to a file, reaching no server.
-    """
+    """Let the engine check the judge and prepare the model(s)
+    (:meth:`~jurist.evaluate.Engine.prepare`: the local engine loads them, behind a
+    spinner; the Ray and batch-API engines load nothing in this process), run it, and
+    close them whatever happens."""
     models = [prepare] if isinstance(prepare, Model) else list(prepare)
     try:
-        for m in models if ray is None and batch_api is None else []:
-            with err_console.status(f"preparing {escape(m.spec)} ...", spinner="dots"):
-                await m.prepare()
-        return await aevaluate(
-            data,
-            judge,
-            run_dir=run_dir,
-            resume=resume,
-            retry_failed=retry_failed,
-            overwrite=overwrite,
-            fields=fields,
-            retries=retries,
-            progress=progress,
-            ray=ray,
-            batch_api=batch_api,
+        engine.check(judge, options)  # before any model is loaded
+        await engine.prepare(
+            models,
+            announce=lambda m: err_console.status(
+                f"preparing {escape(m.spec)} ...", spinner="dots"
+            ),
         )
+        return await aevaluate(data, judge, options, engine=engine)
     finally:
         for m in models:
             await m.aclose()
+
+
+def _preparing(model: Model) -> Any:
+    return err_console.status(f"preparing {escape(model.spec)} ...", spinner="dots")
 
 
 def finish_run(run: Run, out_path: Path, *, extra: dict[str, Any]) -> int:
@@ -347,7 +358,7 @@ def finish_run(run: Run, out_path: Path, *, extra: dict[str, Any]) -> int:
     except OSError as e:
         raise OutputError(f"{target}: cannot write the summary: {e.strerror or e}") from None
     if summary["status"] == AWAITING and waiting:
-        say_awaiting(run, waiting, str(summary.get("model") or ""))
+        say_awaiting(run, waiting, str(summary.get("model") or ""), summary["cache_hits"])
         return EXIT_OK
     print_summary(Console(), summary, run.failures(limit=5))
     return EXIT_FAILED_ITEMS if summary["failed"] else EXIT_OK
@@ -356,18 +367,18 @@ def finish_run(run: Run, out_path: Path, *, extra: dict[str, Any]) -> int:
 AWAITING = "awaiting results"
 
 
-def say_awaiting(run: Run, files: Sequence[Path], model: str) -> None:
+def say_awaiting(run: Run, files: Sequence[Path], model: str, cache_hits: int = 0) -> None:
     """Name the request files to answer and the ``jurist ingest`` command that follows."""
     saved = len(run)
     expected = run.manifest.dataset.items
     of = f" of {expected}" if expected is not None else ""
+    cached = f" ({cache_hits} answer{'s' if cache_hits != 1 else ''} from the cache)"
     first = files[0]
     results = first.with_name(first.stem + ".results" + first.suffix)
     served = model.partition(":")[2] or "MODEL"
     lines = [
-        f"{saved}{of} items judged; the requests of the others are in "
-        + ", ".join(str(p) for p in files)
-        + " (Batch API lines).",
+        f"{saved}{of} items judged{cached if cache_hits else ''}; the requests of the "
+        "others are in " + ", ".join(str(p) for p in files) + " (Batch API lines).",
         "Answer them with an offline engine (or a provider's batch API), e.g.:",
         f"  vllm run-batch -i {shlex.quote(str(first))} -o {shlex.quote(str(results))} "
         f"--model {shlex.quote(served)}",

@@ -22,14 +22,7 @@ import typer
 
 from jurist.cli._bounds import bounded
 from jurist.errors import ConfigError
-from jurist.models import (
-    DEFAULT_MODEL,
-    CachedModel,
-    LimitedModel,
-    Model,
-    RetryModel,
-    get_model,
-)
+from jurist.models import DEFAULT_MODEL, Model, Transport, build_stack, get_model
 from jurist.models._spec import split_spec_options
 
 __all__ = [
@@ -78,9 +71,9 @@ def build_model(
     Options inside the spec's brackets (``openai:j[api_key=...,timeout=30]``) hold for that
     model and win over the flags' values.
 
-    Limits sit innermost so every attempt, retries included, is paced; retry sits outside
-    so a backoff sleep never holds a concurrency slot; the cache sits outermost so a hit
-    costs no slot and no attempt.
+    The order is :func:`~jurist.models.build_stack`'s: limits innermost so every attempt,
+    retries included, is paced; retry over them so a backoff sleep never holds a
+    concurrency slot; the cache outermost so a hit costs no slot and no attempt.
     """
     options: dict[str, Any] = {}
     provider, _, name = spec.partition(":")
@@ -114,15 +107,16 @@ def build_model(
             flag = _OWN_FLAGS.get(key, "--" + key.replace("_", "-"))
             raise ConfigError(f"--model-option {key}=...: set it with {flag} instead")
         options[key] = value
-    # max_retries=0: this stack adds its own retry wrapper, outside the limits, once
-    model: Model = get_model(spec, max_retries=0, **options)
-    if rpm or tpm:
-        model = LimitedModel(model, max_calls_per_min=rpm, max_tokens_per_min=tpm)
-    if max_retries > 0 and model.capabilities.remote:
-        model = RetryModel(model, max_retries=max_retries)
-    if cache:
-        model = CachedModel(model, cache_path)
-    return model
+    # max_retries=0: the one stack builder adds the retry layer, over the limits, once
+    backend: Model = get_model(spec, max_retries=0, **options)
+    transport = Transport(
+        max_retries=max_retries if backend.capabilities.remote else 0,
+        rpm=rpm,
+        tpm=tpm,
+        cache=cache,
+        cache_path=cache_path,
+    )
+    return build_stack(backend, transport)
 
 
 # backend options that flags of their own set (--model-option refuses them)

@@ -117,11 +117,32 @@ def serve_reward(
     catalog_dir: Annotated[
         Path | None, typer.Option("--catalog", help="User catalog folder (else $JURIST_CATALOG).")
     ] = None,
+    batch_window: Annotated[
+        float,
+        typer.Option(
+            **bounded(
+                "batch_window",
+                help="Milliseconds a batch stays open: the items of requests arriving within "
+                "it are judged as one batch (0: those arriving in one event-loop turn).",
+            )
+        ),
+    ] = 2.0,
+    group_template: Annotated[
+        str,
+        typer.Option(help="Pairwise template of POST /v1/group_rewards (same model)."),
+    ] = "mt_bench_pair",
+    max_pairs: Annotated[
+        int | None,
+        typer.Option(**bounded("max_pairs", help="Pairs judged per group (default: all).")),
+    ] = None,
     *,
     options: ModelOptions,
 ) -> int:
-    """Serve a judge as rewards: POST /get_reward (OpenRLHF), POST /v1/rewards, GET /health,
-    GET /metrics. SIGTERM finishes the requests in flight, then exits."""
+    """Serve a judge as rewards: POST /get_reward (OpenRLHF), POST /slime, POST /v1/rewards,
+    POST /v1/group_rewards, GET /health, GET /metrics. SIGTERM finishes the requests in
+    flight, then exits."""
+    from jurist.judges import PairwiseJudge
+    from jurist.rewards._group import GroupReward
     from jurist.rewards._server import RewardService
     from jurist.rewards._server_app import serve
 
@@ -135,7 +156,13 @@ def serve_reward(
         retries=retries,
         max_tokens=max_tokens,
     )
-    service = RewardService(rj, concurrency=options.concurrency)
+    pairwise = PairwiseJudge(
+        rj.judge.model, template=group_template, concurrency=options.concurrency
+    )
+    group = GroupReward(pairwise, max_pairs=max_pairs, failure_value=failure_value, retries=retries)
+    service = RewardService(
+        rj, concurrency=options.concurrency, batch_window=batch_window / 1000, group=group
+    )
 
     def ready(url: str) -> None:
         print(

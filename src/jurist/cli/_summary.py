@@ -8,6 +8,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from jurist.evaluate._coverage import CoverageSummary
+
 __all__ = ["print_summary"]
 
 
@@ -40,6 +42,7 @@ def print_summary(
             for key, label in _PAIRWISE
             if key in summary
         ),
+        *_coverage_rows(summary),
         (
             "calls / attempts / cache hits",
             f"{summary['calls']} / {summary.get('attempts', '-')} / {summary['cache_hits']}",
@@ -66,6 +69,9 @@ def print_summary(
         # emoji=False: a spec such as "openai:x: ..." holds ":x:", not an emoji
         text = f"note ({count} item(s)): {note}"
         console.print(text, highlight=False, markup=False, emoji=False)
+    for line in summary.get("decisions") or ():
+        # taken from the servers' answers during the run; a resumed session starts there
+        console.print(f"decided: {line}", highlight=False, markup=False, emoji=False)
     if summary["failed"]:
         console.print(
             f"[yellow]{summary['failed']} item(s) got no score[/]; first {len(failures)}:"
@@ -84,6 +90,20 @@ def _one_line(text: str, limit: int = 300) -> str:
     """
     line = " ".join(text.split())
     return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
+def _coverage_rows(summary: dict[str, Any]) -> list[tuple[str, str]]:
+    """The coverage rows of a logprob run (none for a parsed one).
+
+    >>> _coverage_rows({"coverage": {"n": 4, "min": 0.0028, "q1": 0.5, "median": 0.9,
+    ...                 "q3": 0.95, "max": 1.0, "below": 1, "min_coverage": 0.5}})
+    [('verdict coverage', 'median 0.9, quartiles 0.5-0.95, min 0.0028, max 1'),
+     ('below min_coverage 0.5', '1 of 4')]
+    """
+    if not summary.get("coverage"):
+        return []
+    c = CoverageSummary.model_validate(summary["coverage"])
+    return [("verdict coverage", c.spread()), (f"below {c.threshold()}", f"{c.below} of {c.n}")]
 
 
 def _cost_text(summary: dict[str, Any]) -> str:

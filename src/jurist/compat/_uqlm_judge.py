@@ -11,10 +11,11 @@ What it honours and where it differs from uqlm on purpose is on :mod:`jurist.com
 
 from __future__ import annotations
 
+import copy
 import importlib.util
 import math
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from jurist._sync import run_sync
@@ -132,6 +133,19 @@ class LLMJudge(_Base):
         )
         self._explaining = self.judge.with_options(explanations=True, system_prompt=explained)
         self.is_judge = True
+
+    def models(self) -> tuple[Model, ...]:
+        """The one model this judge calls."""
+        return self.judge.models()
+
+    def with_models(self, fn: Callable[[Model], Model]) -> LLMJudge:
+        """A copy of this judge calling ``fn(model)`` instead of its model."""
+        other = copy.copy(self)
+        other.judge = self.judge.with_models(fn)
+        other._explaining = other.judge.with_options(
+            explanations=True, system_prompt=self._explaining.system_prompt
+        )
+        return other
 
     async def judge_responses(
         self,

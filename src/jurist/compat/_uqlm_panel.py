@@ -37,7 +37,8 @@ from jurist.compat._uqlm_judge import LLMJudge
 from jurist.errors import ConfigError, DataError, JuristError
 from jurist.judges import LLMJudge as NativeJudge
 from jurist.judges._aggregate import aggregate
-from jurist.models import LimitedModel, Model, get_model
+from jurist.models import Model, get_model, with_limits
+from jurist.models._stack import limits_layer
 from jurist.types import Message, Request
 
 __all__ = ["LLMPanel", "UQResult"]
@@ -288,7 +289,7 @@ class LLMPanel:
         if self._generator is None:
             model = self.llm if isinstance(self.llm, Model) else get_model(self.llm)
             if self.max_calls_per_min is not None:
-                model = LimitedModel(model, max_calls_per_min=self.max_calls_per_min)
+                model = with_limits(model, limits_layer(rpm=self.max_calls_per_min))
             self._generator = model
         return self._generator
 

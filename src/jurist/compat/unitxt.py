@@ -137,7 +137,7 @@ class JuristJudgeMetric(BulkInstanceMetric):  # type: ignore[misc]
     task_data)``).
 
     ``judge``: a jurist catalog name (``"judges.likert.openai_gpt_4o_mini"``) or a catalog
-    entry mapping (:func:`jurist.catalog.entry_of`; :func:`judge_metric` makes one from a
+    entry mapping (:func:`judge_metric` makes one from a
     judge object). ``context_fields`` maps judge fields to ``task_data`` columns
     (``{"prompt": "question"}``). ``use_references``: the first reference of each instance
     fills the judge's reference (``None``: when the judge requires one). Per instance:
@@ -250,14 +250,14 @@ def _build_judge(judge: Any, root: str | None) -> Any:
         return judge
     raise ConfigError(
         "JuristJudgeMetric(judge=...) takes a jurist catalog name, a catalog entry "
-        f"(jurist.catalog.entry_of(judge)) or a judge, not {type(judge).__name__}"
+        f"(judge_metric(judge) makes one) or a judge, not {type(judge).__name__}"
     )
 
 
 def judge_metric(judge: Any, **fields: Any) -> JuristJudgeMetric:
     """A :class:`JuristJudgeMetric` for a jurist judge object, stored as its catalog entry
     (so ``add_to_catalog`` can save it); ``fields`` are the metric's other fields."""
-    from jurist.catalog import entry_of
+    from jurist.catalog._dump import entry_of
 
     try:
         entry = entry_of(judge)

@@ -11,6 +11,10 @@ connection), each write committed before the next step of the protocol:
 - ``batch_requests``: ``custom_id`` -> the chunk that carries it, and the item's index.
 - ``batch_responses``: ``custom_id`` -> the answer (HTTP status and raw body) or the
   error read for it; a stored answer is never asked for again.
+- ``batch_recoveries``: a request file whose batch id was never recorded and that was
+  given a batch by hand on a server that cannot list batches: ``adopted`` (a batch id
+  the user named, checked against the file) or ``resubmitted`` (created again, at the
+  risk of running its requests twice), with what was said about it.
 
 The tables belong to one run: a run started over (a new ``run_id``) clears them.
 
@@ -30,12 +34,12 @@ from __future__ import annotations
 import sqlite3
 import time
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import orjson
 
+from jurist.batching._journal import Chunk, Response
 from jurist.errors import OutputError
 
 __all__ = ["BatchStore", "Chunk", "Response", "batch_calls_in"]
@@ -68,6 +72,15 @@ CREATE TABLE IF NOT EXISTS batch_resent (
     idx INTEGER NOT NULL,
     times INTEGER NOT NULL
 );
+CREATE TABLE IF NOT EXISTS batch_recoveries (
+    chunk_id TEXT NOT NULL,
+    action TEXT NOT NULL,
+    batch_id TEXT NOT NULL,
+    file_id TEXT,
+    requests INTEGER NOT NULL,
+    detail TEXT NOT NULL,
+    at REAL NOT NULL
+);
 CREATE TABLE IF NOT EXISTS batch_responses (
     custom_id TEXT PRIMARY KEY,
     idx INTEGER NOT NULL,
@@ -77,38 +90,6 @@ CREATE TABLE IF NOT EXISTS batch_responses (
     source TEXT NOT NULL
 );
 """
-
-
-@dataclass(frozen=True)
-class Chunk:
-    """One request file and the batch made of it."""
-
-    chunk_id: str
-    round: int
-    state: str
-    model: dict[str, Any]
-    requests: int
-    bytes: int
-    first_idx: int | None
-    last_idx: int | None
-    file_id: str | None
-    batch_id: str | None
-    batch_status: str | None
-    path: str | None
-
-
-@dataclass(frozen=True)
-class Response:
-    """What came back for one ``custom_id``: ``status`` 200 with the completion's raw
-    ``body``, an HTTP error status with its body, or ``status`` 0 with ``error`` (a line
-    that could not be read). ``source`` names the file and line it came from."""
-
-    custom_id: str
-    idx: int
-    status: int
-    body: bytes | None
-    error: str | None
-    source: str
 
 
 _CHUNK_COLUMNS = (
@@ -135,7 +116,8 @@ def _chunk(row: Sequence[Any]) -> Chunk:
 
 
 class BatchStore:
-    """The batch tables of one run store file (``run_id`` names the run they belong to)."""
+    """The batch tables of one run store file (``run_id`` names the run they belong to):
+    the :class:`~jurist.batching.Journal` the batcher records to."""
 
     def __init__(self, path: Path, *, run_id: str) -> None:
         self.path = path
@@ -153,6 +135,7 @@ class BatchStore:
                         "batch_requests",
                         "batch_responses",
                         "batch_resent",
+                        "batch_recoveries",
                     ):
                         self._db.execute(f"DELETE FROM {table}")
                     self._db.execute(
@@ -252,6 +235,41 @@ class BatchStore:
         if states:
             sql += f" WHERE state IN ({', '.join('?' * len(states))})"
         return [_chunk(r) for r in self._db.execute(sql + " ORDER BY rowid", states)]
+
+    def chunk_with_batch(self, batch_id: str) -> Chunk | None:
+        """The chunk whose batch is ``batch_id`` (``None`` when none is)."""
+        row = self._db.execute(
+            f"SELECT {_CHUNK_COLUMNS} FROM batch_chunks WHERE batch_id = ?", (batch_id,)
+        ).fetchone()
+        return None if row is None else _chunk(row)
+
+    def recovered(
+        self, chunk_id: str, *, action: str, batch_id: str, batch_status: str, detail: str
+    ) -> None:
+        """Record that an uploaded chunk got its batch by hand (``adopted`` or
+        ``resubmitted``), with the chunk's new ``batch_id``, in one transaction."""
+        now = time.time()
+        with self._transaction(f"record the {action} batch of request file {chunk_id} in"):
+            self._db.execute(
+                "UPDATE batch_chunks SET state = 'created', batch_id = ?, batch_status = ?, "
+                "updated = ? WHERE chunk_id = ?",
+                (batch_id, batch_status, now, chunk_id),
+            )
+            self._db.execute(
+                "INSERT INTO batch_recoveries SELECT chunk_id, ?, ?, file_id, requests, ?, ? "
+                "FROM batch_chunks WHERE chunk_id = ?",
+                (action, batch_id, detail, now, chunk_id),
+            )
+
+    def recoveries(self) -> list[dict[str, Any]]:
+        """The batches given by hand (:meth:`recovered`), oldest first."""
+        keys = ("chunk_id", "action", "batch_id", "file_id", "requests", "detail", "at")
+        return [
+            dict(zip(keys, row, strict=True))
+            for row in self._db.execute(
+                f"SELECT {', '.join(keys)} FROM batch_recoveries ORDER BY rowid"
+            )
+        ]
 
     def chunk_of(self, custom_id: str) -> Chunk | None:
         """The chunk that carries ``custom_id`` (``None`` when none does)."""
@@ -370,12 +388,17 @@ class BatchStore:
         answers = self._db.execute(
             "SELECT COUNT(*), TOTAL(status = 200) FROM batch_responses"
         ).fetchone()
+        recovered = dict(
+            self._db.execute("SELECT action, COUNT(*) FROM batch_recoveries GROUP BY action")
+        )
         return {
             "files": int(files[0]),
             "requests": int(files[1]),
             "batches": int(batches[0]),
             "answers": int(answers[1]),
             "failed_answers": int(answers[0]) - int(answers[1]),
+            "adopted": int(recovered.get("adopted", 0)),
+            "resubmitted": int(recovered.get("resubmitted", 0)),
         }
 
     def rows(self) -> Iterator[tuple[str, int]]:

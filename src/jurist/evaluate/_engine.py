@@ -31,22 +31,29 @@ from typing import Any
 
 from jurist._secrets import scrub
 from jurist._sync import run_sync
+from jurist.batching import BatchAPIOptions
 from jurist.errors import ConfigError
-from jurist.evaluate._batch_options import BatchAPIOptions
 from jurist.evaluate._cost import PriceTable, resolve_prices
+from jurist.evaluate._engines import BatchAPIEngine, Engine, LocalEngine, RayEngine, choose_engine
 from jurist.evaluate._folder import STORE_NAME, FolderKind, claim_run_folder
 from jurist.evaluate._item_path import ErrorOutcome, check_judge, judge_models
 from jurist.evaluate._manifest import DatasetInfo, Manifest
 from jurist.evaluate._ray_options import RayOptions
 from jurist.evaluate._run import Run
+from jurist.evaluate._run_options import RunOptions, with_overrides
 from jurist.evaluate._session import EngineContext, judge_locally, normalised, run_session
 from jurist.evaluate._source import open_source
 from jurist.evaluate._store import FORMAT, RunStore
 from jurist.judges._protocol import ItemJudge
 
 __all__ = [
+    "BatchAPIEngine",
+    "Engine",
     "EngineContext",
     "ErrorOutcome",
+    "LocalEngine",
+    "RayEngine",
+    "RunOptions",
     "aevaluate",
     "evaluate",
     "judge_locally",
@@ -60,50 +67,76 @@ DEFAULT_CONCURRENCY = 16
 async def aevaluate(
     data: Any,
     judge: ItemJudge,
+    options: RunOptions | None = None,
     *,
+    engine: Engine | None = None,
     run_dir: str | Path | None = None,
-    resume: bool = True,
-    retry_failed: bool = True,
-    overwrite: bool = False,
+    resume: bool | None = None,
+    retry_failed: bool | None = None,
+    overwrite: bool | None = None,
     fields: Mapping[str, str] | None = None,
-    retries: int = 0,
+    retries: int | None = None,
     concurrency: int | None = None,
-    progress: bool = False,
+    progress: bool | None = None,
     prices: PriceTable | Mapping[str, Any] | None = None,
     ray: RayOptions | None = None,
     batch_api: BatchAPIOptions | None = None,
 ) -> Run:
     """Judge every item of ``data`` with ``judge`` into the run folder ``run_dir``.
 
+    The run's settings come as one :class:`RunOptions` (``options``) or as keywords; a
+    keyword given (not ``None``) overrides the options' field of that name.
+
     Args:
         data: a path (.jsonl, .json, .csv, .parquet), a pandas DataFrame, a
             ``datasets.Dataset``, or a sequence or iterable of dicts.
         judge: any judge kind meeting :class:`~jurist.judges.ItemJudge`.
+        options: the run's settings in one object (the CLI builds one from its flags).
+        engine: how the items travel: :class:`LocalEngine` (the default: in this
+            process), :class:`RayEngine` (a Ray cluster, Ray Data) or
+            :class:`BatchAPIEngine` (the provider's batch API, about half the price).
+            Its checks run before any run folder is made.
         run_dir: the run folder (``manifest.json`` and ``run.sqlite``); a fresh temporary
             folder when ``None``. A missing or empty folder, or a jurist run folder.
         resume: continue a run already in ``run_dir`` (same judge, data and options);
-            ``False`` deletes its results and starts over.
+            ``False`` deletes its results and starts over. Default ``True``.
         retry_failed: on resume, judge again the items stored without a score (``False``
-            keeps their failures).
+            keeps their failures). Default ``True``.
         overwrite: write into a folder that is not a jurist run folder anyway (a foreign
-            ``run.sqlite`` there is replaced).
+            ``run.sqlite`` there is replaced). Default ``False``.
         fields: judge field -> column (``{"prompt": "question"}``).
-        retries: re-asks for an unreadable verdict, passed to ``judge.judge``.
+        retries: re-asks for an unreadable verdict, passed to ``judge.judge`` (default 0).
         concurrency: items in flight at once (default: the judge's, else 16).
         progress: draw a progress bar (items/s, ETA, failures, tokens, cost).
         prices: a :class:`PriceTable`, or spec -> ``{"prompt", "completion", "cached"}``
             (USD per million tokens) overriding the default table.
-        ray: judge on a Ray cluster with Ray Data (see :class:`RayOptions`) instead of
-            in this process; the run folder is the same.
-        batch_api: send the requests through the provider's batch API (see
-            :class:`BatchAPIOptions`): about half the price, results within its window.
+        ray: deprecated, ``engine=RayEngine(options)``.
+        batch_api: deprecated, ``engine=BatchAPIEngine(options)``.
     """
-    if ray is not None and batch_api is not None:
-        raise ConfigError("choose one engine: ray= or batch_api=, not both")
-    check_judge(judge, retries)
-    workers = concurrency or int(getattr(judge, "concurrency", 0) or DEFAULT_CONCURRENCY)
+    chosen = choose_engine(engine, ray, batch_api)
+    given = dict(
+        run_dir=run_dir,
+        resume=resume,
+        retry_failed=retry_failed,
+        overwrite=overwrite,
+        fields=fields,
+        retries=retries,
+        concurrency=concurrency,
+        progress=progress,
+        prices=prices,
+    )
+    opts = with_overrides(options, given)
+    return await _evaluate(data, judge, opts, chosen)
+
+
+async def _evaluate(data: Any, judge: ItemJudge, opts: RunOptions, engine: Engine) -> Run:
+    """:func:`aevaluate` with its options and engine resolved."""
+    check_judge(judge, opts.retries)
+    engine.check(judge, opts)  # before the folder and any model load
+    workers = opts.concurrency or int(getattr(judge, "concurrency", 0) or DEFAULT_CONCURRENCY)
     if workers < 1:
         raise ConfigError(f"concurrency must be at least 1, got {workers}")
+    fields = opts.fields
     source = open_source(data)
     required = tuple(judge.required_fields)
     if source.reiterable:
@@ -111,48 +144,39 @@ async def aevaluate(
         dataset = DatasetInfo(source=source.description, items=scan.items, hash=scan.dataset_hash)
     else:
         dataset = DatasetInfo(source=source.description, items=None, hash=None)
-    folder = Path(run_dir) if run_dir is not None else Path(tempfile.mkdtemp(prefix="jurist-run-"))
-    table = resolve_prices(prices)
+    folder = opts.run_dir or Path(tempfile.mkdtemp(prefix="jurist-run-"))
+    table = resolve_prices(opts.prices)
     manifest = Manifest(
         # scrubbed here, so a stored manifest and a new one compare alike
         judge=scrub(normalised(judge.describe())),
         dataset=dataset,
-        options={"fields": dict(fields or {}), "retries": retries},
+        options={"fields": dict(fields or {}), "retries": opts.retries},
         prices=table.model_dump(mode="json")["prices"],
         settings={
             "concurrency": workers,
-            "retry_failed": retry_failed,
-            "engine": "ray" if ray is not None else "batch_api" if batch_api else "local",
+            "retry_failed": opts.retry_failed,
+            "engine": engine.name,
         },
     )
     manifest.check_storable()  # before the folder: a number SQLite cannot keep stops here
     inputs = [Path(data)] if isinstance(data, str | Path) else []
-    with claim_run_folder(folder, overwrite=overwrite, inputs=inputs) as kind:
+    with claim_run_folder(folder, overwrite=opts.overwrite, inputs=inputs) as kind:
         store = RunStore(folder / STORE_NAME)
         try:
-            manifest = _open_run(store, folder, kind, manifest, resume)
+            manifest = _open_run(store, folder, kind, manifest, opts.resume)
             ctx = EngineContext(
                 source,
                 judge,
                 store,
                 manifest,
                 fields,
-                retries,
+                opts.retries,
                 workers,
-                progress,
+                opts.progress,
                 table,
-                retry_failed,
+                opts.retry_failed,
             )
-            if ray is not None:
-                from jurist.evaluate._ray import judge_on_ray
-
-                await run_session(ctx, lambda: judge_on_ray(ctx, ray))
-            elif batch_api is not None:
-                from jurist.evaluate._batch_api import judge_through_batches
-
-                await run_session(ctx, lambda: judge_through_batches(ctx, batch_api))
-            else:
-                await run_session(ctx, lambda: judge_locally(ctx))
+            await run_session(ctx, lambda: engine.run(ctx))
         finally:
             store.close()
     return Run(folder)
@@ -212,34 +236,34 @@ def _new_id() -> str:
 def evaluate(
     data: Any,
     judge: ItemJudge,
+    options: RunOptions | None = None,
     *,
+    engine: Engine | None = None,
     run_dir: str | Path | None = None,
-    resume: bool = True,
-    retry_failed: bool = True,
-    overwrite: bool = False,
+    resume: bool | None = None,
+    retry_failed: bool | None = None,
+    overwrite: bool | None = None,
     fields: Mapping[str, str] | None = None,
-    retries: int = 0,
+    retries: int | None = None,
     concurrency: int | None = None,
-    progress: bool = False,
+    progress: bool | None = None,
     prices: PriceTable | Mapping[str, Any] | None = None,
     ray: RayOptions | None = None,
     batch_api: BatchAPIOptions | None = None,
 ) -> Run:
-    """Sync twin of :func:`aevaluate` (works inside a running event loop too)."""
-    return run_sync(
-        aevaluate(
-            data,
-            judge,
-            run_dir=run_dir,
-            resume=resume,
-            retry_failed=retry_failed,
-            overwrite=overwrite,
-            fields=fields,
-            retries=retries,
-            concurrency=concurrency,
-            progress=progress,
-            prices=prices,
-            ray=ray,
-            batch_api=batch_api,
-        )
+    """Sync twin of :func:`aevaluate` (works inside a running event loop too): it
+    resolves the options and the engine here and forwards them as two objects."""
+    chosen = choose_engine(engine, ray, batch_api)
+    given = dict(
+        run_dir=run_dir,
+        resume=resume,
+        retry_failed=retry_failed,
+        overwrite=overwrite,
+        fields=fields,
+        retries=retries,
+        concurrency=concurrency,
+        progress=progress,
+        prices=prices,
     )
+    opts = with_overrides(options, given)
+    return run_sync(aevaluate(data, judge, opts, engine=chosen))

@@ -17,10 +17,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from jurist.batching._options import BatchAPIOptions
+from jurist.batching._rounds import parse_file
 from jurist.errors import ConfigError, DataError
-from jurist.evaluate._batch_options import BatchAPIOptions
-from jurist.evaluate._batch_rounds import parse_file
 from jurist.evaluate._batch_store import BatchStore
+from jurist.evaluate._engines import BatchAPIEngine
 from jurist.evaluate._folder import STORE_NAME
 from jurist.evaluate._judge_entry import rebuild_judge
 from jurist.evaluate._run import Run
@@ -136,7 +137,10 @@ async def aingest(
         fields=opts.get("fields") or None,
         retries=int(opts.get("retries", 0)),
         progress=progress,
-        batch_api=options.model_copy(update={"file_out": next_out}),
+        # adopting or resubmitting was for batches of that session, not for this one
+        engine=BatchAPIEngine(
+            options.model_copy(update={"file_out": next_out, "adopt": (), "resubmit": False})
+        ),
     )
     summary = run.summary()
     waiting: list[Path] = []

@@ -19,7 +19,8 @@ from pydantic import BaseModel, ConfigDict
 from jurist.errors import ConfigError, JuristRuntimeError
 from jurist.evaluate._cost import PriceTable, bill
 from jurist.evaluate._store import StoredResult
-from jurist.judges._protocol import ItemJudge
+from jurist.judges._panel import Panel
+from jurist.judges._protocol import ItemJudge, models_of
 from jurist.types import Usage
 
 __all__ = [
@@ -49,46 +50,22 @@ class ErrorOutcome(BaseModel):
 
 
 def judge_models(judge: Any) -> list[str]:
-    """The model specs a judge calls (``[]`` when it does not say).
+    """The ``provider:name`` of each model a judge calls (its ``models()``), once each;
+    ``[]`` for a custom judge that names none.
 
     >>> import jurist
-    >>> judge_models(jurist.LLMJudge("mock:a"))
+    >>> judge_models(jurist.Panel([jurist.LLMJudge("mock:a"), jurist.LLMJudge("mock:a")]))
     ['mock:a']
     """
-    from jurist.models import Model
-
-    model = getattr(judge, "model", None)
-    if isinstance(model, Model):
-        return [model.spec]
-    specs: list[str] = []
-    for sub in getattr(judge, "judges", None) or ():
-        specs.extend(s for s in judge_models(sub) if s not in specs)
-    if not specs and hasattr(judge, "describe"):
-        _models_in(judge.describe(), specs)
-    return specs
-
-
-def _models_in(config: Any, specs: list[str]) -> None:
-    """Collect ``provider:name`` of every model identity (``{"model": {...}}``) in a config."""
-    if isinstance(config, dict):
-        model = config.get("model")
-        if isinstance(model, dict) and "provider" in model and "name" in model:
-            spec = f"{model['provider']}:{model['name']}"
-            if spec not in specs:
-                specs.append(spec)
-        for value in config.values():
-            _models_in(value, specs)
-    elif isinstance(config, list | tuple):
-        for value in config:
-            _models_in(value, specs)
+    return list(dict.fromkeys(model.spec for model in models_of(judge)))
 
 
 class Coster:
     """Prices one outcome by the judge's model(s).
 
-    One price for every model the judge calls: the outcome's total usage prices exactly.
-    Otherwise a judge with sub-judges (a panel) whose outcome keeps each sub-judge's own
-    outcome (``judgments``, in the same order) is priced sub-judge by sub-judge; anything
+    One price for every model the judge calls (its ``models()``): the outcome's total usage
+    prices exactly. Otherwise a :class:`~jurist.Panel`, whose outcome keeps each judge's own
+    outcome (``judgments``, in panel order), is priced judge by judge; anything
     else is unpriced (``None``), never guessed.
     """
 
@@ -96,7 +73,7 @@ class Coster:
         self.specs = judge_models(judge)
         prices = {table.price_for(s) for s in self.specs}
         self.price = prices.pop() if len(prices) == 1 else None
-        subs = getattr(judge, "judges", None) or ()
+        subs = judge.judges if isinstance(judge, Panel) else ()
         self.subs = [] if self.price is not None else [Coster(j, table) for j in subs]
 
     @property

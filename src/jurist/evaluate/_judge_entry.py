@@ -18,7 +18,7 @@ __all__ = ["judge_entry_of", "rebuild_judge"]
 
 def judge_entry_of(judge: Any) -> dict[str, Any] | None:
     """The catalog entry that rebuilds ``judge`` (``None`` when it cannot be stored)."""
-    from jurist.catalog import entry_of
+    from jurist.catalog._dump import entry_of
 
     try:
         return entry_of(judge)

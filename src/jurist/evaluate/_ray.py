@@ -13,13 +13,22 @@ A killed actor is restarted and its batch retried (Ray Data's actor pools defaul
 and refuses (and counts, in the store's ``duplicates_refused``) a second one for the
 same item.
 
-API keys are never in the entry: the environment variables named by
-:attr:`RayOptions.env_vars` (``OPENAI_API_KEY`` by default), and the key an ``openai:``
-model was given, are copied from the driver to the actors as a constructor argument held
-in memory (a :class:`Secrets`, whose repr shows no value), and each actor puts them in its
-own environment before it rebuilds the judge, where the backends read them as they do
-locally. Not through Ray's ``runtime_env``: Ray's
-runtime-env agent writes those values to its log files. jurist writes them nowhere.
+The judge travels whole: its catalog entry (its settings) and, for each of its models,
+the model stack's :class:`~jurist.models.ModelSpec` (backend options, ``max_retries``,
+``timeout``, the cache and its file, limits; :meth:`~jurist.models.Model.rebuild_spec`),
+so each actor runs the stacks the driver built. API keys are never in either: each
+model's :meth:`~jurist.models.Model.secrets` (the ``api_key`` it uses, given or read from
+the driver's environment, and its headers) travel to the actors as a constructor argument
+held in memory (a :class:`Secrets`, whose repr shows no value) and go to the rebuilt
+models' constructors; nothing is written to an actor's environment, and nothing goes
+through Ray's ``runtime_env`` (whose agent writes its values to Ray's log files).
+
+The limits: ``RayOptions.rpm`` / ``tpm`` make one cluster pacer for every model; without
+them a model's own ``rpm`` / ``tpm`` make a pacer for that model, shared by the cluster.
+Either sits in the limits' place of each rebuilt stack (under retry, so each retry is
+paced; under the cache, so a hit is not). A cached stack's actors open the cache file at
+the driver's path: actors of one machine share it, each node has its own unless the path
+is on shared storage.
 
 Ray itself: an instance already initialised in this process is used as it is; otherwise
 ``ray.init(address=options.address)`` (``None``: a local instance, shut down when the run
@@ -32,7 +41,6 @@ import asyncio
 import contextlib
 import logging
 import math
-import os
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
@@ -42,6 +50,8 @@ from jurist.evaluate._cost import PriceTable, resolve_prices
 from jurist.evaluate._item_path import check_judge
 from jurist.evaluate._ray_actor import (
     JudgeActor,
+    Pacing,
+    PortableJudge,
     Secrets,
     decode_result,
     encode_json,
@@ -53,8 +63,7 @@ from jurist.evaluate._ray_options import RayOptions
 from jurist.evaluate._session import EngineContext, normalised
 from jurist.evaluate._source import item_hash, map_fields, open_source
 from jurist.evaluate._store import StoredResult
-from jurist.judges._protocol import ItemJudge
-from jurist.models import Model, WrapperModel
+from jurist.judges._protocol import ItemJudge, models_of
 
 __all__ = ["Recorder", "judge_on_ray", "judge_ray_dataset"]
 
@@ -95,7 +104,7 @@ def _quiet_ray_data() -> Iterator[None]:
         logger.setLevel(level)
 
 
-def _checked_entry(judge: ItemJudge) -> dict[str, Any]:
+def _checked_entry(judge: ItemJudge) -> PortableJudge:
     """The judge's portable entry, after checking it rebuilds the same judge."""
     entry = portable_entry(judge)
     again = rebuild(entry)
@@ -103,60 +112,64 @@ def _checked_entry(judge: ItemJudge) -> dict[str, Any]:
         raise ConfigError(
             f"cannot judge with {judge.name!r} on Ray: rebuilt from its catalog entry it "
             "describes itself differently (a setting the catalog does not keep); use the "
-            "local engine (ray=None)"
+            "local engine (engine=LocalEngine())"
+        )
+    rebuilt = tuple(model.rebuild_spec() for model in models_of(again))
+    if rebuilt != entry.models:  # a backend whose options do not build it again
+        raise ConfigError(
+            f"cannot judge with {judge.name!r} on Ray: a model rebuilt from its spec "
+            "describes itself differently (a backend option it does not give back); use "
+            "the local engine (engine=LocalEngine())"
         )
     return entry
 
 
-def _secrets(options: RayOptions, judge: ItemJudge) -> Secrets:
-    """What the actors need to rebuild the judge's models with their keys: the variables
-    of ``options.env_vars`` this process has, and the key an ``openai:`` model of the
-    judge was given (``api_key=``, ``--api-key``) as ``OPENAI_API_KEY``, which it wins
-    over, as it does in this process."""
-    values = {name: os.environ[name] for name in options.env_vars if name in os.environ}
-    keys = {key for key in map(_own_key, _models_of(judge)) if key}
-    if len(keys) > 1:
-        raise ConfigError(
-            "cannot judge on Ray with openai: models given different API keys: the actors "
-            "rebuild them from their catalog entries, which hold no key, and read one "
-            "$OPENAI_API_KEY; use one key, or the local engine (ray=None)"
-        )
-    if keys:
-        values["OPENAI_API_KEY"] = keys.pop()
-    return Secrets(values)
+def _start_pacing(options: RayOptions, judge: ItemJudge, portable: PortableJudge) -> Pacing:
+    """The cluster limits of the judge's models, each a :class:`ClusterPacer` actor.
+
+    ``options.rpm`` / ``tpm`` (the CLI's ``--rpm`` / ``--tpm``) make one pacer for every
+    model, in place of their own limits. Otherwise a model whose stack has its own
+    ``rpm`` / ``tpm`` (``Transport(rpm=...)``, ``LLMJudge(max_calls_per_min=...)``) gets a
+    pacer of its own, shared by every actor, as its limiter is shared by every call in
+    this process (one pacer per model object: two places holding the same stack share it).
+    """
+    n = len(portable.models)
+    if options.rpm is not None or options.tpm is not None:
+        one = start_limiter(options.rpm, options.tpm)
+        return Pacing((one,) * n, (options.tpm is not None,) * n)
+    started: dict[int, Any] = {}
+    limiters: list[Any] = []
+    tokens: list[bool] = []
+    for model, spec in zip(models_of(judge), portable.models, strict=True):
+        rpm, tpm = spec.transport.rpm, spec.transport.tpm
+        if rpm is None and tpm is None:
+            limiters.append(None)
+            tokens.append(False)
+            continue
+        if id(model) not in started:
+            started[id(model)] = start_limiter(rpm, tpm)
+        limiters.append(started[id(model)])
+        tokens.append(tpm is not None)
+    return Pacing(tuple(limiters), tuple(tokens))
 
 
-def _models_of(judge: Any) -> Iterator[Model]:
-    """Every model a judge calls (panels, pairwise and rubric judges walked through)."""
-    model = getattr(judge, "model", None)
-    if isinstance(model, Model):
-        yield model
-    inner = getattr(judge, "llm_judge", None)
-    if inner is not None:
-        yield from _models_of(inner)
-    for sub in getattr(judge, "judges", None) or ():
-        yield from _models_of(sub)
-    grader = getattr(judge, "grader", None)  # a rubric judge
-    if grader is not None:
-        yield from grader.models
-
-
-def _own_key(model: Model) -> str | None:
-    while isinstance(model, WrapperModel):
-        model = model.wrapped
-    key = getattr(model, "_api_key", None) if model.provider == "openai" else None
-    return key if isinstance(key, str) else None
+def _stop_pacing(ray: Any, pacing: Pacing | None) -> None:
+    if pacing is None:
+        return
+    for limiter in {id(x): x for x in pacing.limiters if x is not None}.values():
+        with contextlib.suppress(Exception):
+            ray.kill(limiter)
 
 
 def _judged(
     ds: Any,
     blocks: int | None,
     *,
-    entry: dict[str, Any],
+    entry: PortableJudge,
     table: PriceTable,
     retries: int,
     options: RayOptions,
-    limiter: Any,
+    pacing: Pacing,
     secrets: Secrets,
     **actor: Any,
 ) -> Any:
@@ -169,8 +182,7 @@ def _judged(
             "entry": entry,
             "table": table,
             "retries": retries,
-            "limiter": limiter,
-            "tokens": options.tpm is not None,
+            "pacing": pacing,
             "secrets": secrets,
             **actor,
         },
@@ -293,15 +305,15 @@ async def judge_on_ray(ctx: EngineContext, options: RayOptions) -> None:
     """The Ray engine's loop over ``ctx.todo()`` (see the module docs)."""
     ray = import_ray()
     entry = _checked_entry(ctx.judge)
-    secrets = _secrets(options, ctx.judge)
-    started, ready = False, False
-    limiter = None
+    secrets = Secrets.of(ctx.judge)
+    started = False
+    pacing: Pacing | None = None
     recorder = Recorder(ctx.record)
     try:
         for window in _windows(ctx.todo(), options.window):
-            if not ready:  # Ray only when there is something to judge
-                started, ready = _start_ray(ray, options), True
-                limiter = start_limiter(options.rpm, options.tpm)
+            if pacing is None:  # Ray only when there is something to judge
+                started = _start_ray(ray, options)
+                pacing = _start_pacing(options, ctx.judge, entry)
             ds = _dataset(ray, window, options)
             ds = _judged(
                 ds,
@@ -310,7 +322,7 @@ async def judge_on_ray(ctx: EngineContext, options: RayOptions) -> None:
                 table=ctx.table,
                 retries=ctx.retries,
                 options=options,
-                limiter=limiter,
+                pacing=pacing,
                 secrets=secrets,
             )
             # jurist draws the run's progress (progress=True); Ray Data's bars stay off
@@ -322,9 +334,7 @@ async def judge_on_ray(ctx: EngineContext, options: RayOptions) -> None:
         if recorder.duplicates:
             before = int(ctx.store.get_meta("duplicates_refused") or 0)
             ctx.store.set_meta("duplicates_refused", before + recorder.duplicates)
-        if limiter is not None:
-            with contextlib.suppress(Exception):
-                ray.kill(limiter)
+        _stop_pacing(ray, pacing)
         if started:
             ray.shutdown()
 
@@ -363,7 +373,6 @@ def judge_ray_dataset(
             for idx, where, row in open_source(data)
         ]
         data, blocks = _dataset(ray, wired, options), _blocks(options, len(wired))
-    limiter = start_limiter(options.rpm, options.tpm)
     return _judged(
         data,
         blocks,
@@ -371,8 +380,8 @@ def judge_ray_dataset(
         table=table,
         retries=retries,
         options=options,
-        limiter=limiter,
-        secrets=_secrets(options, judge),
+        pacing=_start_pacing(options, judge, entry),
+        secrets=Secrets.of(judge),
         raw=raw,
         fields=dict(fields) if fields else None,
         records=True,

@@ -1,11 +1,16 @@
 """What travels to a Ray actor, and the actor that judges batches of items.
 
 A judge is never pickled with its live connections: the driver turns it into its catalog
-entry (:func:`portable_entry`) and each :class:`JudgeActor` rebuilds it once, in its
-constructor, from that entry (:func:`rebuild`). The only objects an entry carries are
-scripted :class:`~jurist.models.MockModel` objects (they hold no connection and their
-script cannot be written as a spec; each actor gets its own copy, so a scripted *list*
-is replayed per actor while a function of the request answers as it does locally).
+entry and the specs of its models' stacks (:func:`portable_entry`;
+:meth:`~jurist.models.Model.rebuild_spec`: backend options, retries, timeout, cache,
+limits) and each :class:`JudgeActor` rebuilds it once, in its constructor
+(:func:`rebuild`): the judge from its entry, then each model put back
+(``with_models``) as its whole stack, built from its spec and its
+:class:`Secrets` (in memory, given to the constructor; no environment is written). The
+only objects that travel are scripted :class:`~jurist.models.MockModel` objects, by
+their place in the judge's ``models()`` (they hold no connection and their script cannot
+be written as a spec; each actor gets its own copy, so a scripted *list* is replayed per
+actor while a function of the request answers as it does locally).
 
 Items travel as JSON text (``row``: the item as the run store keeps it; ``values``: the
 judge's fields) and results come back as JSON text of one
@@ -17,7 +22,8 @@ the local engine would.
 from __future__ import annotations
 
 import asyncio
-import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -28,11 +34,14 @@ from jurist.evaluate._cost import PriceTable
 from jurist.evaluate._item_path import Coster, judge_one, stored_result
 from jurist.evaluate._source import item_hash, map_fields
 from jurist.evaluate._store import StoredResult
-from jurist.models import Model, WrapperModel, get_model
+from jurist.judges._protocol import models_of, with_models_of
+from jurist.models import LimitedModel, MockModel, Model, ModelSpec, WrapperModel, rebuild_model
 from jurist.types import Usage
 
 __all__ = [
     "JudgeActor",
+    "Pacing",
+    "PortableJudge",
     "Secrets",
     "decode_result",
     "encode_json",
@@ -75,56 +84,53 @@ def decode_result(text: str) -> StoredResult:
     return StoredResult(**data)
 
 
-def _unwrapped(model: Model) -> Model:
+@dataclass(frozen=True)
+class PortableJudge:
+    """What an actor rebuilds a judge from: its catalog ``entry`` (the judge's settings,
+    never a key), and for each of the judge's models (in ``models()`` order) its
+    :class:`~jurist.models.ModelSpec` (the whole stack: backend options, retries, cache,
+    limits; never a key) and ``mocks``: the scripted :class:`~jurist.models.MockModel`
+    that is the stack's backend, or ``None`` (a backend rebuilt from its spec)."""
+
+    entry: dict[str, Any]
+    models: tuple[ModelSpec, ...]
+    mocks: tuple[MockModel | None, ...]
+
+    def __getitem__(self, key: str) -> Any:
+        return self.entry[key]
+
+
+def _backend(model: Model) -> Model:
     while isinstance(model, WrapperModel):
         model = model.wrapped
     return model
 
 
-def portable_entry(judge: Any) -> dict[str, Any]:
-    """The catalog entry each actor rebuilds ``judge`` from (mock models kept as objects).
+def portable_entry(judge: Any) -> PortableJudge:
+    """What each actor rebuilds ``judge`` from (mock models kept as objects).
 
     >>> import jurist
     >>> entry = portable_entry(jurist.LLMJudge("openai:gpt-4o-mini", template="likert"))
-    >>> entry["kind"], entry["model"], entry["template"]
-    ('judge', 'openai:gpt-4o-mini', 'likert')
+    >>> entry["kind"], entry["model"], entry["template"], entry.mocks
+    ('judge', 'openai:gpt-4o-mini', 'likert', (None,))
+    >>> entry.models[0].transport.max_retries
+    2
     """
     from jurist.catalog._dump import entry_of
 
     try:
         entry = entry_of(judge)
+        specs = tuple(model.rebuild_spec() for model in models_of(judge))
     except ConfigError as e:
         raise ConfigError(
             f"cannot judge with this {type(judge).__name__} on Ray: each actor rebuilds the "
-            f"judge from its catalog entry, and {e}. Use an LLMJudge, PairwiseJudge, Panel "
-            "or RubricJudge over provider:name models, or the local engine (ray=None)."
+            f"judge from its catalog entry and its models from their specs, and {e}. Use an "
+            "LLMJudge, PairwiseJudge, Panel or RubricJudge over provider:name models, or "
+            "the local engine (engine=LocalEngine())."
         ) from None
-    _keep_mocks(judge, entry)
-    return entry
-
-
-def _keep_mocks(judge: Any, entry: dict[str, Any]) -> None:
-    from jurist.evaluate._item_path import judge_models
-    from jurist.judges import LLMJudge, PairwiseJudge, Panel
-
-    if isinstance(judge, Panel):
-        for sub, sub_entry in zip(judge.judges, entry["judges"], strict=True):
-            _keep_mocks(sub, sub_entry)
-        return
-    if isinstance(judge, LLMJudge | PairwiseJudge):
-        model = judge.model if isinstance(judge, LLMJudge) else judge.llm_judge.model
-        inner = _unwrapped(model)
-        if inner.provider == "mock":
-            entry["model"] = inner
-            entry.pop("model_options", None)
-        return
-    mocks = [s for s in judge_models(judge) if s.startswith("mock:")]
-    if mocks:
-        raise ConfigError(
-            f"cannot judge with this {type(judge).__name__} on Ray: its mock model(s) "
-            f"{', '.join(mocks)} cannot be rebuilt on an actor (a rubric judge is rebuilt from "
-            "model specs only); use an LLMJudge, PairwiseJudge or Panel for mock models"
-        )
+    backends = [_backend(model) for model in models_of(judge)]
+    mocks = tuple(b if isinstance(b, MockModel) else None for b in backends)
+    return PortableJudge(entry, specs, mocks)
 
 
 def _entry_file(entry: dict[str, Any]) -> Any:
@@ -136,64 +142,93 @@ def _entry_file(entry: dict[str, Any]) -> Any:
     )
 
 
-def _limited(entry: dict[str, Any], limiter: Any, tokens: bool) -> dict[str, Any]:
-    """A copy of ``entry`` whose every model is a :class:`SharedLimitModel` object."""
-    from jurist.evaluate._ray_limits import SharedLimitModel
+class Secrets:
+    """The credentials of a judge's models, in ``models()`` order (each model's
+    :meth:`~jurist.models.Model.secrets`: constructor options such as ``api_key``), held
+    in memory and given to the rebuilt models' constructors, never to an environment. The
+    repr shows option names only, so a log line or an error that prints the actor's
+    arguments shows no value.
 
-    def wrap(spec: Any, options: dict[str, Any]) -> Model:
-        model = spec if isinstance(spec, Model) else get_model(spec, **options)
-        return SharedLimitModel(model, limiter, tokens=tokens)
+    >>> Secrets(({"api_key": "sk-1"}, {}))
+    Secrets(model 0: api_key=***)
+    """
 
-    out = dict(entry)
-    kind = out.get("kind", "judge")
-    if kind in ("judge", "pairwise_judge"):
-        out["model"] = wrap(out.get("model"), dict(out.pop("model_options", None) or {}))
-    elif kind == "panel":
-        out["judges"] = [_limited(sub, limiter, tokens) for sub in out["judges"]]
-    elif kind == "rubric_judge":
-        models = out.get("models") or []
-        if len(models) != 1:
-            raise ConfigError(
-                "rpm/tpm limits on Ray hold for rubric judges with one model; this one has "
-                f"{len(models)} ({', '.join(models)})"
-            )
-        out["model"] = wrap(models[0], dict(out.pop("model_options", None) or {}))
-    return out
+    def __init__(self, per_model: Sequence[Mapping[str, Any]]) -> None:
+        self.per_model = tuple(dict(s) for s in per_model)
+
+    @classmethod
+    def of(cls, judge: Any) -> Secrets:
+        """The secrets of ``judge``'s models."""
+        return cls([model.secrets() for model in models_of(judge)])
+
+    def __repr__(self) -> str:
+        shown = [
+            f"model {i}: " + ", ".join(f"{k}=***" for k in s)
+            for i, s in enumerate(self.per_model)
+            if s
+        ]
+        return f"Secrets({'; '.join(shown)})"
 
 
-def rebuild(entry: dict[str, Any], limiter: Any = None, *, tokens: bool = False) -> Any:
-    """The judge of :func:`portable_entry`'s ``entry``; with a ``limiter`` every model
-    asks it before each call (a :class:`~jurist.evaluate._ray_limits.SharedLimitModel`).
+@dataclass(frozen=True)
+class Pacing:
+    """The cluster limits of a judge's models, in ``models()`` order: each model's
+    :class:`~jurist.evaluate._ray_limits.ClusterPacer` actor (or ``None``) and whether it
+    paces tokens."""
+
+    limiters: tuple[Any, ...]
+    tokens: tuple[bool, ...]
+
+
+def rebuild(
+    portable: PortableJudge, pacing: Pacing | None = None, secrets: Secrets | None = None
+) -> Any:
+    """The judge of :func:`portable_entry`'s ``portable``: built from its entry, then each
+    model replaced (``with_models``) by its stack rebuilt from its spec with its secrets
+    (a mock put back as the backend). With ``pacing`` (on an actor) the limits' place of
+    each stack holds the model's cluster pacer when it has one
+    (:class:`~jurist.evaluate._ray_limits.SharedLimitModel`, under the retries, so each
+    retry is paced by the cluster) and the model's ``max_concurrency`` per actor: the
+    transport's own ``rpm`` / ``tpm`` never make a limiter per actor. Without (the
+    driver's check that the judge rebuilds) each stack is rebuilt as it is.
 
     >>> import jurist
     >>> rebuild(portable_entry(jurist.LLMJudge("mock:j", outputs=None))).model.spec
     'mock:j'
     """
     from jurist.catalog._resolve import build_entry
+    from jurist.evaluate._ray_limits import SharedLimitModel
 
-    if limiter is not None:
-        entry = _limited(entry, limiter, tokens)
-    return build_entry(_entry_file(entry))
+    judge = build_entry(_entry_file(portable.entry))
+    count = len(models_of(judge))
+    if count != len(portable.models):
+        raise ConfigError(
+            f"the judge rebuilt on a Ray actor calls {count} models, the driver's "
+            f"{len(portable.models)}; use the local engine (engine=LocalEngine())"
+        )
+    n = len(portable.models)
+    keys = secrets.per_model if secrets is not None else ({},) * n
+    places = iter(range(n))
 
+    def prepared(_: Model) -> Model:
+        i = next(places)
+        spec = portable.models[i]
+        limiter, tokens = (pacing.limiters[i], pacing.tokens[i]) if pacing else (None, False)
+        concurrency = spec.transport.max_concurrency
 
-class Secrets:
-    """Environment variables (API keys) for the actors, held in memory; the repr shows
-    their names only, so a log line or an error that prints the actor's arguments shows
-    no value.
+        def layer(model: Model) -> Model:
+            if concurrency is not None:  # per actor: the cluster pacer paces calls only
+                model = LimitedModel(model, max_concurrency=concurrency)
+            if limiter is not None:
+                model = SharedLimitModel(model, limiter, tokens=tokens)
+            return model
 
-    >>> Secrets({"OPENAI_API_KEY": "sk-1"})
-    Secrets(OPENAI_API_KEY=***)
-    """
+        # each actor has its own (unpickled) copy of a mock; without pacing (the driver's
+        # check) the stack is rebuilt as it is, its own limits included
+        limits = layer if pacing is not None else None
+        return rebuild_model(spec, keys[i], limits=limits, backend=portable.mocks[i])
 
-    def __init__(self, values: dict[str, str]) -> None:
-        self.values = dict(values)
-
-    def __repr__(self) -> str:
-        return f"Secrets({', '.join(f'{k}=***' for k in self.values)})"
-
-    def apply(self) -> None:
-        """Put the variables in this process's environment."""
-        os.environ.update(self.values)
+    return with_models_of(judge, prepared)
 
 
 class JudgeActor:
@@ -210,19 +245,16 @@ class JudgeActor:
 
     def __init__(
         self,
-        entry: dict[str, Any],
+        entry: PortableJudge,
         table: PriceTable,
         retries: int,
-        limiter: Any = None,
-        tokens: bool = False,
+        pacing: Pacing | None = None,
         raw: bool = False,
         fields: dict[str, str] | None = None,
         records: bool = False,
         secrets: Secrets | None = None,
     ) -> None:
-        if secrets is not None:
-            secrets.apply()  # before the rebuild: the backends read keys as they are built
-        self.judge = rebuild(entry, limiter, tokens=tokens)
+        self.judge = rebuild(entry, pacing, secrets)
         self.coster = Coster(self.judge, table)
         self.retries = retries
         self.raw = raw

@@ -63,7 +63,7 @@ class ClusterPacer:
         settle(self._tokens, reserved, used)
 
 
-def start_limiter(rpm: int | None, tpm: int | None) -> Any:
+def start_limiter(rpm: float | None, tpm: float | None) -> Any:
     """A :class:`ClusterPacer` running as a Ray actor (``None`` when no limit is set)."""
     if rpm is None and tpm is None:
         return None

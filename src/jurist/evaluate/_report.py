@@ -2,7 +2,8 @@
 
 Sections: the summary (items, failures, tokens, cost), for a pairwise run A's win rate,
 the consistency of the two orders and the first-position win rate, the score
-distribution and the verdicts in the scale's order, a per-judge table (panels, graders),
+distribution and the verdicts in the scale's order (for a logprob run, the verdict
+coverage: how much probability the judge put on its verdicts), a per-judge table (panels, graders),
 a per-criterion table (rubric grades), agreement with a label field when one is given,
 the failures with their reasons, and a browser over every item.
 
@@ -46,6 +47,7 @@ from typing import Any
 from jurist._secrets import redact_known, scrub
 from jurist._version import __version__
 from jurist.errors import MissingDependencyError
+from jurist.evaluate._coverage import coverages
 from jurist.evaluate._report_browse import COLUMNS, DATA, browse_row, script_tag, write_page
 from jurist.evaluate._report_charts import bars, histogram, scatter
 from jurist.evaluate._report_scale import (
@@ -107,10 +109,12 @@ class _Collector:
         self.criteria: dict[str, list[Any]] = {}
         self.pairs: list[tuple[Any, Any, Any]] = []
         self.pairwise = _PairCounts()
+        self.coverage: list[float] = []
 
     def add(self, row: dict[str, Any]) -> None:
         outcome, item = row["outcome"], row["item"]
         self.pairwise.add(row)
+        self.coverage += [c for c, _ in coverages(outcome)]
         verdict, text = _verdict(row, self.scale)
         if row["score"] is None:
             self.verdicts[FAILED] = self.verdicts.get(FAILED, 0) + 1
@@ -262,7 +266,8 @@ def _summary_section(s: RunSummary) -> str:
         ("scored", s.scored),
         ("failed", s.failed),
         ("mean score", s.mean_score),
-        ("calls / cache hits", f"{s.calls} / {s.cache_hits}"),
+        ("calls / attempts / cache hits", f"{s.calls} / {s.attempts} / {s.cache_hits}"),
+        ("verdict coverage", s.coverage.describe() if s.coverage else None),
         (
             "tokens (prompt / completion / cached)",
             f"{s.prompt_tokens} / {s.completion_tokens} / {s.cached_tokens}",
@@ -273,8 +278,21 @@ def _summary_section(s: RunSummary) -> str:
         ),
         ("time", f"{s.seconds:.2f} s over {s.sessions} session(s)"),
         ("errors", ", ".join(f"{k}: {v}" for k, v in sorted(s.errors.items())) or None),
+        ("decided during the run", "; ".join(s.decisions) or None),
     ]
     return _table(["what", "value"], rows, table_id="summary")
+
+
+def _coverage_chart(values: list[float], s: RunSummary) -> str:
+    """Logprob runs: the histogram of the probability the judge put on its verdicts."""
+    if not values or s.coverage is None:
+        return ""
+    below = s.coverage.describe().split("; ", 1)[1]
+    return (
+        '<h3 id="coverage">Verdict coverage</h3>'
+        f"<p>The probability the judge put on the scale's verdicts, over {len(values)} "
+        f"weighed judgment(s); {escape(below)}.</p>" + histogram(values, chart_id="coverage-chart")
+    )
 
 
 def _agreement_section(c: _Collector) -> tuple[str, Comparison | None]:
@@ -397,10 +415,14 @@ def write_report(run: ReportSource, path: Path, labels: str | None = None) -> Pa
     summary = run.summary()
     summary = summary.model_validate(scrub(summary.model_dump()))
     ordered = ordered_counts(c.verdicts, c.scale)
-    distribution = histogram(c.scores) + (
-        bars([k for k, _ in ordered], [n for _, n in ordered], chart_id="verdicts")
-        if ordered
-        else ""
+    distribution = (
+        histogram(c.scores)
+        + (
+            bars([k for k, _ in ordered], [n for _, n in ordered], chart_id="verdicts")
+            if ordered
+            else ""
+        )
+        + _coverage_chart(c.coverage, summary)
     )
     failures = (
         _table(["item", "reason", "judge response"], c.failures, table_id="failure-table")

@@ -26,7 +26,12 @@ _SW, _SH, _SL, _SB = 480, 300, 52, 44  # scatter: width, height, left and bottom
 
 
 def histogram(
-    values: Sequence[float], *, bins: int = 10, low: float = 0.0, high: float = 1.0
+    values: Sequence[float],
+    *,
+    bins: int = 10,
+    low: float = 0.0,
+    high: float = 1.0,
+    chart_id: str = "",
 ) -> str:
     """Counts of ``values`` in ``bins`` equal bins over [low, high]."""
     counts = [0] * bins
@@ -34,7 +39,7 @@ def histogram(
     for v in values:
         counts[min(bins - 1, max(0, int((v - low) / width)))] += 1
     labels = [f"{low + i * width:.2g}-{low + (i + 1) * width:.2g}" for i in range(bins)]
-    return bars(labels, counts)
+    return bars(labels, counts, chart_id=chart_id)
 
 
 def bars(labels: Sequence[str], counts: Sequence[int], *, chart_id: str = "") -> str:

@@ -38,10 +38,12 @@ __all__ = [
     "FAILED",
     "AnyScale",
     "Comparison",
+    "as_number",
     "choose",
     "ordered_counts",
     "scale_of",
     "sort_names",
+    "text_verdicts",
     "verdict_text",
 ]
 
@@ -62,7 +64,7 @@ def scale_of(judge: Mapping[str, Any]) -> AnyScale | None:
         return None  # a manifest from another version: verdicts sort as numbers or text
 
 
-def _number(v: Any) -> float | None:
+def as_number(v: Any) -> float | None:
     if isinstance(v, bool) or not isinstance(v, int | float):
         return None
     return float(v)
@@ -71,7 +73,7 @@ def _number(v: Any) -> float | None:
 def verdict_text(verdict: Any, scale: AnyScale | None) -> str:
     """``verdict`` as the scale writes it (whole numbers without ``.0``, a label by its
     name in the template)."""
-    number = _number(verdict)
+    number = as_number(verdict)
     if number is not None:
         return tick_text(number)
     text = str(verdict)
@@ -109,6 +111,12 @@ def ordered_counts(counts: Mapping[str, int], scale: AnyScale | None) -> list[tu
     points = _points(scale)
     keys = set(counts) | set(points)
     return [(k, counts.get(k, 0)) for k in sorted(keys, key=lambda k: _key(k, points))]
+
+
+def text_verdicts(scale: AnyScale | None, verdicts: Sequence[Any]) -> set[str]:
+    """The verdicts a label compared as text can equal: the scale's, when it lists them
+    (``1`` ... ``5``, its label names), else those the judge gave."""
+    return set(_points(scale)) or {verdict_text(v, scale) for v in verdicts if v is not None}
 
 
 def sort_names(names: Sequence[str], scale: AnyScale | None) -> list[str]:
@@ -157,7 +165,7 @@ def _on_verdict_scale(label: Any, scale: AnyScale) -> bool:
         except KeyError:
             return False
         return True
-    number = _number(label)
+    number = as_number(label)
     return number is not None and scale.contains(number)
 
 
@@ -166,7 +174,7 @@ def choose(pairs: Sequence[tuple[Any, Any, Any]], scale: AnyScale | None) -> Com
     label are left out by the caller), with a note that says which scale was used."""
     labels = [h for _, _, h in pairs]
     verdicts = [v for _, v, _ in pairs]
-    numeric = all(_number(h) is not None for h in labels)
+    numeric = all(as_number(h) is not None for h in labels)
     if scale is not None and all(_on_verdict_scale(h, scale) for h in labels):
         if isinstance(scale, LabelScale):
             c = Comparison(
@@ -174,7 +182,7 @@ def choose(pairs: Sequence[tuple[Any, Any, Any]], scale: AnyScale | None) -> Com
                 "nominal",
                 f"verdicts against the labels, on the scale {scale.describe()}",
             )
-        elif all(_number(v) is not None for v in verdicts):
+        elif all(as_number(v) is not None for v in verdicts):
             kind: Literal["ordinal", "interval"] = "ordinal" if scale.integer else "interval"
             c = Comparison(
                 "verdict",

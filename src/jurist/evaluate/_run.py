@@ -30,12 +30,14 @@ import orjson
 from jurist._files import replaced_atomically
 from jurist.errors import ConfigError, MissingDependencyError
 from jurist.evaluate._batch_store import batch_calls_in
+from jurist.evaluate._coverage import CoverageSummary, coverages, min_coverage_of
 from jurist.evaluate._folder import STORE_NAME
 from jurist.evaluate._manifest import Manifest
 from jurist.evaluate._report import write_report
 from jurist.evaluate._report_scale import ordered_counts, scale_of, verdict_text
 from jurist.evaluate._run_types import RunSummary
 from jurist.evaluate._store import RunStore
+from jurist.judges._state import decision_lines
 from jurist.types import Usage
 
 __all__ = ["STORE_NAME", "Run", "RunSummary"]
@@ -139,12 +141,15 @@ class Run:
             seconds = float(store.get_meta("seconds") or 0.0)
             status = str(store.get_meta("status") or "unknown")
             sessions = int(store.get_meta("sessions") or 0)
+            decided = decision_lines(store.get_meta("decisions"))
             waiting = store.get_meta("batch_file_out") if status == "awaiting results" else None
             scale = scale_of(self.manifest.judge)
             verdicts: dict[str, int] = {}
             notes: dict[str, int] = {}
+            covered: list[tuple[float, bool]] = []
             for row in store.rows():
                 outcome = row["outcome"]
+                covered += coverages(outcome)
                 for note in _output_notes(outcome):
                     notes[note] = notes.get(note, 0) + 1
                 if row["score"] is None:
@@ -180,7 +185,10 @@ class Run:
             cost_estimated_items=totals.cost_estimated,
             seconds=seconds,
             sessions=sessions,
+            superseded=totals.superseded,
             notes=notes,
+            coverage=CoverageSummary.of(covered, min_coverage_of(self.manifest.judge)),
+            decisions=decided,
             batch_calls=batch_calls_in(self.run_dir / STORE_NAME, self.manifest.run_id),
             batch_files=[str(p) for p in waiting or ()],
         )

@@ -16,6 +16,7 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel
 
+from jurist.evaluate._coverage import CoverageSummary
 from jurist.evaluate._manifest import Manifest
 
 __all__ = ["ReportSource", "RunSummary"]
@@ -37,6 +38,8 @@ class RunSummary(BaseModel):
     errors: dict[str, int]
     calls: int
     attempts: int
+    """Every request sent to a backend, in every session of the run: failed ones, retries
+    and those of results a later session replaced (a failure judged again on resume)."""
     cache_hits: int
     prompt_tokens: int
     completion_tokens: int
@@ -48,8 +51,18 @@ class RunSummary(BaseModel):
     seconds: float
     sessions: int
     notes: dict[str, int] = {}
+    coverage: CoverageSummary | None = None
+    """Logprob runs: the probability the judge put on its verdicts, over the weighed
+    judgments, and how many fell below its ``min_coverage`` (``None``: nothing weighed)."""
+    superseded: int = 0
+    """Stored results a later session replaced (failures judged again on resume); their
+    calls, attempts, tokens and cost are in the totals above."""
     batch_calls: int = 0
     """Completions a provider's batch API served (billed at the batch rate)."""
+    decisions: list[str] = []
+    """What the judge's models decided during the run from their servers' answers (JSON
+    output turned off, the JSON form a server refused), one line each; a resumed session
+    starts from them."""
     batch_files: list[str] = []
     """Request files written for an offline engine and not read back yet (status
     ``awaiting results``: answer them, then ``jurist ingest``)."""

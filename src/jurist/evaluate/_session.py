@@ -6,6 +6,16 @@ item durably. :func:`run_session` keeps the run's status, time and session count
 engine's loop; :func:`judge_locally` is the local engine's loop (asyncio workers in this
 process). The Ray and batch-API engines bring loops of their own and end in the same
 ``record()``.
+
+The judge's run decisions (:class:`~jurist.judges._state.JudgeState`: JSON turned off for
+a model that answers in text, the JSON form a server refused) are recorded in the store
+(meta ``decisions``) the moment one is taken, and the local engine restores them before
+the first item of a session (:func:`run_decisions`), so a resumed session builds the
+requests the killed one would have built next. An engine that replays earlier requests
+(the batch API, looking its stored answers up by request) must restore them where those
+requests were built instead: it records them without restoring, and holds the judges'
+output decisions (taken and recorded, not acted on during its sessions), so every session
+builds the same requests and finds the answers of the last.
 """
 
 from __future__ import annotations
@@ -13,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -26,8 +37,16 @@ from jurist.evaluate._manifest import Manifest
 from jurist.evaluate._source import ItemSource, item_hash, map_fields
 from jurist.evaluate._store import Bitmap, RunStore, StoredResult
 from jurist.judges._protocol import ItemJudge
+from jurist.judges._state import JudgeState
 
-__all__ = ["EngineContext", "judge_locally", "normalised", "run_session"]
+__all__ = [
+    "EngineContext",
+    "RunDecisions",
+    "judge_locally",
+    "normalised",
+    "run_decisions",
+    "run_session",
+]
 
 
 def normalised(value: Any) -> Any:
@@ -137,6 +156,60 @@ async def run_session(ctx: EngineContext, body: Callable[[], Awaitable[str | Non
     store.set_meta("status", ended or ("complete" if complete else "incomplete"))
 
 
+class RunDecisions:
+    """The judge's run decisions for one session: restored from ``store`` now (when
+    ``restore``), recorded in it as each is taken (on the thread that owns the store; one
+    taken on another thread is written with the next decision, or when the session
+    ends). :meth:`close` stops listening."""
+
+    def __init__(
+        self, judge: ItemJudge, store: RunStore, *, restore: bool = True, hold: bool = False
+    ) -> None:
+        self.state = JudgeState(judge)
+        self.store = store
+        self.thread = threading.get_ident()
+        self.pending = False
+        self.held = hold
+        self.restored = self.state.restore(store.get_meta("decisions")) if restore else []
+        if hold:
+            self.state.hold(True)
+        self._stop = self.state.listen(self.taken)
+
+    def taken(self) -> None:
+        if threading.get_ident() != self.thread:
+            self.pending = True  # sqlite3 connections stay on their own thread
+            return
+        self.write()
+
+    def write(self) -> None:
+        self.pending = False
+        snapshot = self.state.snapshot()
+        if snapshot or self.store.get_meta("decisions") is not None:
+            self.store.set_meta("decisions", snapshot)
+
+    def close(self) -> None:
+        self._stop()
+        if self.held:
+            self.state.hold(False)
+        with contextlib.suppress(JuristError):
+            self.write()
+
+
+@contextlib.contextmanager
+def run_decisions(
+    ctx: EngineContext, *, restore: bool = True, hold: bool = False
+) -> Iterator[RunDecisions]:
+    """Record the judge's run decisions in the run store while the block runs, after
+    restoring the stored ones (``restore=False``: record only; ``hold=True``: the output
+    decisions are recorded but not acted on until the block ends, see
+    :meth:`~jurist.judges._state.JudgeState.hold`)."""
+    decisions = RunDecisions(ctx.judge, ctx.store, restore=restore, hold=hold)
+    try:
+        yield decisions
+    finally:
+        decisions.close()
+
+
 async def judge_locally(ctx: EngineContext, *, workers: int | None = None) -> None:
     """The local engine's loop: ``workers`` asyncio workers (default ``ctx.workers``) take
     items in order and record each outcome as it finishes."""
@@ -148,9 +221,10 @@ async def judge_locally(ctx: EngineContext, *, workers: int | None = None) -> No
             ctx.record(stored_result(idx, digest, row, outcome, ctx.coster))
 
     try:
-        async with asyncio.TaskGroup() as group:
-            for _ in range(workers or ctx.workers):
-                group.create_task(worker())
+        with run_decisions(ctx):  # a resumed run starts from what the last one decided
+            async with asyncio.TaskGroup() as group:
+                for _ in range(workers or ctx.workers):
+                    group.create_task(worker())
     except BaseExceptionGroup as eg:
         # one worker's error (bad data, a bug, a full disk) ends the run; finished
         # items stay stored

@@ -5,7 +5,9 @@ Every finished judgment is committed as it completes. The file runs in WAL mode 
 costs tens of microseconds since there is no fsync per commit. ``idx`` (the item's
 position in the dataset) is the primary key, so an item can never have two results; a
 new result replaces a stored one only when that one has no score (a failure judged again
-on resume), never a scored one.
+on resume), never a scored one. What a replaced (or refused) result spent, its tokens,
+calls, attempts and cost, moves to the ``superseded`` table in the same transaction, so
+:meth:`RunStore.totals` counts every request any session of the run sent.
 
 The ``meta`` table marks the file as jurist's (``format = jurist-run/1``) and keeps the
 run's manifest, written in the same transaction that clears a run started over, so the
@@ -67,6 +69,16 @@ CREATE TABLE IF NOT EXISTS results (
     attempts INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS superseded (
+    idx INTEGER NOT NULL,
+    prompt_tokens INTEGER NOT NULL DEFAULT 0,
+    completion_tokens INTEGER NOT NULL DEFAULT 0,
+    cached_tokens INTEGER NOT NULL DEFAULT 0,
+    calls INTEGER NOT NULL DEFAULT 0,
+    cache_hits INTEGER NOT NULL DEFAULT 0,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    cost REAL
+);
 """
 
 # The columns every jurist store has had (``attempts`` came later and is added when missing).
@@ -93,6 +105,25 @@ _INSERT = (
     "ON CONFLICT(idx) DO UPDATE SET "
     + ", ".join(f"{c} = excluded.{c}" for c in _WRITTEN if c != "idx")
     + " WHERE results.score IS NULL"
+)
+
+# what a result that leaves ``results`` spent (see :meth:`RunStore.write`)
+_SPENT = (
+    "prompt_tokens",
+    "completion_tokens",
+    "cached_tokens",
+    "calls",
+    "cache_hits",
+    "attempts",
+    "cost",
+)
+_KEEP_REPLACED = (
+    f"INSERT INTO superseded (idx, {', '.join(_SPENT)}) "
+    f"SELECT idx, {', '.join(_SPENT)} FROM results WHERE idx = ? AND score IS NULL"
+)
+_KEEP_REFUSED = (
+    f"INSERT INTO superseded (idx, {', '.join(_SPENT)}) "
+    f"VALUES ({', '.join('?' * (len(_SPENT) + 1))})"
 )
 
 _DUMP = orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY
@@ -131,6 +162,9 @@ class Totals:
     cost_estimated: int
     mean_score: float | None
     cost_known: float = 0.0
+    superseded: int = 0
+    """Results replaced by a later session (a failure judged again) or refused (the item
+    had a score); what they spent is in ``usage`` and ``cost``."""
 
 
 class Bitmap:
@@ -201,6 +235,9 @@ class RunStore:
                 self._attempts = "attempts" in {
                     r[1] for r in self._db.execute("PRAGMA table_info(results)")
                 }
+                self._superseded = "superseded" in {
+                    r[0] for r in self._db.execute("SELECT name FROM sqlite_master")
+                }
             else:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
                 self._db = sqlite3.connect(self.path, isolation_level=None)
@@ -216,6 +253,7 @@ class RunStore:
                             "ALTER TABLE results ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0"
                         )
                     self._attempts = True
+                    self._superseded = True
         except sqlite3.DatabaseError as e:
             raise self._error("open", e) from None
         if problem is not None:
@@ -239,33 +277,49 @@ class RunStore:
     # -- writing -----------------------------------------------------------------------
 
     def write(self, r: StoredResult) -> bool:
-        """Commit one result; ``False`` if the item already had a scored one (kept as is)."""
+        """Commit one result; ``False`` if the item already had a scored one (kept as is).
+
+        What a replaced result spent (a failure judged again on resume), or what a refused
+        one spent, is kept in the ``superseded`` table in the same transaction: the run's
+        totals count every request any session sent.
+        """
         u = r.usage
+        values = (
+            r.idx,
+            r.item_hash,
+            dumps(r.item),
+            r.score,
+            r.error,
+            dumps(r.outcome),
+            u.prompt_tokens,
+            u.completion_tokens,
+            u.cached_tokens,
+            u.calls,
+            u.cache_hits,
+            r.cost,
+            int(r.cost_estimated),
+            r.latency,
+            time.time(),
+            u.attempts,
+        )
         try:
-            cur = self._db.execute(
-                _INSERT,
-                (
-                    r.idx,
-                    r.item_hash,
-                    dumps(r.item),
-                    r.score,
-                    r.error,
-                    dumps(r.outcome),
-                    u.prompt_tokens,
-                    u.completion_tokens,
-                    u.cached_tokens,
-                    u.calls,
-                    u.cache_hits,
-                    r.cost,
-                    int(r.cost_estimated),
-                    r.latency,
-                    time.time(),
-                    u.attempts,
-                ),
-            )
+            self._db.execute("BEGIN")
+            try:
+                self._db.execute(_KEEP_REPLACED, (r.idx,))
+                written = self._db.execute(_INSERT, values).rowcount == 1
+                if not written:
+                    spent = (u.prompt_tokens, u.completion_tokens, u.cached_tokens, u.calls)
+                    self._db.execute(
+                        _KEEP_REFUSED, (r.idx, *spent, u.cache_hits, u.attempts, r.cost)
+                    )
+                self._db.execute("COMMIT")
+            except BaseException:
+                if self._db.in_transaction:  # SQLite ends it itself on a full disk
+                    self._db.execute("ROLLBACK")
+                raise
         except sqlite3.Error as e:
             raise self._error(f"write item {r.idx} to", e) from None
-        return cur.rowcount == 1
+        return written
 
     def start(self, manifest: dict[str, Any]) -> str:
         """Begin a run: delete every result and meta entry, mark the file as jurist's and
@@ -276,6 +330,7 @@ class RunStore:
             self._db.execute("BEGIN IMMEDIATE")
             try:
                 self._db.execute("DELETE FROM results")
+                self._db.execute("DELETE FROM superseded")
                 self._db.execute("DELETE FROM meta")
                 for key, value in (("format", FORMAT), ("manifest", manifest)):
                     self._db.execute("INSERT INTO meta VALUES (?, ?)", (key, dumps(value).decode()))
@@ -290,6 +345,7 @@ class RunStore:
     def clear(self) -> None:
         """Delete every result and meta entry (a run started over)."""
         self._db.execute("DELETE FROM results")
+        self._db.execute("DELETE FROM superseded")
         self._db.execute("DELETE FROM meta")
 
     def set_meta(self, key: str, value: Any) -> None:
@@ -369,12 +425,21 @@ class RunStore:
         return counts
 
     def totals(self) -> Totals:
+        """Sums over the run's rows; usage and cost also count what results replaced on a
+        resume (or refused) had spent, so ``usage.attempts`` is every request sent."""
         row = self._db.execute(
             "SELECT COUNT(*), COUNT(score), AVG(score), TOTAL(prompt_tokens), "
             "TOTAL(completion_tokens), TOTAL(cached_tokens), TOTAL(calls), TOTAL(cache_hits), "
             "TOTAL(cost), SUM(cost IS NULL), TOTAL(cost_estimated), "
             f"TOTAL({'attempts' if self._attempts else '0'}) FROM results"
         ).fetchone()
+        old = (0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0)
+        if self._superseded:
+            old = self._db.execute(
+                "SELECT COUNT(*), TOTAL(prompt_tokens), TOTAL(completion_tokens), "
+                "TOTAL(cached_tokens), TOTAL(calls), TOTAL(cache_hits), TOTAL(attempts), "
+                "TOTAL(cost), SUM(cost IS NULL AND (calls > 0 OR attempts > 0)) FROM superseded"
+            ).fetchone()
         items = int(row[0])
         unknown = int(row[9] or 0)
         return Totals(
@@ -382,16 +447,17 @@ class RunStore:
             scored=int(row[1]),
             mean_score=row[2],
             usage=Usage(
-                prompt_tokens=int(row[3]),
-                completion_tokens=int(row[4]),
-                cached_tokens=int(row[5]),
-                calls=int(row[6]),
-                cache_hits=int(row[7]),
-                attempts=int(row[11]),
+                prompt_tokens=int(row[3] + old[1]),
+                completion_tokens=int(row[4] + old[2]),
+                cached_tokens=int(row[5] + old[3]),
+                calls=int(row[6] + old[4]),
+                cache_hits=int(row[7] + old[5]),
+                attempts=int(row[11] + old[6]),
             ),
             # one unpriced item makes the total unknown: never a sum that looks complete
-            cost=None if unknown else float(row[8]),
-            cost_known=float(row[8]),
+            cost=None if unknown or old[8] else float(row[8] + old[7]),
+            cost_known=float(row[8] + old[7]),
             cost_unknown=unknown,
             cost_estimated=int(row[10]),
+            superseded=int(old[0]),
         )

@@ -13,7 +13,7 @@ from jurist.judges._pairwise import (
     PairwiseSummary,
 )
 from jurist.judges._panel import Panel, PanelJudgment, PanelResults
-from jurist.judges._protocol import ItemJudge, ItemOutcome
+from jurist.judges._protocol import ItemJudge, ItemOutcome, ModelJudge
 from jurist.judges._results import JudgeResults
 from jurist.judges.rubric import (
     CriterionGrader,
@@ -34,6 +34,7 @@ __all__ = [
     "JudgeResults",
     "JudgeSpec",
     "LLMJudge",
+    "ModelJudge",
     "PairJudgment",
     "PairwiseJudge",
     "PairwiseResults",

@@ -13,7 +13,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
 from jurist._sync import run_sync
@@ -29,8 +29,15 @@ from jurist.judges._output import (
 from jurist.judges._results import JudgeResults
 from jurist.judges._scoring import ScoringChoice, bare_verdict, choose_route
 from jurist.judges._spec import judge_model
-from jurist.judges._weigher import Weigher
-from jurist.models import Model, attempts_of
+from jurist.judges._weigher import (
+    DEFAULT_MIN_COVERAGE,
+    LowCoverage,
+    Weigher,
+    check_coverage_options,
+)
+from jurist.models import Model, with_limits
+from jurist.models._retry import attempts_of
+from jurist.models._stack import limits_layer
 from jurist.templates import Template, get_template
 from jurist.types import Judgment, Message, OutputFormatUsed, Request, Usage
 
@@ -47,7 +54,8 @@ class LLMJudge(BatchJudge[Judgment, JudgeResults]):
             model, or ``None`` for the default model.
         template: a built-in template name or a :class:`~jurist.templates.Template`.
         max_calls_per_min: pace calls to this rate (smoothly, through
-            :class:`~jurist.models.LimitedModel`).
+            :class:`~jurist.models.LimitedModel`, placed under the model's retries so
+            each retry is paced too: :func:`~jurist.models.with_limits`).
         explanations: ask for and return a short explanation with each verdict.
         instructions: replace the template's instructions (the task description).
         labels: replace the scale with a label -> score map (``{"Yes": 1.0, "No": 0.0}``),
@@ -61,6 +69,13 @@ class LLMJudge(BatchJudge[Judgment, JudgeResults]):
             gives none); ``"auto"`` uses logprobs where the backend gives them and records
             per judgment which mode scored it. See :mod:`jurist.judges._scoring`.
         top_logprobs: how many alternatives per token to ask for on the ``top`` route.
+        min_coverage: the least probability the model must put on the scale's verdicts
+            for a logprob score to count (default 0.5; 0 turns the check off). Below it
+            the judgment is marked ``low_coverage`` and handled as ``low_coverage`` says.
+        low_coverage: ``"fail"`` (default): a ``scoring="logprobs"`` judgment gets no
+            score (``logprobs: verdict probability mass ... below min_coverage ...``), an
+            ``"auto"`` one keeps its parsed verdict's score; ``"flag"``: the weighed score
+            is kept, flagged. See :mod:`jurist.judges._weigher`.
         extra_body: provider-specific request fields sent with every call (a llama.cpp
             ``grammar``, vLLM's ``guided_choice``...); part of the cache key.
         output: ``"json"`` asks for one JSON object constrained by the template's schema
@@ -86,6 +101,8 @@ class LLMJudge(BatchJudge[Judgment, JudgeResults]):
         name: str | None = None,
         scoring: ScoringChoice = "parse",
         top_logprobs: int = 20,
+        min_coverage: float = DEFAULT_MIN_COVERAGE,
+        low_coverage: LowCoverage = "fail",
         extra_body: Mapping[str, Any] | None = None,
         output: OutputFormat = "auto",
         **model_options: Any,
@@ -105,15 +122,15 @@ class LLMJudge(BatchJudge[Judgment, JudgeResults]):
             "name": name,
             "scoring": scoring,
             "top_logprobs": top_logprobs,
+            "min_coverage": min_coverage,
+            "low_coverage": low_coverage,
             "extra_body": extra_body,
             "output": output,
         }
         if max_calls_per_min is not None:
-            from jurist.models import LimitedModel
-
             if max_calls_per_min <= 0:
                 raise ConfigError(f"max_calls_per_min must be positive, got {max_calls_per_min}")
-            base = LimitedModel(base, max_calls_per_min=max_calls_per_min)
+            base = with_limits(base, limits_layer(rpm=max_calls_per_min))
         tpl = get_template(template) if isinstance(template, str) else template
         if instructions is not None:
             tpl = tpl.model_copy(update={"instructions": instructions})
@@ -150,7 +167,10 @@ class LLMJudge(BatchJudge[Judgment, JudgeResults]):
             raise ConfigError(f"scoring must be 'parse', 'logprobs' or 'auto', got {scoring!r}")
         if top_logprobs < 1:
             raise ConfigError(f"top_logprobs must be at least 1, got {top_logprobs}")
+        check_coverage_options(min_coverage, low_coverage)
         self.scoring: ScoringChoice = scoring
+        self.min_coverage = float(min_coverage)
+        self.low_coverage: LowCoverage = low_coverage
         self.extra_body: dict[str, Any] = dict(extra_body or {})
         route, space, reason = choose_route(base, tpl, scoring)
         self._weigher = (
@@ -167,6 +187,8 @@ class LLMJudge(BatchJudge[Judgment, JudgeResults]):
                     json=self.json,
                 ),
                 strict=scoring == "logprobs",
+                min_coverage=self.min_coverage,
+                low_coverage=low_coverage,
             )
             if route is not None and space is not None
             else None
@@ -194,6 +216,26 @@ class LLMJudge(BatchJudge[Judgment, JudgeResults]):
             )
         return LLMJudge(**{**self._options, **changes})
 
+    def models(self) -> tuple[Model, ...]:
+        """The one model this judge calls (with its ``max_calls_per_min`` pacing).
+
+        >>> LLMJudge("mock:j").models()
+        (MockModel('mock:j'),)
+        """
+        return (self.model,)
+
+    def with_models(self, fn: Callable[[Model], Model]) -> LLMJudge:
+        """A copy of this judge calling ``fn(model)`` instead of its model; the rest of
+        its configuration is the same (its pacing, if any, is part of the model passed).
+
+        >>> from jurist.models import RetryModel
+        >>> judge = LLMJudge("mock:j", template="likert")
+        >>> other = judge.with_models(RetryModel)
+        >>> other.model, other.describe() == judge.describe(), judge.model
+        (RetryModel(MockModel('mock:j'), max_retries=2), True, MockModel('mock:j'))
+        """
+        return LLMJudge(**{**self._options, "model": fn(self.model), "max_calls_per_min": None})
+
     @property
     def required_fields(self) -> tuple[str, ...]:
         """The item fields the template needs (``prompt``, ``response``...)."""
@@ -215,6 +257,11 @@ class LLMJudge(BatchJudge[Judgment, JudgeResults]):
             "temperature": self.temperature,
             "max_tokens": self.max_tokens,
             "scoring": self.scoring,
+            **(
+                {"min_coverage": self.min_coverage, "low_coverage": self.low_coverage}
+                if self.scoring != "parse"
+                else {}
+            ),
             "json": self.json,
             "json_schema": self._schema,
             "extra_body": self.extra_body,

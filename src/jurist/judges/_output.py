@@ -10,9 +10,12 @@ it for JSON (no schema, the template's text format in the system message), say s
 in the log, and note it on each judgment. A JSON reply resets the count. ``output="json"``
 stays strict: a text reply is a parse failure.
 
-The count lives here, keyed by the model object (weakly, so it goes with the model):
-judges are immutable configuration, and every judge built on one model shares what was
-learnt about its server.
+The count lives here, keyed by the backend object under any wrappers (weakly, so it goes
+with the model): judges are immutable configuration, and every judge built on one model,
+paced, retried, cached or batched, shares what was learnt about its server. Turning JSON
+off is a decision of the run (:class:`~jurist.models._decisions.Decider`): the engine
+records it in the run store when it is taken and restores it on resume
+(:mod:`jurist.judges._state`), so a resumed run asks in text from its first request.
 
 >>> from jurist.models import MockModel
 >>> model = MockModel(json_schema=True)
@@ -27,10 +30,13 @@ from __future__ import annotations
 
 import threading
 import weakref
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from jurist._secrets import get_logger
-from jurist.models import Model
+from jurist.models import Model, WrapperModel
+from jurist.models._decisions import Announcer
 from jurist.templates._json import find_json_object
 from jurist.templates._parse import split_reasoning
 
@@ -51,22 +57,69 @@ logger = get_logger("jurist.judges")
 
 
 @dataclass
-class OutputState:
+class OutputState(Announcer):
     """What one model object's replies showed about its JSON output."""
 
     spec: str
     text_in_a_row: int = 0
     json_off: bool = False
+    held: bool = False
+    """Decide, but keep building requests as before until :meth:`hold` ``(False)`` (an
+    engine that replays its requests by identity: the batch API)."""
+    _held_off: bool = field(default=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
+    def __post_init__(self) -> None:
+        Announcer.__init__(self)
+
     def saw_text(self) -> bool:
-        """Count a text reply to a request for JSON; True when this one turns JSON off."""
+        """Count a text reply to a request for JSON; True when this one turns JSON off
+        (or, while held, decides to)."""
         with self._lock:
             self.text_in_a_row += 1
-            if self.json_off or self.text_in_a_row < TEXT_REPLIES_TO_STOP:
+            if self.json_off or self._held_off or self.text_in_a_row < TEXT_REPLIES_TO_STOP:
                 return False
-            self.json_off = True
-        logger.warning(json_off_note(self.spec))
+            if self.held:
+                self._held_off = True
+            else:
+                self.json_off = True
+            held = self.held
+        if held:
+            logger.warning(
+                "%s answered %d requests for JSON in a row with text: recorded; the batch "
+                "engine keeps asking for JSON in this run, so that a resumed run sends the "
+                "very requests this one did",
+                self.spec,
+                TEXT_REPLIES_TO_STOP,
+            )
+        else:
+            logger.warning(json_off_note(self.spec))
+        self.announce()
+        return True
+
+    def hold(self, on: bool) -> None:
+        """Hold the decision (``True``): taken and recorded, not acted on; ``False``: act
+        on one held since."""
+        with self._lock:
+            self.held = on
+            if not on and self._held_off:
+                self.json_off, self._held_off = True, False
+
+    def decisions(self) -> dict[str, Any]:
+        """``{"json_off": True}`` once JSON output is off for this model (or decided to
+        be, while held), else ``{}``."""
+        return {"json_off": True} if self.json_off or self._held_off else {}
+
+    def restore_decisions(self, kept: Mapping[str, Any]) -> bool:
+        """Take back :meth:`decisions` of an earlier session (JSON output off from the
+        first request); the count of text replies starts again."""
+        if not isinstance(kept.get("json_off"), bool):
+            return False
+        with self._lock:
+            if self.held:
+                self._held_off = kept["json_off"]
+            else:
+                self.json_off = kept["json_off"]
         return True
 
     def saw_json(self) -> None:
@@ -80,11 +133,19 @@ _STATES_LOCK = threading.Lock()
 
 
 def output_state(model: Model) -> OutputState:
-    """The (shared) output state of ``model``, created on first use."""
+    """The (shared) output state of ``model``'s backend, under any wrappers, created on
+    first use.
+
+    >>> from jurist.models import MockModel, RetryModel
+    >>> backend = MockModel(json_schema=True)
+    >>> output_state(RetryModel(backend)) is output_state(backend)
+    True
+    """
+    backend = model.innermost if isinstance(model, WrapperModel) else model
     with _STATES_LOCK:
-        state = _STATES.get(model)
+        state = _STATES.get(backend)
         if state is None:
-            state = _STATES[model] = OutputState(model.spec)
+            state = _STATES[backend] = OutputState(backend.spec)
         return state
 
 

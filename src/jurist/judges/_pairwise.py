@@ -39,7 +39,8 @@ dropped silently: ``consistent`` is ``None`` only for one-order judging or a fai
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+import copy
+from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 from jurist.errors import ConfigError
@@ -129,6 +130,16 @@ class PairwiseJudge(BatchJudge[PairJudgment, PairwiseResults]):
     @property
     def model(self) -> Model:
         return self.llm_judge.model
+
+    def models(self) -> tuple[Model, ...]:
+        """The one model this judge calls (both orders ask it)."""
+        return self.llm_judge.models()
+
+    def with_models(self, fn: Callable[[Model], Model]) -> PairwiseJudge:
+        """A copy of this judge calling ``fn(model)`` instead of its model."""
+        other = copy.copy(self)
+        other.llm_judge = self.llm_judge.with_models(fn)
+        return other
 
     @property
     def required_fields(self) -> tuple[str, ...]:

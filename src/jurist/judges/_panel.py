@@ -29,7 +29,8 @@ from pydantic import BaseModel, ConfigDict
 from jurist.errors import ConfigError, JuristError, UserError
 from jurist.judges._aggregate import aggregate, check_weights, is_scored
 from jurist.judges._batch import BatchJudge, OutcomeResults, map_items
-from jurist.judges._protocol import ItemJudge
+from jurist.judges._protocol import ItemJudge, ModelFn, models_of, with_models_of
+from jurist.models import Model
 from jurist.types import Usage
 
 __all__ = ["FailedOutcome", "Panel", "PanelJudgment", "PanelResults"]
@@ -124,6 +125,20 @@ class Panel(BatchJudge[PanelJudgment, "PanelResults"]):
 
     def __repr__(self) -> str:
         return f"Panel({list(self.judge_names)!r}, aggregation={self.aggregation!r})"
+
+    def models(self) -> tuple[Model, ...]:
+        """Every judge's models, judge by judge in panel order."""
+        return tuple(m for judge in self.judges for m in models_of(judge))
+
+    def with_models(self, fn: ModelFn) -> Panel:
+        """A copy of this panel whose judges call ``fn(model)`` instead of each model."""
+        return Panel(
+            [with_models_of(judge, fn) for judge in self.judges],
+            self.aggregation,
+            self.weights,
+            self.name,
+            concurrency=self.concurrency,
+        )
 
     @property
     def required_fields(self) -> tuple[str, ...]:

@@ -8,22 +8,45 @@ one item at a time, returning an :class:`ItemOutcome`, a pydantic model with at 
 ``score`` is ``None``) and ``usage``. An outcome never raises for a failed call: the failure
 is in ``error``.
 
+Every judge kind of jurist also names the models it calls (:class:`ModelJudge`):
+``models()`` gives them in a fixed order, and ``with_models(fn)`` gives a copy of the judge
+(the judge is never changed) in which each model is replaced by ``fn(model)``, ``fn`` being
+called on the models in the order ``models()`` gives them. The engines see a judge's models
+only this way: to price them, to pace them on a cluster, to hand them their keys.
+:func:`models_of` and :func:`with_models_of` also take a custom :class:`ItemJudge` without
+these two methods: it calls no jurist model, so it names none and is kept as it is.
+
 >>> from jurist.judges import LLMJudge
 >>> judge = LLMJudge("mock:j", template="likert")
 >>> isinstance(judge, ItemJudge)
 True
 >>> judge.required_fields
 ('prompt', 'response')
+>>> judge.models()
+(MockModel('mock:j'),)
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Protocol, runtime_checkable
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
+from jurist.models import Model
 from jurist.types import Usage
 
-__all__ = ["ItemJudge", "ItemOutcome"]
+__all__ = [
+    "ItemJudge",
+    "ItemOutcome",
+    "ModelFn",
+    "ModelJudge",
+    "models_of",
+    "with_models_of",
+]
+
+ModelFn = Callable[[Model], Model]
+"""What :meth:`ModelJudge.with_models` applies to each model."""
+
+J = TypeVar("J")
 
 
 @runtime_checkable
@@ -61,3 +84,35 @@ class ItemJudge(Protocol):
     async def judge(self, item: Mapping[str, Any], *, retries: int = 0) -> Any:
         """Judge one item; returns an :class:`ItemOutcome` and never raises for a failed call."""
         ...
+
+
+@runtime_checkable
+class ModelJudge(Protocol):
+    """A judge that names the models it calls (every judge kind of jurist)."""
+
+    def models(self) -> tuple[Model, ...]:
+        """The models this judge calls, in a fixed order (repeats kept)."""
+        ...
+
+    def with_models(self, fn: ModelFn) -> Any:
+        """A copy of this judge with each model replaced by ``fn(model)`` (called in the
+        order of :meth:`models`); the judge itself is unchanged."""
+        ...
+
+
+def models_of(judge: Any) -> tuple[Model, ...]:
+    """``judge.models()``; ``()`` for a custom judge that does not name its models.
+
+    >>> from jurist.judges import LLMJudge, Panel
+    >>> [m.spec for m in models_of(Panel([LLMJudge("mock:a"), LLMJudge("mock:b")]))]
+    ['mock:a', 'mock:b']
+    """
+    return tuple(judge.models()) if isinstance(judge, ModelJudge) else ()
+
+
+def with_models_of(judge: J, fn: ModelFn) -> J:
+    """``judge.with_models(fn)``; a custom judge that names no models as it is."""
+    if isinstance(judge, ModelJudge):
+        out: J = judge.with_models(fn)
+        return out
+    return judge

@@ -7,6 +7,15 @@ expected score. When the probabilities cannot be had for an item, a strict judge
 (``scoring="logprobs"``) fails that item with a ``logprobs: ...`` error; an ``"auto"`` judge
 keeps the parsed score and says why in ``scoring_note``.
 
+**Coverage.** The expected score is renormalised over the verdicts, so it reads the same
+whether the model put 99% or 0.3% of its probability on them. Below ``min_coverage`` the
+verdicts are not what the model would write there, and the score says little: the judgment
+is marked ``low_coverage=True`` and, with ``low_coverage="fail"`` (the default), a strict
+judge fails it (``logprobs: verdict probability mass 0.0028 below min_coverage 0.5``), an
+``"auto"`` judge keeps the parsed verdict's score (``scoring_note`` says why) and the
+one-pass route, which has no parsed verdict, fails it either way; ``low_coverage="flag"``
+keeps the weighed score, flagged. The coverage and the distribution are kept in every case.
+
 Usage is accounted as for a parsed judgment: the forward pass's own
 :attr:`~jurist.types.CandidateScores.usage` (prompt tokens; ``calls=0, cache_hits=1`` from a
 cache) and its requests sent in ``usage.attempts``; when the weighing follows a generated
@@ -16,9 +25,9 @@ answer, the scoring pass is added to the answer's usage.
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, Literal
 
-from jurist.errors import JuristError
+from jurist.errors import ConfigError, JuristError
 from jurist.judges._logprob import (
     VerdictDistribution,
     distribution_from_candidates,
@@ -26,11 +35,37 @@ from jurist.judges._logprob import (
     token_at,
 )
 from jurist.judges._scoring import Route, VerdictSpace, verdict_offset
-from jurist.models import Model, attempts_of
+from jurist.models import Model
+from jurist.models._retry import attempts_of
 from jurist.templates import Template
 from jurist.types import CandidateScores, Completion, Judgment, Message, Request, Usage
 
-__all__ = ["Weigher"]
+__all__ = ["DEFAULT_MIN_COVERAGE", "LowCoverage", "Weigher", "check_coverage_options"]
+
+LowCoverage = Literal["fail", "flag"]
+
+DEFAULT_MIN_COVERAGE = 0.5
+"""The least probability a judge must put on the scale's verdicts for its expected score
+to count (see docs/scoring.md): below half, the model more likely writes something that is
+not a verdict at all."""
+
+
+def check_coverage_options(min_coverage: float, low_coverage: str) -> None:
+    """A :class:`~jurist.errors.ConfigError` for a threshold outside [0, 1] or an unknown
+    ``low_coverage``."""
+    if isinstance(min_coverage, bool) or not 0.0 <= min_coverage <= 1.0:
+        raise ConfigError(f"min_coverage must be between 0 and 1, got {min_coverage!r}")
+    if low_coverage not in ("fail", "flag"):
+        raise ConfigError(f"low_coverage must be 'fail' or 'flag', got {low_coverage!r}")
+
+
+def below(coverage: float, min_coverage: float) -> str:
+    """Why a distribution does not count.
+
+    >>> below(0.0028, 0.5)
+    'verdict probability mass 0.0028 below min_coverage 0.5'
+    """
+    return f"verdict probability mass {coverage:.4g} below min_coverage {min_coverage:g}"
 
 
 class Weigher:
@@ -46,6 +81,8 @@ class Weigher:
         top_logprobs: int,
         bare: bool,
         strict: bool,
+        min_coverage: float = DEFAULT_MIN_COVERAGE,
+        low_coverage: LowCoverage = "fail",
     ) -> None:
         self.model = model
         self.template = template
@@ -54,6 +91,11 @@ class Weigher:
         self.top_logprobs = top_logprobs
         self.one_pass = route == "candidates" and bare
         self.strict = strict
+        self.min_coverage = min_coverage
+        self.low_coverage: LowCoverage = low_coverage
+
+    def _low(self, dist: VerdictDistribution) -> bool:
+        return dist.coverage < self.min_coverage
 
     # -- one forward pass, no generation ---------------------------------------------------
 
@@ -88,9 +130,25 @@ class Weigher:
                 latency=latency,
                 cached=scored.cached,
             )
+        low = self._low(dist)
+        if low and self.low_coverage == "fail":
+            return Judgment(
+                score=None,
+                error=f"logprobs: {below(dist.coverage, self.min_coverage)}",
+                judge_prompt=prompt_text,
+                attempts=scored.attempts,
+                usage=usage,
+                scoring="logprobs",
+                distribution=dist.probs,
+                coverage=dist.coverage,
+                low_coverage=True,
+                latency=latency,
+                cached=scored.cached,
+            )
         return Judgment(
             score=dist.expected,
             verdict=self.space.values[dist.top],
+            low_coverage=low,
             judge_prompt=prompt_text,
             attempts=scored.attempts,
             usage=usage,
@@ -121,6 +179,15 @@ class Weigher:
                     "cached": parsed.cached and extra.calls == 0 and extra.attempts == 0,
                 }
             )
+        if dist is not None and self._low(dist) and self.low_coverage == "fail":
+            why = below(dist.coverage, self.min_coverage)
+            seen = {"distribution": dist.probs, "coverage": dist.coverage, "low_coverage": True}
+            if self.strict:
+                return parsed.model_copy(
+                    update={"score": None, "error": f"logprobs: {why}", "scoring": "logprobs"}
+                    | seen
+                )
+            return parsed.model_copy(update={"scoring_note": f"parsed, not weighed: {why}"} | seen)
         if dist is not None:
             return parsed.model_copy(
                 update={
@@ -129,6 +196,7 @@ class Weigher:
                     "distribution": dist.probs,
                     "confidence": dist.confidence,
                     "coverage": dist.coverage,
+                    "low_coverage": self._low(dist),
                     "scoring_note": None,
                 }
             )

@@ -112,6 +112,7 @@ def bootstrap_ci(
 
 
 Kind = Literal["nominal", "ordinal", "interval"]
+"""The level of measurement of the scores, which picks the agreement statistics."""
 Metric = Callable[[Sequence[Any], Sequence[Any]], float]
 
 

@@ -10,8 +10,10 @@ from jurist.models._cache import CachedModel, default_cache_path
 from jurist.models._limits import LimitedModel
 from jurist.models._mock import MockModel
 from jurist.models._model import Capabilities, Model, WrapperModel
+from jurist.models._rebuild import ModelSpec, rebuild_model
 from jurist.models._registry import DEFAULT_MODEL, get_model, known_providers, register_provider
-from jurist.models._retry import RetryModel, attempts_of
+from jurist.models._retry import RetryModel, attempts_of  # noqa: F401  (attempts_of: not public)
+from jurist.models._stack import Transport, build_stack, with_limits
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -20,11 +22,15 @@ __all__ = [
     "LimitedModel",
     "MockModel",
     "Model",
+    "ModelSpec",
     "RetryModel",
+    "Transport",
     "WrapperModel",
-    "attempts_of",
+    "build_stack",
     "default_cache_path",
     "get_model",
     "known_providers",
+    "rebuild_model",
     "register_provider",
+    "with_limits",
 ]

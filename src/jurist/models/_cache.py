@@ -183,6 +183,12 @@ class CachedModel(WrapperModel):
             weakref.WeakKeyDictionary()
         )
 
+    def layer(self) -> dict[str, Any]:
+        """This layer's :class:`~jurist.models.Transport` settings: the cache and its file
+        (none when disabled). A stack rebuilt in another process on the same machine (a
+        Ray actor) shares the file; on another machine it opens its own at that path."""
+        return {"cache": True, "cache_path": self.path} if self.enabled else {}
+
     # -- storage ---------------------------------------------------------------------
 
     def _connect(self) -> sqlite3.Connection:

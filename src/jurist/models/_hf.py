@@ -129,9 +129,10 @@ class HFModel(Model):
         model made from a config): nothing is read from disk or the hub. ``name`` labels it
         (its ``identity()``). Its weights cannot be fingerprinted from files, so its cache
         key carries a token drawn for this wrapping: answers are cached for this object only,
-        and weights changed in place (a training step) need a new wrapping. ``options`` are the constructor's batching options; device and dtype are the
-        model's own. The model is put in eval mode and its ``generation_config`` reduced to
-        the special tokens, as when loading.
+        and weights changed in place (a training step) need a new wrapping. ``options`` are
+        the constructor's batching options; device and dtype are the model's own. The model
+        is put in eval mode and its ``generation_config`` reduced to the special tokens, as
+        when loading.
         """
         unknown = sorted(set(options) - _BATCH_OPTIONS)
         if unknown:
@@ -153,6 +154,40 @@ class HFModel(Model):
             max_batch=self.limits.max_rows,
             remote=False,
         )
+
+    def rebuild_options(self) -> dict[str, Any]:
+        """The options given that differ from the defaults (a model wrapped with
+        :meth:`from_objects` lives in this process only: it cannot be rebuilt)."""
+        if self._in_memory:
+            raise ConfigError(
+                f"{self.spec} wraps a model object of this process (HFModel.from_objects): "
+                "it cannot be rebuilt in another process; load it by name or folder"
+            )
+        defaults: dict[str, Any] = {
+            "device": "cpu",
+            "dtype": default_dtype(self.device),
+            "max_batch_size": 256 if on_cuda(self.device) else 32,
+            "batch_wait_ms": 2.0,
+            "max_tokens": 256,
+            "trust_remote_code": False,
+            "revision": None,
+            "max_batch_tokens": None,
+            "memory_fraction": 0.9,
+            "attn_implementation": None,
+        }
+        given = {
+            "device": self.device,
+            "dtype": self.dtype,
+            "max_batch_size": self.max_batch_size,
+            "batch_wait_ms": self.batch_wait_ms,
+            "max_tokens": self.max_tokens,
+            "trust_remote_code": self.trust_remote_code,
+            "revision": self.revision,
+            "max_batch_tokens": self.limits.max_tokens,
+            "memory_fraction": self.limits.memory_fraction,
+            "attn_implementation": self.attn_implementation,
+        }
+        return {k: v for k, v in given.items() if v != defaults[k]}
 
     def identity(self) -> dict[str, Any]:
         return {

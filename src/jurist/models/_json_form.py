@@ -46,17 +46,26 @@ import asyncio
 import re
 import threading
 import weakref
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Literal
 
 from jurist._secrets import get_logger
 from jurist.errors import ModelError, UnsupportedRequestError
+from jurist.models._decisions import Announcer
 from jurist.types import Completion
 
 __all__ = ["JsonForm", "JsonFormDecision", "one_line", "refuses", "response_format"]
 
 JsonForm = Literal["json_schema", "json_object", "text"]
 """How a JSON schema travels: OpenAI's form, llama-cpp-python's form, or not at all."""
+
+# How long a call waits for the probe of an unproven form before it goes out as a probe of
+# its own. A refusal is a validation error, answered before any generation (milliseconds on
+# a local server, a round trip on a remote one); a probe still out after this is most likely
+# being generated, so holding the other calls longer would only make a slow or hung first
+# request (a judgment's own deadline, a server hiccup) everyone's. A call that goes ahead
+# and is refused too falls back like the probe: at most the calls started in that window.
+PROBE_WAIT_S = 0.1
 
 _NEXT: dict[JsonForm, JsonForm] = {"json_schema": "json_object", "json_object": "text"}
 _REFUSAL_STATUS = frozenset({400, 422, 500, 501})
@@ -115,15 +124,18 @@ def refuses(status: int, detail: str, form: JsonForm) -> bool:
     )
 
 
-class JsonFormDecision:
+class JsonFormDecision(Announcer):
     """The JSON form one backend object sends, and what its server's answers decided.
 
     ``form``: the form sent now; ``answered``: the form a server has answered (2xx), or
     ``None`` before the first answer; ``refused``: each refused form with the server's
-    reason. Thread-safe; :meth:`send` coordinates the calls of one event loop.
+    reason. Thread-safe; :meth:`send` coordinates the calls of one event loop. A
+    :class:`~jurist.models._decisions.Decider`: a run records :meth:`decisions` as they
+    are taken and a resumed run restores them, so it sends no request a server refused.
     """
 
     def __init__(self, spec: str, start: JsonForm) -> None:
+        super().__init__()
         self.spec = spec
         self.start: JsonForm = start
         self.form: JsonForm = start
@@ -133,6 +145,17 @@ class JsonFormDecision:
         self._gates: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = (
             weakref.WeakKeyDictionary()
         )
+
+    def __getstate__(self) -> dict[str, object]:
+        """A copy in another process keeps what was decided, not the locks or listeners."""
+        kept = self._without_listeners(vars(self))
+        return {k: v for k, v in kept.items() if k not in ("_lock", "_gates")}
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        vars(self).update(state)
+        self._lock = threading.Lock()
+        self._gates = weakref.WeakKeyDictionary()
+        self._fresh_listeners()
 
     def __repr__(self) -> str:
         return f"JsonFormDecision({self.spec!r}, form={self.form!r}, answered={self.answered!r})"
@@ -153,7 +176,9 @@ class JsonFormDecision:
                 form = self.form
                 if not probe or self._settled(form):
                     return self._marked(await send_as(form, False), form, refused)
-                async with self._gate():
+                gate = self._gate()
+                held = await _acquire_within(gate, PROBE_WAIT_S)
+                try:
                     form = self.form
                     if self._settled(form):
                         continue  # the probe before this call decided
@@ -164,7 +189,13 @@ class JsonFormDecision:
                         self.fall_back(form, str(error))
                         continue
                     with self._lock:
+                        first = self.answered is None
                         self.answered = self.answered or form
+                    if first:
+                        self.announce()
+                finally:
+                    if held:
+                        gate.release()
                 return self._marked(done, form, refused)
         except ModelError as error:
             error.attempts += refused
@@ -205,7 +236,64 @@ class JsonFormDecision:
             else "requests are sent without response_format from now on (not constrained)"
         )
         logger.warning("%s; %s. Set %s to start there.", one_line(reason), what, _HINT[now])
+        self.announce()
         return now
+
+    # -- as data (a run records it; a resumed run restores it) -----------------------------
+
+    def decisions(self) -> dict[str, Any]:
+        """What the server's answers decided: ``{}`` before any, else the form started
+        at, the form sent now, the form answered and the refused forms with reasons.
+
+        >>> decision = JsonFormDecision("openai:x", "json_schema")
+        >>> decision.decisions()
+        {}
+        >>> _ = decision.fall_back("json_schema", "refused")
+        >>> decision.decisions()["form"], decision.decisions()["refused"]
+        ('json_object', {'json_schema': 'refused'})
+        """
+        with self._lock:
+            if self.answered is None and not self.refused:
+                return {}
+            return {
+                "start": self.start,
+                "form": self.form,
+                "answered": self.answered,
+                "refused": dict(self.refused),
+            }
+
+    def restore_decisions(self, kept: Mapping[str, Any]) -> bool:
+        """Take back :meth:`decisions` from an earlier session: the calls go out in the
+        form it had reached, without probing the forms it saw refused. ``False`` (nothing
+        changed) when this backend starts at another form (``json_mode`` changed since:
+        the new setting wins) or ``kept`` is not such data.
+
+        >>> decision = JsonFormDecision("openai:x", "json_schema")
+        >>> decision.restore_decisions({"start": "json_schema", "form": "json_object",
+        ...     "answered": "json_object", "refused": {"json_schema": "HTTP 500"}})
+        True
+        >>> decision.form, decision.note_for("json_object") is not None
+        ('json_object', True)
+        >>> JsonFormDecision("openai:x", "json_object").restore_decisions(
+        ...     {"start": "json_schema", "form": "json_object"})
+        False
+        """
+        start, form, answered = kept.get("start"), kept.get("form"), kept.get("answered")
+        refused = kept.get("refused") or {}
+        forms = ("json_schema", "json_object", "text")
+        if (
+            start != self.start
+            or form not in forms
+            or (answered is not None and answered not in forms)
+            or not isinstance(refused, Mapping)
+            or any(f not in forms for f in refused)
+        ):
+            return False
+        with self._lock:
+            self.form = form
+            self.answered = answered
+            self.refused = {f: str(why) for f, why in refused.items()}
+        return True
 
     def note_for(self, form: JsonForm) -> str | None:
         """The note on a completion sent in ``form``: ``None`` for the configured form.
@@ -225,6 +313,16 @@ class JsonFormDecision:
             f"{self.spec}: the server refuses response_format {' and '.join(refused)}; "
             f"{sent} ({_HINT[form]}, starts there)"
         )
+
+
+async def _acquire_within(lock: asyncio.Lock, seconds: float) -> bool:
+    """Take ``lock`` if it comes free within ``seconds``; whether it was taken."""
+    try:
+        async with asyncio.timeout(seconds):  # no lost wake-up: a lock taken stays taken
+            await lock.acquire()
+    except TimeoutError:
+        return False
+    return True
 
 
 def one_line(text: str, limit: int = 400) -> str:

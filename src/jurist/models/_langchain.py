@@ -119,6 +119,13 @@ class LangChainModel(Model):
             remote=True,
         )
 
+    def rebuild_options(self) -> dict[str, Any]:
+        """A LangChain object lives in this process: it cannot be rebuilt in another."""
+        raise ConfigError(
+            f"{self.spec} is a LangChain object of this process: it cannot be rebuilt in "
+            "another process (a Ray actor); use a provider:name model"
+        )
+
     def identity(self) -> dict[str, Any]:
         cls = type(self.chat_model)
         ident: dict[str, Any] = {

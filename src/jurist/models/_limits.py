@@ -11,8 +11,8 @@ outside it, so many concurrent callers get distinct, evenly spaced slots at once
 wake one by one instead of all together. The lock is a :class:`threading.Lock`, so one
 ``LimitedModel`` paces calls coming from several event loops or threads as one stream.
 The concurrency semaphore is an :class:`asyncio.Semaphore` made lazily for each running
-loop (jurist's ``run_sync`` runs a fresh loop per call), so ``max_concurrency`` bounds
-the calls in flight in each loop.
+loop (sync twins share one background loop; async callers bring their own), so
+``max_concurrency`` bounds the calls in flight in each loop.
 
 Tokens are reserved before a call from an estimate (prompt characters / 4 plus
 ``max_tokens``; or ``token_estimator(request)``) and corrected by the usage the
@@ -37,6 +37,7 @@ import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from typing import Any
 
 from jurist.errors import ConfigError
 from jurist.models._model import Model, WrapperModel
@@ -158,6 +159,14 @@ class LimitedModel(WrapperModel):
         self._semaphores: weakref.WeakKeyDictionary[
             asyncio.AbstractEventLoop, asyncio.Semaphore
         ] = weakref.WeakKeyDictionary()
+
+    def layer(self) -> dict[str, Any]:
+        """This layer's :class:`~jurist.models.Transport` settings (its limits)."""
+        return {
+            "rpm": self.max_calls_per_min,
+            "tpm": self.max_tokens_per_min,
+            "max_concurrency": self.max_concurrency,
+        }
 
     def _semaphore(self) -> asyncio.Semaphore | None:
         if self.max_concurrency is None:

@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import os
 import re
 import time
 from collections.abc import Mapping
@@ -121,6 +122,7 @@ class LiteLLMModel(Model):
                 f"litellm model {name!r}: api_base {api_base!r} must start with http:// or https://"
             )
         params = dict(litellm_params or {})
+        self._params = dict(params)
         clash = sorted(set(params) & _RESERVED)
         if clash:
             raise ConfigError(
@@ -186,9 +188,27 @@ class LiteLLMModel(Model):
     def rebuild_options(self) -> dict[str, Any]:
         """The options that build this model again (a catalog entry, a Ray actor): those
         given, except ``api_key``, ``headers`` and ``litellm_params``, which may carry
-        credentials and stay with the process (LiteLLM reads keys from the environment).
+        credentials: they are :meth:`secrets`.
         """
         return dict(self._given)
+
+    def secrets(self) -> dict[str, Any]:
+        """``api_key``, ``headers`` and ``litellm_params`` as given. Without an
+        ``api_key``, the route's key as LiteLLM reads it here, ``$<PROVIDER>_API_KEY``
+        (``ANTHROPIC_API_KEY`` for ``anthropic/...``) when set, so a copy rebuilt in
+        another process (a Ray actor) passes it to LiteLLM with each call instead of
+        reading an environment it does not have."""
+        out: dict[str, Any] = {}
+        key = self._fixed.get("api_key")
+        if key is None:
+            key = os.environ.get(f"{self.route_provider.upper()}_API_KEY") or None
+        if key is not None:
+            out["api_key"] = key
+        if "extra_headers" in self._fixed:
+            out["headers"] = dict(self._fixed["extra_headers"])
+        if self._params:
+            out["litellm_params"] = dict(self._params)
+        return out
 
     def _route(self, name: str) -> tuple[str, frozenset[str] | None]:
         """The route's provider and the OpenAI parameters it takes (None: not known)."""

@@ -11,13 +11,16 @@ from __future__ import annotations
 
 import abc
 import asyncio
+import copy
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict
 
 from jurist._secrets import shown_name
 from jurist.errors import CapabilityError
+from jurist.models._decisions import Decider
+from jurist.models._transport import ModelSpec
 from jurist.types import CandidateScores, Completion, Request
 
 __all__ = ["Capabilities", "Model", "WrapperModel"]
@@ -84,6 +87,25 @@ class Model(abc.ABC):
         :func:`jurist._secrets.shown_name`); ``name`` keeps it as given."""
         return f"{self.provider}:{shown_name(self.name)}"
 
+    def secrets(self) -> dict[str, Any]:
+        """The constructor options that give a copy of this model rebuilt in another
+        process (a Ray actor) the credentials this one uses (``api_key``, ``headers``),
+        kept out of :meth:`rebuild_options`; ``{}`` (the default) when it uses none.
+        Held in memory only, never written, never part of :meth:`identity`."""
+        return {}
+
+    def rebuild_options(self) -> dict[str, Any]:
+        """The constructor options (JSON values, never a secret) that build this backend
+        again, with ``provider:name``, in another process (a Ray actor, a catalog entry):
+        those given that differ from the defaults. The default, ``{}``: a backend built
+        from its name alone."""
+        return {}
+
+    def rebuild_spec(self) -> ModelSpec:
+        """What rebuilds this model, and the layers around it, in another process
+        (:func:`~jurist.models.rebuild_model`, with :meth:`secrets`)."""
+        return ModelSpec(provider=self.provider, name=self.name, options=self.rebuild_options())
+
     @abc.abstractmethod
     async def complete(self, request: Request) -> Completion:
         """Complete one request."""
@@ -113,6 +135,12 @@ class Model(abc.ABC):
     async def aclose(self) -> None:  # noqa: B027 - a hook with a default
         """Release connections, threads or memory the backend holds."""
 
+    def deciders(self) -> dict[str, Decider]:
+        """What this model decides from its server's answers during a run, by name (the
+        openai backend's ``json_form``): a run records it and a resumed run restores it
+        (see :mod:`jurist.models._decisions`). The default: nothing."""
+        return {}
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.spec!r})"
 
@@ -138,6 +166,28 @@ class WrapperModel(Model):
     async def fingerprint(self) -> dict[str, Any] | None:
         return await self.wrapped.fingerprint()
 
+    def secrets(self) -> dict[str, Any]:
+        return self.wrapped.secrets()
+
+    def rebuild_options(self) -> dict[str, Any]:
+        return self.wrapped.rebuild_options()
+
+    def layer(self) -> dict[str, Any]:
+        """The :class:`~jurist.models.Transport` settings this wrapper stands for, so a
+        stack can describe itself (:meth:`rebuild_spec`); a wrapper that no transport
+        setting builds raises :class:`~jurist.errors.ConfigError` (the default)."""
+        from jurist.errors import ConfigError
+
+        raise ConfigError(
+            f"{type(self).__name__} is no layer of the model stack (cache, retry, limits): "
+            "a model wrapped in it cannot be rebuilt in another process"
+        )
+
+    def rebuild_spec(self) -> ModelSpec:
+        inner = self.wrapped.rebuild_spec()
+        transport = inner.transport.model_copy(update=self.layer())
+        return inner.model_copy(update={"transport": transport})
+
     async def complete(self, request: Request) -> Completion:
         return await self.wrapped.complete(request)
 
@@ -151,6 +201,19 @@ class WrapperModel(Model):
 
     async def aclose(self) -> None:
         await self.wrapped.aclose()
+
+    def deciders(self) -> dict[str, Decider]:
+        return self.wrapped.deciders()
+
+    def around(self, model: Model) -> Self:
+        """A copy of this wrapper around ``model`` instead of :attr:`wrapped` (this one is
+        unchanged). The copy shares this wrapper's state: a limiter's schedule, a cache's
+        file and connection, a retry's random draws."""
+        other = copy.copy(self)
+        other.wrapped = model
+        other.provider = model.provider
+        other.name = model.name
+        return other
 
     @property
     def innermost(self) -> Model:

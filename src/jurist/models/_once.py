@@ -82,6 +82,14 @@ class Once(Generic[T]):
                 self._box = (value,)
             return self._box[0]
 
+    def __getstate__(self) -> dict[str, object]:
+        """A copy in another process keeps the value, not the locks or the running tasks."""
+        return {"box": self._box}
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        self.__init__()  # type: ignore[misc]
+        self._box = state["box"]  # type: ignore[assignment]
+
     def reset(self) -> None:
         """Forget the held value (a model that frees its weights loads them again)."""
         with self._lock:

@@ -59,6 +59,7 @@ from __future__ import annotations
 import asyncio
 import os
 import time
+import weakref
 from collections.abc import AsyncGenerator, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
@@ -86,7 +87,7 @@ from jurist.errors import (
     UnsupportedRequestError,
     status_error,
 )
-from jurist.models._batch_hook import batch_collector
+from jurist.models._decisions import Decider
 from jurist.models._json_form import (
     JsonForm,
     JsonFormDecision,
@@ -106,6 +107,7 @@ from jurist.models._server_identity import served_identity
 from jurist.types import Completion, Request, Usage
 
 if TYPE_CHECKING:
+    from jurist.models._openai_batch import OpenAIBatchHooks
     from jurist.models._openai_batch_client import BatchClient
 
 __all__ = [
@@ -176,7 +178,31 @@ class OpenAIModel(Model):
         # the form a JSON schema is sent in now, decided by the server's answers
         self.json_form = JsonFormDecision(self.spec, json_mode) if json_mode else None
         self._has_key = bool(api_key)
-        self._api_key = api_key  # for a rebuild elsewhere (a Ray actor); never shown
+        # what rebuild_options() gives back: the options that differ from the defaults
+        self._given: dict[str, Any] = {
+            k: v
+            for k, v, default in (
+                ("timeout", self.timeout, 60.0),
+                ("max_connections", max_connections, 1000),
+                ("json_mode", json_mode, "json_schema"),
+                ("logprobs", logprobs, True),
+                ("top_logprobs_max", top_logprobs_max, 20),
+                ("max_tokens_param", max_tokens_param, "max_tokens"),
+                ("max_response_bytes", self.max_response_bytes, DEFAULT_MAX_RESPONSE_BYTES),
+            )
+            if v != default
+        }
+        # what secrets() gives back, for a rebuild elsewhere (a Ray actor); never shown
+        self._secrets: dict[str, Any] = {}
+        if api_key:
+            self._secrets["api_key"] = api_key
+        given_headers = dict(headers or {})
+        if basic_auth is not None:  # the URL's user:password@, kept out of base_url
+            given_headers = {"Authorization": basic_auth, **given_headers}
+        if given_headers:
+            self._secrets["headers"] = given_headers
+        if scrub(self.base_url) != self.base_url:  # a key in the URL (?api-key=...)
+            self._secrets["base_url"] = self.base_url
         remember_secrets_in({"api_key": api_key, "headers": dict(headers or {})})
         self._logprobs = logprobs
         self._top_max = top_logprobs_max if logprobs else 0
@@ -196,6 +222,13 @@ class OpenAIModel(Model):
         self._sessions: dict[asyncio.AbstractEventLoop, aiohttp.ClientSession] = {}
         self._closers: dict[asyncio.AbstractEventLoop, AsyncGenerator[None, None]] = {}
         self._served: Once[dict[str, Any] | None] = Once()  # see fingerprint()
+        _close_pools_when_collected(self)
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """An unpickled (or copied) model opens connection pools of its own."""
+        self.__dict__.update(state)
+        self._sessions, self._closers = {}, {}
+        _close_pools_when_collected(self)
 
     @property
     def capabilities(self) -> Capabilities:
@@ -205,6 +238,18 @@ class OpenAIModel(Model):
             json_schema=self.json_mode is not None,
             remote=True,
         )
+
+    def secrets(self) -> dict[str, Any]:
+        """``api_key`` and ``headers``: the key this model uses (given, or read from
+        ``$OPENAI_API_KEY`` where it was built) and the headers it sends, which may carry
+        credentials (a ``user:password@`` of the URL as Basic auth); ``{}`` without any."""
+        return {k: (dict(v) if isinstance(v, dict) else v) for k, v in self._secrets.items()}
+
+    def rebuild_options(self) -> dict[str, Any]:
+        """``base_url`` (where it was built it may come from ``$OPENAI_BASE_URL``) and the
+        options given that differ from the defaults; never a key or a header."""
+        where = {} if "base_url" in self._secrets else {"base_url": self.base_url}
+        return {**where, **self._given}
 
     def identity(self) -> dict[str, Any]:
         # a key in the URL (user:password@, ?api-key=) is not part of what the model is
@@ -249,30 +294,21 @@ class OpenAIModel(Model):
             )
         return found
 
+    def deciders(self) -> dict[str, Decider]:
+        """The JSON form its server's answers decided (none when ``json_mode=None``)."""
+        return {"json_form": self.json_form} if self.json_form is not None else {}
+
     # -- the hot path -------------------------------------------------------------------
 
     async def complete(self, request: Request) -> Completion:
         if request.json_schema is None or self.json_form is None:
             return await self._send(request, None, probe=False)
-        return await self.json_form.send(
-            lambda form, probe: self._send(request, form, probe=probe),
-            probe=batch_collector.get() is None,  # a batch engine collects, nothing is sent
-        )
+        return await self.json_form.send(lambda form, probe: self._send(request, form, probe=probe))
 
     async def _send(self, request: Request, form: JsonForm | None, *, probe: bool) -> Completion:
         """Send ``request`` with its schema in ``form``; ``probe``: an error answer that
         refuses the form raises :class:`~jurist.errors.UnsupportedRequestError`."""
-        body = self._body(request, form)
-        collector = batch_collector.get()
-        if collector is not None:
-            # A batch engine takes the request (see jurist.models._batch_hook).
-            start = time.perf_counter()
-            answer = await collector.submit(self, body)
-            if answer is not None:
-                done = self._completion(answer, 200, time.perf_counter() - start)
-                usage = done.usage.model_copy(update={"batch_calls": 1})  # batch-rate billing
-                return done.model_copy(update={"usage": usage})
-        data = orjson.dumps(body)
+        data = orjson.dumps(self._body(request, form))
         session = self._sessions.get(asyncio.get_running_loop())
         if session is None or session.closed:
             session = await self._open_session()
@@ -416,9 +452,15 @@ class OpenAIModel(Model):
 
     # -- batch API ----------------------------------------------------------------------
 
+    def batch_hooks(self) -> OpenAIBatchHooks:
+        """This model's hooks for the Batch API (see :mod:`jurist.models._batch_hooks`)."""
+        from jurist.models._openai_batch import OpenAIBatchHooks
+
+        return OpenAIBatchHooks(self)
+
     def request_body(self, request: Request) -> dict[str, Any]:
         """The JSON body :meth:`complete` sends for ``request`` (a batch request line's
-        ``body``).
+        ``body``): with its JSON schema in the form the model sends now, unprobed.
 
         >>> from jurist.types import Message
         >>> m = OpenAIModel("tiny", base_url="http://127.0.0.1:8000/v1")
@@ -426,6 +468,21 @@ class OpenAIModel(Model):
         {'model': 'tiny', 'messages': [{'role': 'user', 'content': 'q'}], 'seed': 1}
         """
         return self._body(request)
+
+    def batch_completion(self, raw: bytes, request_schema: bool) -> Completion:
+        """The completion a live call returns for the 200 answer ``raw`` read from a batch
+        result, billed at the batch rates (``usage.batch_calls``) and noted as a live one
+        is when its JSON schema went in a fallback form (``request_schema``: the request
+        carried one)."""
+        done = self._completion(raw, 200, 0.0)
+        usage = done.usage.model_copy(update={"batch_calls": 1})
+        note = None
+        if request_schema and self.json_form is not None:
+            note = self.json_form.note_for(self.json_form.form)
+        update: dict[str, Any] = {"usage": usage}
+        if note is not None:
+            update["format_note"] = note
+        return done.model_copy(update=update)
 
     def error_for_status(
         self, status: int, body: bytes, headers: Mapping[str, str] | None = None
@@ -585,3 +642,21 @@ def build_openai(name: str, **options: Any) -> OpenAIModel:
         return OpenAIModel(name, **options)
     except TypeError as exc:
         raise ConfigError(f"openai model {name!r}: {exc}") from None
+
+
+def _close_pools_when_collected(model: OpenAIModel) -> None:
+    """Close ``model``'s connection pools on their loops once the model is collected.
+
+    A loop that outlives the model (the sync twins' shared loop) would otherwise meet the
+    open session only in the garbage collector, which reports it as unclosed. The
+    finalizer holds the model's session map, so the sessions stay reachable (never
+    collected open) until it schedules their close.
+    """
+    weakref.finalize(model, _close_pools, model._sessions)
+
+
+def _close_pools(sessions: dict[asyncio.AbstractEventLoop, aiohttp.ClientSession]) -> None:
+    for loop, session in list(sessions.items()):
+        if not session.closed and loop.is_running():
+            asyncio.run_coroutine_threadsafe(session.close(), loop)
+    sessions.clear()

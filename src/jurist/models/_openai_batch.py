@@ -37,12 +37,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import orjson
 
-from jurist.errors import ConfigError, DataError
+from jurist.errors import APIStatusError, ConfigError, DataError
+from jurist.models._batch_hooks import OutputLine
 from jurist.models._openai_batch_client import (
     BatchClient,
     BatchError,
@@ -53,6 +53,7 @@ from jurist.models._openai_batch_client import (
     RequestCounts,
 )
 from jurist.models._openai_wire import error_detail
+from jurist.types import Completion, Request
 
 __all__ = [
     "CHAT_COMPLETIONS",
@@ -64,6 +65,7 @@ __all__ = [
     "BatchObject",
     "BatchStatus",
     "FileObject",
+    "OpenAIBatchHooks",
     "OutputLine",
     "RequestCounts",
     "custom_id_of",
@@ -141,34 +143,47 @@ def split_lines(
         yield piece
 
 
-@dataclass(frozen=True, slots=True)
-class OutputLine:
-    """One line of a batch output, error or results file.
+class _ChatModel(Protocol):
+    """What the hooks use of :class:`~jurist.models._openai.OpenAIModel`."""
 
-    ``status_code`` is the HTTP status the request got (0 when it never ran: a
-    ``batch_expired`` or ``batch_cancelled`` line). ``body`` is the raw JSON of the
-    response body: a chat completion when :attr:`ok`, else an OpenAI-style error body
-    ``{"error": {...}}`` (built from the line's ``error`` when the line has no body, as
-    vLLM writes them) or ``None`` when there is nothing to say. ``error`` is the readable
-    reason of a failed line, ``code`` its machine-readable code when the line gives one.
+    def request_body(self, request: Request) -> dict[str, Any]: ...
+
+    def batch_completion(self, raw: bytes, request_schema: bool) -> Completion: ...
+
+    def error_for_status(self, status: int, body: bytes) -> APIStatusError: ...
+
+    def batch_client(self) -> BatchClient: ...
+
+
+class OpenAIBatchHooks:
+    """The Batch API hooks of one ``openai:`` model (see :mod:`jurist.models._batch_hooks`):
+    chat-completion bodies as ``/v1/chat/completions`` lines, output and error files read
+    by :func:`parse_output_line`, the files and batches endpoints by :class:`BatchClient`.
     """
 
-    custom_id: str
-    status_code: int
-    body: bytes | None
-    error: str | None = None
-    code: str | None = None
-    request_id: str | None = None
+    def __init__(self, model: _ChatModel) -> None:
+        self.model = model
 
-    @property
-    def ok(self) -> bool:
-        """A 2xx answer with a body: the completion is in :attr:`body`."""
-        return 200 <= self.status_code < 300 and self.body is not None
+    def body_for(self, request: Request) -> dict[str, Any]:
+        return self.model.request_body(request)
 
-    @property
-    def never_ran(self) -> bool:
-        """The batch ended (expired, cancelled) before this request ran: send it again."""
-        return self.status_code == 0 and self.code in ("batch_expired", "batch_cancelled")
+    def line_for(self, custom_id: str, body: dict[str, Any]) -> bytes:
+        return request_line(custom_id, body)
+
+    def parse_line(self, line: bytes, where: str) -> OutputLine:
+        return parse_output_line(line, where)
+
+    def custom_id_of(self, line: bytes) -> str | None:
+        return custom_id_of(line)
+
+    def completion_from(self, body: bytes, request: Request) -> Completion:
+        return self.model.batch_completion(body, request.json_schema is not None)
+
+    def error_for(self, status: int, body: bytes) -> APIStatusError:
+        return self.model.error_for_status(status, body)
+
+    def client(self) -> BatchClient:
+        return self.model.batch_client()
 
 
 def custom_id_of(line: bytes) -> str | None:

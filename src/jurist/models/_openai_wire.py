@@ -61,8 +61,10 @@ def error_detail(raw: bytes) -> str:
     return snippet(raw, 500)
 
 
-def retry_after_seconds(headers: Mapping[str, str]) -> float | None:
+def retry_after_seconds(headers: Mapping[str, str], *, now: datetime | None = None) -> float | None:
     """Seconds to wait from ``retry-after-ms``, or ``Retry-After`` (seconds or an HTTP date).
+
+    An HTTP date counts from ``now`` (default: the current time, UTC).
 
     >>> retry_after_seconds({"Retry-After": "2.5"})
     2.5
@@ -70,6 +72,9 @@ def retry_after_seconds(headers: Mapping[str, str]) -> float | None:
     0.15
     >>> retry_after_seconds({"Retry-After": "Wed, 21 Oct 2015 07:28:00 GMT"})
     0.0
+    >>> retry_after_seconds({"Retry-After": "Wed, 21 Oct 2015 07:28:00 GMT"},
+    ...                     now=datetime(2015, 10, 21, 7, 27, 30, tzinfo=UTC))
+    30.0
     >>> retry_after_seconds({}) is None
     True
     """
@@ -93,4 +98,4 @@ def retry_after_seconds(headers: Mapping[str, str]) -> float | None:
         return None
     if when.tzinfo is None:
         when = when.replace(tzinfo=UTC)
-    return max(0.0, (when - datetime.now(UTC)).total_seconds())
+    return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())

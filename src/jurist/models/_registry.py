@@ -23,8 +23,8 @@ from typing import Any
 from jurist._secrets import remember_secret, scrub, shown_name
 from jurist.errors import ConfigError
 from jurist.models._model import Model
-from jurist.models._retry import RetryModel
 from jurist.models._spec import merge_options, split_spec_options
+from jurist.models._stack import DEFAULT_MAX_RETRIES, Transport, build_stack
 
 __all__ = [
     "DEFAULT_MAX_RETRIES",
@@ -36,8 +36,7 @@ __all__ = [
 ]
 
 DEFAULT_MODEL = "hf:Qwen/Qwen2.5-0.5B-Instruct"
-DEFAULT_MAX_RETRIES = 2
-"""Retries of transient errors a remote model built from a spec string gets by default."""
+"""The model ``get_model()`` gives when neither an argument nor ``$JURIST_MODEL`` names one."""
 ENTRY_POINT_GROUP = "jurist.models"
 
 ModelFactory = Callable[..., Model]
@@ -71,6 +70,7 @@ def _builtin(module: str, attr: str) -> ModelFactory:
 for _name, _mod, _attr in [
     ("mock", "jurist.models._mock", "build_mock"),
     ("openai", "jurist.models._openai", "build_openai"),
+    ("anthropic", "jurist.models._anthropic", "build_anthropic"),
     ("hf", "jurist.models._hf", "build_hf"),
     ("vllm", "jurist.models._vllm", "build_vllm"),
     ("litellm", "jurist.models._litellm", "build_litellm"),
@@ -174,6 +174,4 @@ def get_model(
 
 
 def _with_retries(model: Model, max_retries: int) -> Model:
-    if max_retries <= 0:
-        return model
-    return RetryModel(model, max_retries=max_retries)
+    return build_stack(model, Transport(max_retries=max_retries))

@@ -36,7 +36,7 @@ import contextlib
 import math
 import random
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from jurist._secrets import get_logger
 from jurist.errors import (
@@ -179,6 +179,15 @@ class RetryModel(WrapperModel):
         self.jitter = jitter
         self._random = random.Random(seed)
         self._sleep = sleep
+
+    def layer(self) -> dict[str, Any]:
+        """This layer's :class:`~jurist.models.Transport` settings (its retries and waits)."""
+        return {
+            "max_retries": self.max_retries,
+            "backoff_base": self.backoff_base,
+            "backoff_max": self.backoff_max,
+            "retry_after_max": self.retry_after_max,
+        }
 
     def delay(self, retry: int, error: BaseException) -> float:
         """Seconds to wait before retry number ``retry`` (0-based) after ``error``.

@@ -242,6 +242,14 @@ class VLLMModel(Model):
             out["max_tokens"] = self.max_tokens
         return out
 
+    def secrets(self) -> dict[str, Any]:
+        """``hf_token`` when given: the credential :meth:`rebuild_options` leaves out."""
+        return {
+            k: v
+            for k, v in self.engine_kwargs.items()
+            if k in _SECRET_ENGINE_KEYS and v is not None
+        }
+
     def identity(self) -> dict[str, Any]:
         out: dict[str, Any] = {"provider": self.provider, "name": self.name}
         for key in IDENTITY_ENGINE_KEYS:

@@ -24,6 +24,15 @@ from jurist.rewards._backend import (
     build_backend,
 )
 from jurist.rewards._batch import RewardJudge, reward_judge_from_kwargs
+from jurist.rewards._group import GroupReward
+from jurist.rewards._group_adapters import (
+    AsyncGroupTRLReward,
+    GroupTRLReward,
+    group_compute_score_async,
+    group_reward_from_kwargs,
+    trl_group_reward_func,
+    trl_group_reward_func_async,
+)
 from jurist.rewards._judge_reward import (
     DEFAULT_TOLERANCE,
     judgment_to_reward,
@@ -48,7 +57,10 @@ __all__ = [
     "DEFAULT_JUDGE_MODEL",
     "DEFAULT_LLM_CONFIG",
     "DEFAULT_TOLERANCE",
+    "AsyncGroupTRLReward",
     "AsyncTRLReward",
+    "GroupReward",
+    "GroupTRLReward",
     "RewardBackend",
     "RewardFunction",
     "RewardJudge",
@@ -59,6 +71,8 @@ __all__ = [
     "compute_score",
     "compute_score_async",
     "get_reward_from_name",
+    "group_compute_score_async",
+    "group_reward_from_kwargs",
     "judgment_to_reward",
     "list_rewards",
     "llm_as_judge_reward",
@@ -69,6 +83,8 @@ __all__ = [
     "register_reward",
     "reward",
     "reward_judge_from_kwargs",
+    "trl_group_reward_func",
+    "trl_group_reward_func_async",
     "trl_reward_func",
     "trl_reward_func_async",
     "verl_compute_score",

@@ -42,12 +42,14 @@ __all__ = [
 ]
 
 DEFAULT_JUDGE_MODEL = "Qwen/Qwen2.5-0.5B-Instruct"
+"""The reward judge's model when neither ``model_name`` nor ``$LLM_JUDGE_MODEL`` names one."""
 DEFAULT_LLM_CONFIG: dict[str, Any] = {
     "backend_type": "hf",
     "model_name": None,  # $LLM_JUDGE_MODEL, else DEFAULT_JUDGE_MODEL
     "max_tokens": 10,
     "temperature": 0.1,
 }
+"""What an ``llm_config`` leaves out: these keys' values (:func:`build_backend` merges)."""
 _KNOWN_KEYS = ("backend_type", "model_name", "max_tokens", "temperature", "template")
 _ALIASES = {"transformers": "hf", "huggingface": "hf"}
 

@@ -46,19 +46,18 @@ True
 from __future__ import annotations
 
 import asyncio
-import atexit
-import contextlib
 import os
 import threading
 from collections.abc import Coroutine, Mapping, Sequence
 from typing import Any, TypeVar
 
+from jurist._sync import run_sync
 from jurist.errors import ConfigError, DataError
 from jurist.judges import LLMJudge
 from jurist.judges._batch import run_items
-from jurist.models import LimitedModel, Model, get_model
+from jurist.models import Transport, build_stack, get_model, with_limits
+from jurist.models._stack import limits_layer
 from jurist.rewards._judge_reward import DEFAULT_TOLERANCE, judgment_to_reward
-from jurist.rewards._loop import LoopThread
 from jurist.types import Judgment
 
 __all__ = [
@@ -132,11 +131,16 @@ class RewardJudge:
         item: dict[str, Any] = {"response": response, "prompt": prompt}
         if reference is not None:
             item["reference"] = str(reference)
-        try:
-            async with asyncio.timeout(self.timeout):
-                judgment = await self.judge.judge(item, retries=self.retries)
-        except TimeoutError:
-            judgment = Judgment(score=None, error=f"timeout: no judgment within {self.timeout:g} s")
+        if self.timeout is None:  # the common case: no timer to arm and cancel per judgment
+            judgment = await self.judge.judge(item, retries=self.retries)
+        else:
+            try:
+                async with asyncio.timeout(self.timeout):
+                    judgment = await self.judge.judge(item, retries=self.retries)
+            except TimeoutError:
+                judgment = Judgment(
+                    score=None, error=f"timeout: no judgment within {self.timeout:g} s"
+                )
         return judgment_record(
             judgment,
             failure_value=self.failure_value,
@@ -221,23 +225,14 @@ def judgment_record(
 
 # -- the background loop for sync callers ---------------------------------------------
 
-_BACKGROUND = LoopThread("jurist-rewards-loop")
-
-
-@atexit.register
-def _close_background_loop() -> None:
-    """At exit: close what the loop holds open (HTTP pools close via async generators)."""
-    # exiting anyway: an unfinished close only costs a warning
-    with contextlib.suppress(TimeoutError, RuntimeError):
-        _BACKGROUND.close(timeout=5)
-
 
 def run_in_background(coro: Coroutine[Any, Any, T]) -> T:
-    """Run ``coro`` on the process's reward event loop and wait for its result.
+    """Run ``coro`` on jurist's shared background event loop and wait for its result.
 
-    One loop serves every sync call, so connection pools are opened once and reused.
+    One loop serves every sync call (:func:`jurist._sync.run_sync`, the loop of every sync
+    twin), so connection pools are opened once and reused.
     """
-    return _BACKGROUND.run(coro)
+    return run_sync(coro)
 
 
 # -- building from keyword arguments ------------------------------------------------
@@ -310,21 +305,22 @@ def _build(settings: Mapping[str, Any]) -> RewardJudge:
                 "not an LLMJudge (a catalog judges.* entry)"
             )
         base = found
-    model: Model
     if "model" in settings:
         spec = str(settings["model"])
         if not isinstance(settings["model"], str) or not spec:
             raise ConfigError(f"reward judge: model must be a 'provider:name' spec, got {spec!r}")
-        model = get_model(_spec(spec), max_retries=max_retries, **options)
+        transport = Transport(
+            max_retries=max_retries, rpm=rpm, tpm=tpm, max_concurrency=concurrency
+        )
+        backend = get_model(_spec(spec), max_retries=0, **options)
+        limited = build_stack(backend, transport)
     else:
         assert base is not None
         given = sorted([*options, *(["max_retries"] if max_retries is not None else [])])
         if given:
             raise ConfigError(f"reward judge: {given} apply to model=, which judge= lacks")
-        model = base.model
-    limited = LimitedModel(
-        model, max_concurrency=concurrency, max_calls_per_min=rpm, max_tokens_per_min=tpm
-    )
+        layer = limits_layer(rpm=rpm, tpm=tpm, max_concurrency=concurrency)
+        limited = with_limits(base.model, layer)  # under the catalog model's retries
     template = str(settings.get("template", "reward"))
     is_reward = base is None and template == "reward"
     sampling: dict[str, Any] = {}

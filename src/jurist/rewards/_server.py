@@ -3,8 +3,10 @@
 :class:`RewardService` wraps one :class:`~jurist.rewards._batch.RewardJudge` and is shared
 by every request of the server (see :mod:`jurist.rewards._server_app` for the HTTP side):
 
-- **one bound**: at most ``concurrency`` judgments run at once, whichever requests their
-  items came in; items of requests that arrive together are judged together;
+- **one bound, micro-batched**: at most ``concurrency`` judgments run at once, whichever
+  requests their items came in; the items of requests that arrive within ``batch_window``
+  seconds of each other are judged as one batch (:mod:`jurist.rewards._stream`), so a
+  stream of single-sample requests (OpenRLHF, slime) is judged like one batched request;
 - **coalescing**: an item whose judge input (the rendered judge messages) equals one
   already being judged waits for that judgment instead of making another;
 - **failures**: a judgment that fails, or takes longer than the judge's ``timeout``
@@ -48,7 +50,6 @@ usage: labels[1] is an empty string; the 'reward' template needs a reference
 from __future__ import annotations
 
 import asyncio
-import math
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -56,7 +57,11 @@ from typing import Any
 from jurist._secrets import get_logger, scrub
 from jurist.errors import DataError, JuristError
 from jurist.rewards._batch import RewardJudge
+from jurist.rewards._group import GroupReward
+from jurist.rewards._server_bodies import ABSENT as _ABSENT
+from jurist.rewards._server_bodies import BadBody, _kind, _labels, _last_user, _strings, _value
 from jurist.rewards._server_metrics import ServerMetrics
+from jurist.rewards._stream import DEFAULT_WINDOW, MicroBatcher
 
 __all__ = ["ITEM_FIELDS", "BadBody", "RewardService", "derive_response"]
 
@@ -65,12 +70,7 @@ ITEM_FIELDS = ("response", "reference", "prompt")
 
 _log = get_logger("jurist.rewards.server")
 _Key = tuple[tuple[str, str], ...]
-_ABSENT = object()
 _EMPTY_LABEL = '(OpenRLHF sends "" when its label key is unset)'
-
-
-class BadBody(JuristError):
-    """A request body the server cannot judge; the message names the field and index."""
 
 
 def derive_response(query: str, prompt: str | None) -> str:
@@ -91,15 +91,22 @@ def derive_response(query: str, prompt: str | None) -> str:
 class RewardService:
     """Judges reward items for the server: one bound, coalescing, metrics (see module doc)."""
 
-    def __init__(self, judge: RewardJudge, *, concurrency: int = 256) -> None:
+    def __init__(
+        self,
+        judge: RewardJudge,
+        *,
+        concurrency: int = 256,
+        batch_window: float = DEFAULT_WINDOW,
+        group: GroupReward | None = None,
+    ) -> None:
         if concurrency < 1:
             raise ValueError(f"concurrency must be at least 1, got {concurrency}")
         self.judge = judge
         self.concurrency = concurrency
         self.metrics = ServerMetrics()
-        self.in_flight = 0
-        self._bound: asyncio.Semaphore | None = None
-        self._pending: dict[_Key, asyncio.Task[dict[str, Any]]] = {}
+        self.batcher = MicroBatcher(self._judge_one, concurrency=concurrency, window=batch_window)
+        self.group = group
+        self._pending: dict[_Key, asyncio.Future[dict[str, Any]]] = {}
         template = judge.judge.template
         self._needs = set(judge.judge.required_fields) & set(ITEM_FIELDS)
         self._reads = self._needs | (set(template.optional_fields) & set(ITEM_FIELDS))
@@ -159,6 +166,69 @@ class RewardService:
             items.append(self._item(response, given, where))
         return items
 
+    def slime_item(self, body: Any) -> dict[str, Any]:
+        """The item of a slime ``remote_rm`` body: ``{"prompt", "response", "label"}``.
+
+        ``prompt`` is a string, null, or chat messages (``[{"role", "content"}, ...]``, as
+        slime keeps a prompt it did not template), whose last user message is the question.
+        """
+        if not isinstance(body, Mapping):
+            raise BadBody(f"body: expected a JSON object with a 'response', got {_kind(body)}")
+        unknown = sorted(set(body) - {"prompt", "response", "label"})
+        if unknown:
+            raise BadBody(
+                f"body: unknown field(s) {unknown}; the body is "
+                "{'prompt': ..., 'response': ..., 'label': ...}"
+            )
+        response = body.get("response")
+        if not isinstance(response, str):
+            raise BadBody(f"response: expected a string, got {_kind(response)}")
+        prompt = body.get("prompt", _ABSENT)
+        if isinstance(prompt, list):
+            prompt = _last_user(prompt)
+        elif prompt is not _ABSENT and prompt is not None and not isinstance(prompt, str):
+            raise BadBody(f"prompt: expected a string, chat messages or null, got {_kind(prompt)}")
+        given = {"prompt": prompt, "reference": body.get("label", _ABSENT)}
+        where = {"prompt": "prompt", "reference": "label", "response": "response"}
+        return self._item(response, given, where)
+
+    def group_items(self, body: Any) -> list[dict[str, Any]]:
+        """The groups of a ``/v1/group_rewards`` body: ``{"groups": [{"prompt",
+        "reference", "responses": [...]}]}``."""
+        if self.group is None:
+            raise BadBody("this server has no pairwise judge for group rewards")
+        if not isinstance(body, Mapping) or not isinstance(body.get("groups"), list):
+            raise BadBody(f"body: expected {{'groups': [...]}}, got {_kind(body)}")
+        groups = []
+        for i, g in enumerate(body["groups"]):
+            if not isinstance(g, Mapping):
+                raise BadBody(f"groups[{i}]: expected an object, got {_kind(g)}")
+            extra = sorted(set(g) - {"prompt", "reference", "responses"})
+            if extra:
+                raise BadBody(f"groups[{i}]: unknown field(s) {extra}")
+            responses = g.get("responses")
+            if not isinstance(responses, list) or not all(isinstance(r, str) for r in responses):
+                raise BadBody(f"groups[{i}].responses: expected a list of strings")
+            for field in ("prompt", "reference"):
+                value = g.get(field)
+                if value is not None and not isinstance(value, str):
+                    raise BadBody(f"groups[{i}].{field}: expected a string or null")
+            groups.append(
+                {"responses": responses, "prompt": g.get("prompt"), "reference": g.get("reference")}
+            )
+        return groups
+
+    async def score_groups(self, groups: Sequence[Mapping[str, Any]]) -> list[list[dict[str, Any]]]:
+        """Per-response records of each group (from :meth:`group_items`), judged together."""
+        assert self.group is not None
+        group = self.group
+        self.metrics.count_items("/v1/group_rewards", sum(len(g["responses"]) for g in groups))
+        return list(
+            await asyncio.gather(
+                *(group.score_group(g["responses"], g["prompt"], g["reference"]) for g in groups)
+            )
+        )
+
     def _item(
         self, response: str, given: Mapping[str, Any], where: Mapping[str, str]
     ) -> dict[str, Any]:
@@ -185,6 +255,11 @@ class RewardService:
         if problems:
             item["_refused"] = scrub(f"{DataError.category}: {'; '.join(problems)}")
         return item
+
+    @property
+    def in_flight(self) -> int:
+        """Judgments running now."""
+        return self.batcher.in_flight
 
     @property
     def _template(self) -> str:
@@ -233,16 +308,16 @@ class RewardService:
             "refused": True,
         }
 
-    def _task(self, item: dict[str, Any]) -> asyncio.Task[dict[str, Any]]:
+    def _task(self, item: dict[str, Any]) -> asyncio.Future[dict[str, Any]]:
         key: _Key = item["_key"]
         task = self._pending.get(key)
         if task is not None:
             self.metrics.coalesced += 1
             return task
-        task = asyncio.ensure_future(self._judge_one(item))
+        task = self.batcher.submit(item)
         self._pending[key] = task
 
-        def forget(done: asyncio.Task[dict[str, Any]]) -> None:
+        def forget(done: asyncio.Future[dict[str, Any]]) -> None:
             if self._pending.get(key) is done:
                 del self._pending[key]
 
@@ -250,99 +325,24 @@ class RewardService:
         return task
 
     async def _judge_one(self, item: Mapping[str, Any]) -> dict[str, Any]:
-        if self._bound is None:
-            self._bound = asyncio.Semaphore(self.concurrency)
-        async with self._bound:
-            self.in_flight += 1
-            start = time.perf_counter()
-            try:
-                record = await self.judge.score_one(
-                    item["response"], item["reference"], item["prompt"]
-                )
-            except Exception as e:  # a bug or an unexpected backend failure: flagged, logged
-                _log.warning("reward judgment failed: %s: %s", type(e).__name__, e)
-                record = {
-                    "reward": self.judge.failure_value,
-                    "raw_score": None,
-                    "judge_output": None,
-                    "clamped": False,
-                    "parse_failed": False,
-                    "error": scrub(f"error: {type(e).__name__}: {e}"),
-                }
-            finally:
-                self.in_flight -= 1
-            self.metrics.count_judgment(time.perf_counter() - start, record.get("error"))
+        """One judgment (the batcher holds the bound); every failure becomes a record."""
+        start = time.perf_counter()
+        try:
+            record = await self.judge.score_one(item["response"], item["reference"], item["prompt"])
+        except Exception as e:  # a bug or an unexpected backend failure: flagged, logged
+            _log.warning("reward judgment failed: %s: %s", type(e).__name__, e)
+            record = {
+                "reward": self.judge.failure_value,
+                "raw_score": None,
+                "judge_output": None,
+                "clamped": False,
+                "parse_failed": False,
+                "error": scrub(f"error: {type(e).__name__}: {e}"),
+            }
+        self.metrics.count_judgment(time.perf_counter() - start, record.get("error"))
         return record
 
     async def aclose(self) -> None:
-        """Close the judge model's connections."""
+        """Finish the batches dispatched, then close the judge model's connections."""
+        await self.batcher.aclose()
         await self.judge.judge.model.aclose()
-
-
-def _kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    names = {str: "a string", bool: "a boolean", int: "a number", float: "a number"}
-    names.update({list: "a list", dict: "an object"})
-    return names.get(type(value), f"a {type(value).__name__}")
-
-
-def _strings(
-    body: Mapping[str, Any], field: str, n: int | None, *, required: bool = False
-) -> list[str | None] | None:
-    value = body.get(field)
-    if value is None:
-        if required:
-            raise BadBody(f"{field}: missing; expected a list of strings")
-        return None
-    if not isinstance(value, list):
-        raise BadBody(f"{field}: expected a list of strings, got {_kind(value)}")
-    if n is not None and len(value) != n:
-        raise BadBody(f"{field}: has {len(value)} items but query has {n}")
-    for i, entry in enumerate(value):
-        ok = isinstance(entry, str) or (entry is None and not required)
-        if not ok:
-            raise BadBody(f"{field}[{i}]: expected a string, got {_kind(entry)}")
-    return list(value)
-
-
-def _labels(body: Mapping[str, Any], field: str, n: int) -> list[Any] | None:
-    """The labels list as sent; each label's value is checked per sample (see :func:`_value`)."""
-    value = body.get(field)
-    if value is None:
-        return None
-    if not isinstance(value, list):
-        raise BadBody(f"{field}: expected a list, got {_kind(value)}")
-    if len(value) != n:
-        raise BadBody(f"{field}: has {len(value)} items but query has {n}")
-    return list(value)
-
-
-def _value(value: Any) -> tuple[str | None, str, bool]:
-    """A prompt or reference as the judge takes it: ``(text, why, invalid)``.
-
-    ``text`` is None when there is no usable value; ``why`` says what was found then
-    (``"is missing"``, ``"is null"``, ``"is an empty string"``, ``"is NaN (a missing
-    value)"``, ...), and ``invalid`` is True when a value was given that no template can
-    take (a list, an object, a boolean, an infinite number). A number is its text.
-
-    >>> _value(42), _value("")
-    (('42', '', False), (None, 'is an empty string', False))
-    >>> _value(float("nan"))
-    (None, 'is NaN (a missing value)', False)
-    >>> _value([1])
-    (None, 'is a list, not a string or a number', True)
-    """
-    if value is _ABSENT:
-        return None, "is missing", False
-    if value is None:
-        return None, "is null", False
-    if isinstance(value, str):
-        return (value, "", False) if value else (None, "is an empty string", False)
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        if isinstance(value, float) and math.isnan(value):
-            return None, "is NaN (a missing value)", False
-        if isinstance(value, float) and math.isinf(value):
-            return None, f"is {value:g}, not a finite number", True
-        return str(value), "", False
-    return None, f"is {_kind(value)}, not a string or a number", True

@@ -9,9 +9,16 @@ Endpoints (see ``docs/rewards.md``, "Reward server"):
   a tensor of each): ``parse_failed``, ``clamped``, ``failed``, ``timed_out``,
   ``refused``; ``raw_scores`` the judge's numbers (``null`` where none) and ``errors``
   why a sample has no score (``null`` where it has one).
+- ``POST /slime``: slime's ``remote_rm``, one sample: ``{"prompt", "response", "label"}``
+  in, ``{"reward", "score", "raw_score", "error", "parse_failed", "clamped", "failed",
+  "timed_out", "refused"}`` out (slime reads the number with ``--reward-key reward``).
 - ``POST /v1/rewards``: ``{"items": [{"response", "reference", "prompt"}, ...]}`` in,
   ``{"rewards": [record, ...]}`` out (``reward``, ``raw_score``, ``judge_output``,
   ``clamped``, ``parse_failed``, ``error``, ``refused``).
+- ``POST /v1/group_rewards``: ``{"groups": [{"prompt", "reference", "responses": [...]}]}``
+  in, ``{"groups": [{"rewards": [...], "records": [...]}]}`` out: each group's responses
+  ranked against each other by the service's pairwise judge
+  (:mod:`jurist.rewards._group`).
 - ``GET /health``: ``{"status": "ok", ...}``; ``GET /metrics``: Prometheus text.
 
 A body that is not the documented shape gets HTTP 400 with ``{"error": "<field[index]>:
@@ -38,10 +45,14 @@ from jurist._secrets import get_logger, scrub
 from jurist.rewards._server import BadBody, RewardService
 from jurist.rewards._server_metrics import CONTENT_TYPE
 
-__all__ = ["MAX_BODY_BYTES", "make_app", "serve"]
+__all__ = ["BACKLOG", "MAX_BODY_BYTES", "make_app", "serve"]
 
 MAX_BODY_BYTES = 256 * 1024 * 1024
 """The largest request body accepted (a big OpenRLHF batch of long rollouts)."""
+BACKLOG = 4096
+"""Connections the listening socket queues (the kernel caps it at ``net.core.somaxconn``).
+OpenRLHF opens a connection per sample, hundreds at once: with aiohttp's default of 128
+the overflow is dropped and each dropped client retries a second later."""
 
 _log = get_logger("jurist.rewards.server")
 _SERVICE: web.AppKey[RewardService] = web.AppKey("service", RewardService)
@@ -54,6 +65,8 @@ def make_app(service: RewardService) -> web.Application:
     app[_SERVICE] = service
     app.router.add_post("/get_reward", _get_reward)
     app.router.add_post("/v1/rewards", _rewards)
+    app.router.add_post("/slime", _slime)
+    app.router.add_post("/v1/group_rewards", _group_rewards)
     app.router.add_get("/health", _health)
     app.router.add_get("/metrics", _metrics)
     return app
@@ -135,6 +148,38 @@ async def _rewards(request: web.Request) -> web.Response:
     return _json({"rewards": records})
 
 
+async def _slime(request: web.Request) -> web.Response:
+    service = request.app[_SERVICE]
+    try:
+        item = service.slime_item(await _body(request))
+    except BadBody as e:
+        raise _bad(str(e)) from None
+    (r,) = await service.score([item], "/slime")
+    return _json(
+        {
+            "reward": r["reward"],
+            "score": _unit(r["reward"]),
+            "raw_score": r["raw_score"],
+            "error": r["error"],
+            "parse_failed": int(bool(r["parse_failed"])),
+            "clamped": int(bool(r["clamped"])),
+            "failed": int(r["error"] is not None),
+            "timed_out": int(str(r["error"]).startswith("timeout:")),
+            "refused": int(r["refused"]),
+        }
+    )
+
+
+async def _group_rewards(request: web.Request) -> web.Response:
+    service = request.app[_SERVICE]
+    try:
+        groups = service.group_items(await _body(request))
+    except BadBody as e:
+        raise _bad(str(e)) from None
+    out = await service.score_groups(groups)
+    return _json({"groups": [{"rewards": [r["reward"] for r in g], "records": g} for g in out]})
+
+
 async def _health(request: web.Request) -> web.Response:
     service = request.app[_SERVICE]
     judge = service.judge.judge
@@ -151,7 +196,7 @@ async def _health(request: web.Request) -> web.Response:
 
 async def _metrics(request: web.Request) -> web.Response:
     service = request.app[_SERVICE]
-    text = service.metrics.render(in_flight=service.in_flight)
+    text = service.metrics.render(in_flight=service.in_flight, batches=service.batcher.batches)
     return web.Response(body=text.encode(), headers={"Content-Type": CONTENT_TYPE})
 
 
@@ -178,7 +223,7 @@ async def serve(
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
     try:
-        site = web.TCPSite(runner, host, port)
+        site = web.TCPSite(runner, host, port, backlog=BACKLOG)
         await site.start()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, stop.set)

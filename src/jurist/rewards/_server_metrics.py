@@ -74,8 +74,9 @@ class ServerMetrics:
         if error is not None:
             self.failures[_kind(error)] += 1
 
-    def render(self, *, in_flight: int) -> str:
-        """The exposition text; ``in_flight`` is the number of judgments running now."""
+    def render(self, *, in_flight: int, batches: int = 0) -> str:
+        """The exposition text; ``in_flight``: judgments running now; ``batches``: batches
+        the micro-batcher dispatched."""
         out: list[str] = []
         _head(out, "jurist_reward_requests_total", "counter", "HTTP requests answered.")
         for (endpoint, status), n in sorted(self.requests.items()):
@@ -100,6 +101,13 @@ class ServerMetrics:
             "Items answered by an identical judgment already in flight.",
         )
         out.append(_line("jurist_reward_coalesced_total", self.coalesced))
+        _head(
+            out,
+            "jurist_reward_batches_total",
+            "counter",
+            "Batches judged: items of requests that arrived together are one batch.",
+        )
+        out.append(_line("jurist_reward_batches_total", batches))
         _head(
             out,
             "jurist_reward_failures_total",

@@ -44,6 +44,7 @@ import asyncio
 from collections.abc import Mapping, Sequence
 from typing import Any, TypedDict, Unpack
 
+from jurist._sync import LoopThread
 from jurist.errors import ConfigError, DataError
 from jurist.judges._batch import run_items
 from jurist.models import Model
@@ -59,7 +60,6 @@ from jurist.rewards._judge_reward import (
     llm_as_judge_reward,
     llm_as_judge_rewards_async,
 )
-from jurist.rewards._loop import LoopThread
 from jurist.rewards._registry import RewardFunction, get_reward_from_name
 
 __all__ = ["AsyncTRLReward", "TRLReward", "trl_reward_func", "trl_reward_func_async"]

@@ -19,8 +19,18 @@ averaging, where a NaN would turn the mean into NaN), and ``parse_failed``, ``cl
 the first sample from all of them). A failed judgment scores ``failure_value``.
 
 The keyword arguments are :func:`~jurist.rewards._batch.reward_judge_from_kwargs`'s
-(verl's ``reward_kwargs``); ``reward_router_address`` and ``reward_model_tokenizer``, which
-verl's reward loop adds when a reward model router runs, are accepted and not used.
+(verl's ``reward_kwargs``). Every call with the same arguments uses the same cached judge,
+so the concurrent per-sample calls of one reward loop worker share one judge, one
+concurrency bound and one connection pool.
+
+**verl's reward servers.** When verl runs reward model servers of its own
+(``reward.reward_model.enable=True``), its reward loop adds ``reward_router_address``
+(``host:port`` of its router, which answers ``POST /v1/chat/completions``) and
+``reward_model_tokenizer``. The router is then the judge's endpoint: ``openai:NAME`` at
+``http://ADDRESS/v1``, where NAME is the name of ``model`` when given (``openai:NAME`` or
+``NAME``), else the reward model tokenizer's ``name_or_path`` (the model path verl serves).
+A ``base_url`` given as well is a :class:`~jurist.errors.ConfigError`: two endpoints for
+one judge.
 
 >>> out = batch_compute_score(["gsm8k", "gsm8k"], ["42", "41"], ["42", "42"],
 ...                           model="mock:v", outputs=["Score: 1.0", "no idea"])
@@ -38,7 +48,7 @@ from typing import Any, Protocol
 from jurist.errors import ConfigError, DataError
 from jurist.rewards._batch import RewardJudge, reward_judge_from_kwargs
 
-__all__ = ["batch_compute_score", "compute_score_async", "verl_record"]
+__all__ = ["batch_compute_score", "compute_score_async", "router_kwargs", "verl_record"]
 
 
 class Column(Protocol):
@@ -47,9 +57,6 @@ class Column(Protocol):
     def __len__(self) -> int: ...
 
     def __getitem__(self, index: int, /) -> Any: ...
-
-
-_VERL_EXTRAS = ("reward_router_address", "reward_model_tokenizer")
 
 
 def verl_record(record: Mapping[str, Any]) -> dict[str, float | None]:
@@ -68,12 +75,46 @@ def verl_record(record: Mapping[str, Any]) -> dict[str, float | None]:
 
 
 def _judge(kwargs: dict[str, Any]) -> RewardJudge:
-    for key in _VERL_EXTRAS:
-        kwargs.pop(key, None)
+    address = kwargs.pop("reward_router_address", None)
+    tokenizer = kwargs.pop("reward_model_tokenizer", None)
+    if address is not None:
+        kwargs = router_kwargs(kwargs, str(address), tokenizer)
     judge = reward_judge_from_kwargs(**kwargs)
     if judge.failure_value is None:
         raise ConfigError("verl needs a number for every sample: failure_value must not be None")
     return judge
+
+
+def router_kwargs(kwargs: Mapping[str, Any], address: str, tokenizer: Any) -> dict[str, Any]:
+    """``kwargs`` with verl's reward model router as the judge's endpoint (module doc).
+
+    >>> router_kwargs({"model": "openai:judge"}, "10.0.0.5:30000", None)
+    {'model': 'openai:judge', 'base_url': 'http://10.0.0.5:30000/v1'}
+    """
+    if kwargs.get("base_url") is not None:
+        raise ConfigError(
+            f"verl passed reward_router_address={address!r} (its own reward model servers, "
+            f"reward.reward_model.enable=True) and reward_kwargs has base_url="
+            f"{kwargs['base_url']!r}: one judge takes one endpoint; drop one of them"
+        )
+    given = kwargs.get("model")
+    if isinstance(given, str) and given:
+        provider, sep, name = given.partition(":")
+        if sep and provider != "openai":
+            raise ConfigError(
+                f"verl's reward model router speaks the OpenAI API; model={given!r} names "
+                f"the provider {provider!r}: give 'openai:NAME' or just NAME"
+            )
+        name = name if sep else given
+    else:
+        name = str(getattr(tokenizer, "name_or_path", "") or "")
+        if not name:
+            raise ConfigError(
+                "verl passed reward_router_address but no model name: set "
+                "reward_kwargs.model to the name its reward servers serve"
+            )
+    url = address if "://" in address else f"http://{address}"
+    return {**kwargs, "model": f"openai:{name}", "base_url": f"{url.rstrip('/')}/v1"}
 
 
 def _question(extra_info: Any) -> str | None:

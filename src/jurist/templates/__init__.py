@@ -10,7 +10,7 @@
 from jurist.templates import _builtin, _mtbench, _prometheus  # noqa: F401  (registration)
 from jurist.templates._forms import VerdictForm
 from jurist.templates._parse import (
-    CONFLICT_RULES,
+    CONFLICT_RULES,  # noqa: F401  (importable, not public)
     Conflict,
     ParsedVerdict,
     parse_verdict,
@@ -18,12 +18,16 @@ from jurist.templates._parse import (
 )
 from jurist.templates._registry import get_template, list_templates, register_template
 from jurist.templates._scale import Label, LabelScale, NumericScale, Scale
-from jurist.templates._template import PARSE_INLINE_MAX, Template, describe_scale, labels_scale
+from jurist.templates._template import (  # describe_scale: importable, not public
+    PARSE_INLINE_MAX,
+    Template,
+    describe_scale,  # noqa: F401
+    labels_scale,
+)
 from jurist.templates._values import field_text
 from jurist.templates._yaml import load_template
 
 __all__ = [
-    "CONFLICT_RULES",
     "PARSE_INLINE_MAX",
     "Conflict",
     "Label",
@@ -33,7 +37,6 @@ __all__ = [
     "Scale",
     "Template",
     "VerdictForm",
-    "describe_scale",
     "field_text",
     "get_template",
     "labels_scale",

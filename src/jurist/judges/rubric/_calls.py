@@ -29,7 +29,8 @@ from jurist.judges.rubric._prompts import (
 )
 from jurist.judges.rubric._report import Vote
 from jurist.judges.rubric._shuffle import option_order
-from jurist.models import Model, attempts_of
+from jurist.models import Model
+from jurist.models._retry import attempts_of
 from jurist.types import Message, Request, Usage
 
 __all__ = ["CallSettings", "ItemInput", "JudgeCalls", "JudgeRun"]

@@ -17,9 +17,10 @@
 from __future__ import annotations
 
 import asyncio
+import copy
 import random
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Literal
 
 from jurist._sync import run_sync
@@ -148,10 +149,20 @@ class CriterionGrader:
         """The seed of the option shuffles (drawn at construction when none was given)."""
         return self._seed
 
-    @property
-    def models(self) -> list[Model]:
-        """The judges' models, in order."""
-        return [model for model, _, _ in self._specs]
+    def models(self) -> tuple[Model, ...]:
+        """The judges' models, in order.
+
+        >>> CriterionGrader(judges=["mock:a", ("mock:b", 2.0)]).models()
+        (MockModel('mock:a'), MockModel('mock:b'))
+        """
+        return tuple(model for model, _, _ in self._specs)
+
+    def with_models(self, fn: Callable[[Model], Model]) -> CriterionGrader:
+        """A copy of this grader (same ids, weights, seed and settings) whose judges call
+        ``fn(model)`` instead of each model."""
+        other = copy.copy(self)
+        other._specs = [(fn(model), spec, judge_id) for model, spec, judge_id in self._specs]
+        return other
 
     @property
     def judge_ids(self) -> list[str]:

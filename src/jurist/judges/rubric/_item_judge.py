@@ -18,12 +18,13 @@ It meets :class:`jurist.judges.ItemJudge`: ``name``, ``required_fields``, ``desc
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from jurist._sync import run_sync
 from jurist.judges.rubric._report import GradeReport
 from jurist.judges.rubric._rubric import Rubric
+from jurist.models import Model
 from jurist.templates import field_text
 
 __all__ = ["RubricGrader", "RubricJudge"]
@@ -41,6 +42,10 @@ class RubricGrader(Protocol):
     def name(self) -> str: ...
 
     def describe(self, rubric: Rubric | None = None) -> dict[str, Any]: ...
+
+    def models(self) -> tuple[Model, ...]: ...
+
+    def with_models(self, fn: Callable[[Model], Model]) -> RubricGrader: ...
 
     async def grade(
         self,
@@ -86,6 +91,20 @@ class RubricJudge:
     @property
     def required_fields(self) -> tuple[str, ...]:
         return (self.submission_field,)
+
+    def models(self) -> tuple[Model, ...]:
+        """The grader's models, in its judges' order."""
+        return self.grader.models()
+
+    def with_models(self, fn: Callable[[Model], Model]) -> RubricJudge:
+        """A copy of this judge whose grader calls ``fn(model)`` instead of each model."""
+        return RubricJudge(
+            self.grader.with_models(fn),
+            self.rubric,
+            submission_field=self.submission_field,
+            query_field=self.query_field,
+            reference_field=self.reference_field,
+        )
 
     def describe(self) -> dict[str, Any]:
         """The grader's configuration, the rubric and the field mapping (JSON-able)."""

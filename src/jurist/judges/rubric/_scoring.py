@@ -36,6 +36,7 @@ from jurist.judges.rubric._criteria import Criterion, CriterionVerdict
 __all__ = ["CannotAssess", "ScoredCriterion", "scored_from_label", "weighted_score"]
 
 CannotAssess = Literal["skip", "zero", "partial", "fail"]
+"""How a "cannot assess" verdict scores: left out, as 0, as partial credit, or a failure."""
 CANNOT_ASSESS_STRATEGIES: tuple[str, ...] = ("skip", "zero", "partial", "fail")
 
 
