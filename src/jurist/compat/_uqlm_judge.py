@@ -12,9 +12,11 @@ What it honours and where it differs from uqlm on purpose is on :mod:`jurist.com
 from __future__ import annotations
 
 import copy
+import importlib.util
 import math
+import warnings
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jurist._sync import run_sync
 from jurist.compat._uqlm_likert import uqlm_likert_template
@@ -29,7 +31,32 @@ __all__ = ["LLMJudge"]
 _TEMPLATES = ("true_false_uncertain", "true_false", "continuous", "likert")
 
 
-class LLMJudge:
+def _uqlm_base() -> Any:
+    """uqlm's own ``LLMJudge`` when uqlm is installed, so that uqlm's ``UQEnsemble`` and
+    ``LLMPanel`` (which check ``isinstance(judge, uqlm.judges.LLMJudge)``) accept the
+    drop-in; else ``object``. A uqlm that is installed but fails to import is warned about,
+    never hidden."""
+    if importlib.util.find_spec("uqlm") is None:
+        return object
+    try:
+        from uqlm.judges.judge import LLMJudge as UqlmJudge
+    except Exception as e:  # uqlm present but broken: say so, keep the drop-in usable
+        warnings.warn(
+            f"uqlm is installed but could not be imported ({type(e).__name__}: {e}); "
+            "jurist.compat.uqlm.LLMJudge will not be accepted by uqlm's UQEnsemble/LLMPanel",
+            stacklevel=2,
+        )
+        return object
+    return UqlmJudge
+
+
+if TYPE_CHECKING:
+    _Base = object
+else:
+    _Base = _uqlm_base()
+
+
+class LLMJudge(_Base):
     """uqlm's ``LLMJudge(llm, max_calls_per_min, scoring_template, additional_context,
     keywords_to_scores_dict)`` (uqlm 0.6).
 
@@ -38,6 +65,10 @@ class LLMJudge:
     maps float scores to lists of keywords. Earlier uqlm releases' ``system_prompt`` and
     ``template_ques_ans`` (``template_ques_ans.format(question, answer)`` must place both)
     are accepted as keywords. The judge answers in text, as uqlm's does.
+
+    When uqlm is installed this class subclasses uqlm's ``LLMJudge`` (uqlm's constructor is
+    not run: only the public ``judge_responses`` / ``generate_responses`` are jurist's),
+    so uqlm's ``UQEnsemble(scorers=[...])`` and ``LLMPanel(judges=[...])`` take it.
     """
 
     def __init__(
