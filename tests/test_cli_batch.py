@@ -318,3 +318,34 @@ def test_batch_file_out_when_the_cache_holds_some_answers(
         code, said = run(cached_args(tmp_path, data, server, tmp_path / "live"), capsys)
         assert code in (EXIT_OK, 1), said
     assert scores(tmp_path / "run") == scores(tmp_path / "live")
+
+
+class _AlwaysBusy(BatchServer):
+    """Answers every batch line with a 429 (each line counted), so every request ends
+    after the resends the command allows."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.lines = 0
+
+    def line_response(self, body: dict[str, Any], *, request_id: str) -> tuple[int, Any]:
+        self.lines += 1
+        return 429, {"error": {"message": "busy", "type": "rate_limit_error"}}
+
+
+@pytest.mark.parametrize("max_retries", [0, 5])
+def test_max_retries_means_the_same_with_the_batch_api(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], max_retries: int
+) -> None:
+    """A line a batch answers with a 429 is sent again as a live call is retried:
+    ``--max-retries N`` gives N + 1 requests per item with or without ``--batch-api``."""
+    with _AlwaysBusy(delay=0.02) as server:
+        out = tmp_path / "run"
+        args = ["judge", str(items(tmp_path)), "--output", "text", *model_args(server, out)]
+        args += ["--batch-api", "--batch-poll", "0.01", "--max-retries", str(max_retries)]
+        code, text = run(args, capsys)
+        rows = results(out)
+        assert code != EXIT_OK and "429" in text
+        assert server.lines == ITEMS * (max_retries + 1)
+        assert all(r["judge_score"] is None for r in rows)
+        assert [r["judge_attempts"] for r in rows] == [max_retries + 1] * ITEMS

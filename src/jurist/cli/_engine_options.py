@@ -176,14 +176,22 @@ class EngineOptions:
         ray = self.ray(rpm=model.rpm, tpm=model.tpm)
         if ray is not None:
             return RayEngine(ray)
-        batch = self.batch_api()
+        batch = self.batch_api(max_retries=model.max_retries)
         return BatchAPIEngine(batch) if batch is not None else LocalEngine()
 
-    def batch_api(self) -> BatchAPIOptions | None:
-        """The batch-API mode's options (``None`` when requests are sent live)."""
+    def batch_api(self, *, max_retries: int | None = None) -> BatchAPIOptions | None:
+        """The batch-API mode's options (``None`` when requests are sent live).
+
+        ``max_retries`` (``--max-retries``): how often a request that a batch answers
+        with a transient error (429, 5xx) or leaves unanswered (expired) is sent again,
+        as a live call is retried, so the flag means the same with and without
+        ``--batch-api``.
+        """
         if not self.batch:
             return None
         given: dict[str, Any] = {"file_out": self.batch_file_out}
+        if max_retries is not None:
+            given["max_resubmits"] = max_retries
         if self.batch_followup is not None:
             given["followup"] = self.batch_followup
         if self.batch_expired is not None:
