@@ -18,7 +18,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from jurist.metrics import _stats, bootstrap_ci, cohen_kappa, kendall_tau, spearman
+from jurist.metrics import (
+    _stats,
+    bootstrap_ci,
+    cohen_kappa,
+    kendall_tau,
+    krippendorff_alpha,
+    spearman,
+)
 
 krippendorff = pytest.importorskip("krippendorff")
 sk_metrics = pytest.importorskip("sklearn.metrics")
@@ -71,9 +78,29 @@ def test_kappa_matches_scikit_learn(ab: tuple[list[int], list[int]]) -> None:
     for weights in (None, "linear", "quadratic"):
         assert close(_stats.kappa(a, b, weights), ref_kappa(a, b, weights)), weights
     labels = sorted(set(a) | set(b))
-    assert (
-        _stats.confusion_matrix(a, b, labels) == sk_metrics.confusion_matrix(a, b, labels=labels)
-    ).all()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # one label only: scikit-learn warns, the shape is right
+        reference = sk_metrics.confusion_matrix(a, b, labels=labels)
+    assert (_stats.confusion_matrix(a, b, labels) == reference).all()
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.integers(2, 30).flatmap(
+        lambda n: st.tuples(
+            st.lists(
+                st.sampled_from(["Correct", "Incorrect", "Uncertain"]), min_size=n, max_size=n
+            ),
+            st.lists(
+                st.sampled_from(["Correct", "Incorrect", "Uncertain"]), min_size=n, max_size=n
+            ),
+        )
+    )
+)
+def test_kappa_and_alpha_on_text_labels(ab: tuple[list[str], list[str]]) -> None:
+    a, b = ab
+    assert close(cohen_kappa(a, b), ref_kappa(a, b, None))
+    assert close(krippendorff_alpha([a, b]), ref_alpha(np.array([a, b]), "nominal"))
 
 
 @settings(max_examples=150, deadline=None)
@@ -211,3 +238,114 @@ def test_real_summeval_correlations_match_scipy() -> None:
     )
     ref_tau = float(sp_stats.kendalltau(coherence, relevance, variant="b").statistic)
     assert close(kendall_tau(coherence, relevance), ref_tau)
+
+
+# -- agreement() end to end against the libraries, on real judge verdicts vs human labels ---
+
+
+def _guarded(fn: Any) -> Any:
+    def metric(a: list[Any], b: list[Any]) -> float:
+        if len(a) < 2 or len(set(a)) < 2 or len(set(b)) < 2:
+            return float("nan")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return float(fn(a, b))
+
+    return metric
+
+
+def _ref_alpha(level: str) -> Any:
+    def metric(a: list[Any], b: list[Any]) -> float:
+        values = sorted({*a, *b}, key=str)
+        if len(values) < 2:
+            return float("nan")
+        numeric = all(isinstance(v, int | float) for v in values)
+        codes = {v: float(i) for i, v in enumerate(values)}
+        data = np.array([[float(v) if numeric else codes[v] for v in row] for row in (a, b)])
+        return ref_alpha(data, level)
+
+    return metric
+
+
+def reference_agreement(
+    judge: list[Any], human: list[Any], kind: str
+) -> dict[str, tuple[float, float, float]]:
+    """What ``agreement`` computed with scikit-learn, scipy and krippendorff before issue 21."""
+    from jurist.metrics import accuracy, mae, rmse
+    from jurist.metrics._agreement import _METRICS
+
+    ref = {
+        "accuracy": accuracy,
+        "cohen_kappa": lambda a, b: ref_kappa(a, b, None),
+        "linear_kappa": lambda a, b: ref_kappa(a, b, "linear"),
+        "quadratic_kappa": lambda a, b: ref_kappa(a, b, "quadratic"),
+        "pearson": _guarded(lambda a, b: sp_stats.pearsonr(a, b).statistic),
+        "spearman": _guarded(lambda a, b: sp_stats.spearmanr(a, b).statistic),
+        "kendall_tau": _guarded(lambda a, b: sp_stats.kendalltau(a, b, variant="b").statistic),
+        "rmse": rmse,
+        "mae": mae,
+        "krippendorff_alpha": _ref_alpha(kind),
+    }
+    out = {}
+    x_arr, y_arr = np.array(judge, dtype=object), np.array(human, dtype=object)
+    for name, _ in _METRICS[kind]:
+        fn = ref[name]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            res = sp_stats.bootstrap(
+                (np.arange(len(judge)),),
+                lambda idx, fn=fn: fn(list(x_arr[idx]), list(y_arr[idx])),
+                n_resamples=200,
+                confidence_level=0.95,
+                method="percentile",
+                vectorized=False,
+                rng=np.random.default_rng(5),
+            )
+        ci = res.confidence_interval
+        out[name] = (fn(judge, human), float(ci.low), float(ci.high))
+    return out
+
+
+def assert_same_agreement(judge: list[Any], human: list[Any], kind: str) -> None:
+    from jurist.metrics import agreement
+
+    ours = agreement(judge, human, kind=kind, n_resamples=200, seed=5)  # type: ignore[arg-type]
+    ref = reference_agreement(judge, human, kind)
+    assert set(ours.metrics) == set(ref)
+    for name, (value, low, high) in ref.items():
+        est = ours[name]
+        assert close(est.value, value), (name, est, value)
+        assert est.low is not None and est.high is not None, (name, est)
+        assert close(est.low, low) and close(est.high, high), (name, est, low, high)
+
+
+def test_real_pandalm_gpt35_verdicts_against_humans_nominal() -> None:
+    path = REALDATA / "PandaLM" / "data" / "gpt-3.5-turbo-testset-v1.json"
+    rows = pandalm()
+    verdicts = {str(r["idx"]): r["gpt_result"] for r in json.loads(path.read_text())}
+    pairs = [
+        (verdicts[str(r["idx"])], str(r["annotator1"]))
+        for r in rows[:150]
+        if verdicts.get(str(r["idx"])) in ("0", "1", "2")
+    ]
+    assert len(pairs) > 100
+    assert_same_agreement([j for j, _ in pairs], [h for _, h in pairs], "nominal")
+    numbers = [(int(j), int(h)) for j, h in pairs]
+    assert_same_agreement([j for j, _ in numbers], [h for _, h in numbers], "ordinal")
+
+
+def test_real_unieval_scores_against_human_coherence_interval() -> None:
+    path = (
+        REALDATA
+        / "UniEval"
+        / "reproduce"
+        / "unieval_predict"
+        / "dialogue"
+        / "topical_chat_result.json"
+    )
+    if not path.is_file():
+        pytest.skip(f"real data absent: {path}")
+    rows = json.loads(path.read_text())[:120]
+    human = [float(r["scores"]["coherence"]) for r in rows]
+    judge = [float(r["predict_scores"]["coherence"]) for r in rows]
+    assert_same_agreement(judge, human, "interval")
