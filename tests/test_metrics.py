@@ -31,6 +31,7 @@ from jurist.metrics import (
     rubric_metrics,
     spearman,
 )
+from jurist.metrics._measures import need
 
 N = None
 
@@ -165,7 +166,8 @@ def test_position_consistency_and_length_bias() -> None:
     assert pw.n == 20 and pw.longer_wins == 1.0 and pw.p_value is not None and pw.p_value < 1e-4
 
 
-def test_missing_optional_package_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_measures_need_no_optional_package(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The measures are numpy alone (issue 21): blocking krippendorff changes nothing."""
     real_import = builtins.__import__
 
     def fake(name: str, *args: Any, **kwargs: Any) -> Any:
@@ -175,8 +177,9 @@ def test_missing_optional_package_names_the_extra(monkeypatch: pytest.MonkeyPatc
 
     monkeypatch.delitem(__import__("sys").modules, "krippendorff", raising=False)
     monkeypatch.setattr(builtins, "__import__", fake)
+    assert krippendorff_alpha([[1, 2], [1, 2]]) == 1.0
     with pytest.raises(MissingDependencyError, match=r"pip install 'jurist\[metrics\]'"):
-        krippendorff_alpha([[1, 2], [1, 2]])
+        need("krippendorff", "Krippendorff's alpha")
 
 
 # -- rubric datasets ----------------------------------------------------------------------

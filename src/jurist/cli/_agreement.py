@@ -20,6 +20,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from jurist.cli._app import EXIT_OK, app
+from jurist.cli._help import choices_metavar
 from jurist.errors import ConfigError, DataError
 from jurist.evaluate import Run
 from jurist.evaluate._report_scale import (
@@ -90,7 +91,11 @@ def agreement_command(
     run_dir: Annotated[str, typer.Argument(help="A run folder (jurist judge --out ...).")],
     labels: Annotated[str, typer.Option(help="The item field holding the human labels.")],
     kind: Annotated[
-        str, typer.Option(help="auto, nominal, ordinal or interval (see docs/metrics.md).")
+        str,
+        typer.Option(
+            metavar=choices_metavar(("auto", "nominal", "ordinal", "interval")),
+            help="auto, nominal, ordinal or interval (see docs/metrics.md).",
+        ),
     ] = "auto",
     ci: Annotated[bool, typer.Option(help="Bootstrap 95% confidence intervals.")] = True,
 ) -> int:

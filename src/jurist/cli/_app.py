@@ -14,6 +14,7 @@ import typer
 from rich.console import Console
 
 from jurist._version import __version__
+from jurist.cli._help import JuristTyper
 
 __all__ = [
     "EXIT_CRASH",
@@ -42,7 +43,7 @@ EXIT_INTERRUPTED = 130
 # OS errors that a user fixes (a path): usage; the rest (a full disk, I/O): runtime
 USAGE_ERRNOS = {errno.ENOENT, errno.EISDIR, errno.ENOTDIR, errno.EACCES, errno.EPERM}
 
-app = typer.Typer(
+app = JuristTyper(
     name="jurist",
     help="LLM-as-a-judge: score, compare and grade model outputs.",
     no_args_is_help=True,

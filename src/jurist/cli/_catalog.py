@@ -12,9 +12,11 @@ from rich.table import Table
 
 from jurist._files import read_utf8
 from jurist._secrets import scrub
+from jurist.catalog._names import SECTIONS
 from jurist.cli._app import app
+from jurist.cli._help import JuristTyper, choices_metavar
 
-catalog_app = typer.Typer(
+catalog_app = JuristTyper(
     name="catalog",
     help="Named judges, templates and rubrics (built in, and yours in $JURIST_CATALOG).",
     no_args_is_help=False,
@@ -39,7 +41,11 @@ def _console() -> Console:
 def catalog(
     ctx: typer.Context,
     section: Annotated[
-        str | None, typer.Option(help="Only this section: judges, templates or rubrics.")
+        str | None,
+        typer.Option(
+            metavar=choices_metavar(tuple(SECTIONS)),
+            help="Only this section: judges, templates or rubrics.",
+        ),
     ] = None,
     catalog_dir: CatalogDir = None,
 ) -> int:

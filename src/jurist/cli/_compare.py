@@ -17,6 +17,7 @@ from jurist._missing import field_problem
 from jurist.cli._app import app
 from jurist.cli._bounds import bounded
 from jurist.cli._engine_options import EngineOptions, engine_options
+from jurist.cli._help import choices_metavar, template_help
 from jurist.cli._judge import (
     OVERWRITE_HELP,
     RETRY_FAILED_HELP,
@@ -80,7 +81,9 @@ def write_pairs(
 def compare(
     a: Annotated[Path, typer.Argument(help="System A's outputs (.jsonl, .json, .csv, .parquet).")],
     b: Annotated[Path, typer.Argument(help="System B's outputs, same prompts in the same order.")],
-    template: Annotated[str, typer.Option(help="A pairwise template.")] = "mt_bench_pair",
+    template: Annotated[
+        str, typer.Option(metavar="NAME", help=template_help("pairwise"))
+    ] = "mt_bench_pair",
     prompt_field: Annotated[str, typer.Option(help="Column holding the prompt.")] = "prompt",
     response_field: Annotated[str, typer.Option(help="Column holding the answer.")] = "response",
     id_field: Annotated[
@@ -88,7 +91,11 @@ def compare(
     ] = None,
     swap: Annotated[bool, typer.Option(help="Judge both orders (position-bias control).")] = True,
     consistency: Annotated[
-        str, typer.Option(help="A pair whose orders disagree becomes: tie or inconsistent.")
+        str,
+        typer.Option(
+            metavar=choices_metavar(("tie", "inconsistent")),
+            help="A pair whose orders disagree becomes: tie or inconsistent.",
+        ),
     ] = "tie",
     retries: Annotated[
         int, typer.Option(**bounded("retries", help="Re-asks for an unreadable verdict."))

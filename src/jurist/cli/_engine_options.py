@@ -42,6 +42,7 @@ from typing import Annotated, Any, TypeVar
 import typer
 
 from jurist.cli._bounds import bounded
+from jurist.cli._help import choices_metavar
 from jurist.cli._model_options import ModelOptions
 from jurist.errors import ConfigError
 from jurist.evaluate import (
@@ -211,7 +212,10 @@ ENGINE_FLAGS: dict[str, tuple[tuple[str, ...], Any, Any, dict[str, Any]]] = {
         ("--engine",),
         str,
         "local",
-        {"help": "local: judge in this process; ray: on a Ray cluster (Ray Data actors)."},
+        {
+            "help": "local: judge in this process; ray: on a Ray cluster (Ray Data actors).",
+            "metavar": choices_metavar(ENGINES),
+        },
     ),
     "ray_address": (
         ("--ray-address",),
@@ -243,13 +247,19 @@ ENGINE_FLAGS: dict[str, tuple[tuple[str, ...], Any, Any, dict[str, Any]]] = {
         ("--batch-followup",),
         str | None,
         None,
-        {"help": "Re-asks of unreadable verdicts: batch (a follow-up batch) or live."},
+        {
+            "help": "Re-asks of unreadable verdicts: batch (a follow-up batch) or live.",
+            "metavar": choices_metavar(FOLLOWUPS),
+        },
     ),
     "batch_expired": (
         ("--batch-expired",),
         str | None,
         None,
-        {"help": "Requests an expired batch did not run: resubmit, or record as error."},
+        {
+            "help": "Requests an expired batch did not run: resubmit, or record as error.",
+            "metavar": choices_metavar(ON_EXPIRED),
+        },
     ),
     "batch_file_out": (
         ("--batch-file-out",),

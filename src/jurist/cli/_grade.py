@@ -15,6 +15,7 @@ import typer
 from jurist.cli._app import app
 from jurist.cli._bounds import bounded
 from jurist.cli._engine_options import EngineOptions, engine_options
+from jurist.cli._help import choices_metavar
 from jurist.cli._judge import (
     OVERWRITE_HELP,
     RETRY_FAILED_HELP,
@@ -24,6 +25,8 @@ from jurist.cli._judge import (
 )
 from jurist.cli._model_options import ModelOptions, model_options
 from jurist.evaluate import RunOptions
+from jurist.judges.rubric._aggregate import BINARY_AGGREGATIONS
+from jurist.judges.rubric._criteria import NOMINAL_AGGREGATIONS, ORDINAL_AGGREGATIONS
 from jurist.models import Model
 
 
@@ -37,9 +40,18 @@ def grade(
         str, typer.Option(help="Column holding the submission.")
     ] = "response",
     query_field: Annotated[str, typer.Option(help="Column holding the prompt.")] = "prompt",
-    aggregation: Annotated[str, typer.Option(help="Binary criteria across judges.")] = "majority",
-    ordinal_aggregation: Annotated[str, typer.Option(help="Ordinal criteria.")] = "mean",
-    nominal_aggregation: Annotated[str, typer.Option(help="Nominal criteria.")] = "mode",
+    aggregation: Annotated[
+        str,
+        typer.Option(
+            metavar=choices_metavar(BINARY_AGGREGATIONS), help="Binary criteria across judges."
+        ),
+    ] = "majority",
+    ordinal_aggregation: Annotated[
+        str, typer.Option(metavar=choices_metavar(ORDINAL_AGGREGATIONS), help="Ordinal criteria.")
+    ] = "mean",
+    nominal_aggregation: Annotated[
+        str, typer.Option(metavar=choices_metavar(NOMINAL_AGGREGATIONS), help="Nominal criteria.")
+    ] = "mode",
     shuffle_options: Annotated[bool, typer.Option(help="Shuffle option order per call.")] = True,
     seed: Annotated[int, typer.Option(**bounded("seed", help="Seed of the option shuffles."))] = 42,
     retries: Annotated[

@@ -20,6 +20,7 @@ from jurist._secrets import scrub
 from jurist.cli._app import EXIT_FAILED_ITEMS, EXIT_OK, app, err_console
 from jurist.cli._bounds import bounded
 from jurist.cli._engine_options import EngineOptions, engine_options
+from jurist.cli._help import choices_metavar, template_help
 from jurist.cli._model_options import ModelOptions, model_options
 from jurist.cli._resume import resume_command
 from jurist.cli._summary import print_summary
@@ -72,7 +73,7 @@ OVERWRITE_HELP = (
 def judge(
     data: Annotated[Path, typer.Argument(help="Items to judge: .jsonl, .json, .csv or .parquet.")],
     template: Annotated[
-        str, typer.Option(help="Template name (see `jurist templates`).")
+        str, typer.Option(metavar="NAME", help=template_help("single"))
     ] = "true_false_uncertain",
     prompt_field: Annotated[
         str, typer.Option(help="Column holding the prompt / question.")
@@ -103,8 +104,9 @@ def judge(
     scoring: Annotated[
         str,
         typer.Option(
+            metavar=choices_metavar(("parse", "logprobs", "auto")),
             help="parse: read the verdict; logprobs: expected score over the verdicts' "
-            "probabilities; auto: logprobs where the backend gives them."
+            "probabilities; auto: logprobs where the backend gives them.",
         ),
     ] = "parse",
     min_coverage: Annotated[
@@ -118,12 +120,16 @@ def judge(
     ] = DEFAULT_MIN_COVERAGE,
     low_coverage: Annotated[
         str,
-        typer.Option(help="Below --min-coverage: fail (no score) or flag (keep it, flagged)."),
+        typer.Option(
+            metavar=choices_metavar(("fail", "flag")),
+            help="Below --min-coverage: fail (no score) or flag (keep it, flagged).",
+        ),
     ] = "fail",
     output: Annotated[
         str,
         typer.Option(
-            help="Judge answer format: auto (JSON where the backend takes a schema), text, json."
+            metavar=choices_metavar(("auto", "text", "json")),
+            help="Judge answer format: auto (JSON where the backend takes a schema), text, json.",
         ),
     ] = "auto",
     *,

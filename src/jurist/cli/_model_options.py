@@ -21,6 +21,7 @@ from typing import Annotated, Any, TypeVar
 import typer
 
 from jurist.cli._bounds import bounded
+from jurist.cli._help import choices_metavar
 from jurist.errors import ConfigError
 from jurist.models import DEFAULT_MODEL, Model, Transport, build_stack, get_model
 from jurist.models._spec import split_spec_options
@@ -262,7 +263,8 @@ SHARED_OPTIONS: dict[str, tuple[Any, Any, dict[str, Any]]] = {
         "json_schema",
         {
             "help": "How an openai: server takes a JSON schema: json_schema (OpenAI, vLLM), "
-            "json_object (llama-cpp-python), none (no JSON output)."
+            "json_object (llama-cpp-python), none (no JSON output).",
+            "metavar": choices_metavar(JSON_MODES),
         },
     ),
     "concurrency": (int, 32, bounded("concurrency", help="Model calls in flight at once.")),

@@ -11,6 +11,7 @@ import typer
 
 from jurist.cli._app import EXIT_OK, app
 from jurist.cli._bounds import bounded
+from jurist.cli._help import template_help
 from jurist.cli._model_options import ModelOptions, model_options
 from jurist.errors import ConfigError
 from jurist.judges import LLMJudge
@@ -81,7 +82,10 @@ def reward_judge(
 def serve_reward(
     template: Annotated[
         str | None,
-        typer.Option(help="Judge template (default: reward). Excludes --judge."),
+        typer.Option(
+            metavar="NAME",
+            help=template_help("single", "Judge template (default: reward). Excludes --judge."),
+        ),
     ] = None,
     judge: Annotated[
         str | None,
@@ -129,7 +133,10 @@ def serve_reward(
     ] = 2.0,
     group_template: Annotated[
         str,
-        typer.Option(help="Pairwise template of POST /v1/group_rewards (same model)."),
+        typer.Option(
+            metavar="NAME",
+            help=template_help("pairwise", "Pairwise template of POST /v1/group_rewards."),
+        ),
     ] = "mt_bench_pair",
     max_pairs: Annotated[
         int | None,

@@ -1,7 +1,8 @@
 """Agreement and bias statistics; knows nothing of models.
 
-Built on scipy (correlations, bootstrap, binomial test), scikit-learn (Cohen's kappa,
-confusion matrices) and krippendorff (alpha): ``pip install 'jurist[metrics]'``.
+numpy alone, so everything here works on the base install (``pip install jurist``); the
+figures match scipy, scikit-learn and krippendorff, which tests/test_stats_differential.py
+checks against on random and real data.
 
 >>> import jurist.metrics as m
 >>> m.accuracy([1, 0, 1], [1, 1, 1])

@@ -15,7 +15,8 @@ Pairs with a missing value are left out and counted in ``dropped``.
 >>> res.n, res.dropped, round(res["quadratic_kappa"].value, 4)
 (5, 1, 0.9565)
 
-Confidence intervals come from :func:`bootstrap_ci` (``scipy.stats.bootstrap``): items
+Confidence intervals come from :func:`bootstrap_ci` (numpy; the same draws and interval as
+``scipy.stats.bootstrap`` with ``rng=np.random.default_rng(seed)``, which the tests check): items
 are resampled in pairs (judge score with its label), ``n_resamples`` times, with a
 fixed ``seed`` so the interval is reproducible. The percentile method is the default
 because it never fails on the ties and degenerate resamples small label sets produce;
@@ -29,10 +30,10 @@ because it never fails on the ties and degenerate resamples small label sets pro
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from jurist.errors import ConfigError
@@ -42,12 +43,12 @@ from jurist.metrics._measures import (
     kendall_tau,
     krippendorff_alpha,
     mae,
-    need,
     paired,
     pearson,
     rmse,
     spearman,
 )
+from jurist.metrics._stats import bootstrap_interval
 
 __all__ = ["Agreement", "Estimate", "Kind", "agreement", "bootstrap_ci"]
 
@@ -79,8 +80,6 @@ def bootstrap_ci(
     seed: int = 0,
 ) -> Estimate:
     """``metric(a, b)`` with a paired bootstrap interval."""
-    np = need("numpy", "bootstrap intervals")
-    stats = need("scipy.stats", "bootstrap intervals")
     xs, ys = paired(a, b)
     value = metric(xs, ys)
     if len(xs) < 3 or math.isnan(value):
@@ -90,19 +89,14 @@ def bootstrap_ci(
     def statistic(idx: Any) -> float:
         return metric(list(x_arr[idx]), list(y_arr[idx]))
 
-    with warnings.catch_warnings():
-        # degenerate resamples (one label only) give NaN statistics; they are expected here
-        warnings.simplefilter("ignore")
-        res = stats.bootstrap(
-            (np.arange(len(xs)),),
-            statistic,
-            n_resamples=n_resamples,
-            confidence_level=confidence,
-            method=method,
-            vectorized=False,
-            rng=np.random.default_rng(seed),
-        )
-    low, high = float(res.confidence_interval.low), float(res.confidence_interval.high)
+    low, high = bootstrap_interval(
+        statistic,
+        len(xs),
+        n_resamples=n_resamples,
+        confidence=confidence,
+        method=method,
+        seed=seed,
+    )
     return Estimate(
         value=value,
         low=None if math.isnan(low) else low,

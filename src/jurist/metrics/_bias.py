@@ -10,7 +10,7 @@ second shown.
 
 *Length bias*: does the judge reward longer answers? For single scores, the Spearman
 correlation between response length and score; for pairs, how often the longer response
-wins among decided pairs, with a two-sided binomial test against 0.5 (scipy).
+wins among decided pairs, with a two-sided exact binomial test against 0.5.
 
 >>> position_consistency(["A", "B", "tie", "A"], ["A", "A", "tie", "B"], by="side")
 0.5
@@ -28,7 +28,8 @@ from pydantic import BaseModel, ConfigDict
 
 from jurist.errors import DataError
 from jurist.metrics._agreement import Estimate, bootstrap_ci
-from jurist.metrics._measures import is_missing, need, spearman
+from jurist.metrics._measures import is_missing, spearman
+from jurist.metrics._stats import binom_test
 
 __all__ = [
     "LengthBias",
@@ -132,7 +133,6 @@ def length_bias_pairwise(
     winners: Sequence[str | None], response_a: Sequence[Any], response_b: Sequence[Any]
 ) -> LengthBias:
     """How often the longer response wins (``winners``: ``"A"``, ``"B"``, ``"tie"``)."""
-    stats = need("scipy.stats", "the length-bias test")
     longer = n = 0
     for w, a, b in zip(winners, response_a, response_b, strict=True):
         la, lb = _length(a), _length(b)
@@ -142,5 +142,5 @@ def length_bias_pairwise(
         longer += int((w == "A") == (la > lb))
     if not n:
         return LengthBias(n=0)
-    p = float(stats.binomtest(longer, n, 0.5).pvalue)
+    p = binom_test(longer, n, 0.5)
     return LengthBias(n=n, longer_wins=longer / n, p_value=p)

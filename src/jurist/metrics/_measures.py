@@ -1,10 +1,10 @@
 """The measures: agreement on labels and on numbers, with one rule for missing values.
 
-Labels: accuracy, Cohen's kappa (scikit-learn; ``weights=None | "linear" | "quadratic"``),
-the confusion matrix, Fleiss' kappa, Krippendorff's alpha (the ``krippendorff`` package;
-nominal, ordinal, interval, ratio). Fleiss' kappa is not in scipy, scikit-learn or
-krippendorff, so it is written here, in a few lines of numpy (Fleiss 1971). Numbers:
-Pearson, Spearman, Kendall tau-b (scipy), RMSE and MAE.
+Labels: accuracy, Cohen's kappa (``weights=None | "linear" | "quadratic"``), the confusion
+matrix, Fleiss' kappa (Fleiss 1971), Krippendorff's alpha (nominal, ordinal, interval,
+ratio). Numbers: Pearson, Spearman, Kendall tau-b, RMSE and MAE. All of it is numpy alone
+(:mod:`jurist.metrics._stats`), so it works on the base install; the figures match
+scikit-learn, the ``krippendorff`` package and scipy, which the tests check.
 
 Missing values (``None`` or NaN) are dropped pairwise: a failed judgment is left out of
 agreement, never counted as a 0.
@@ -31,12 +31,14 @@ from __future__ import annotations
 
 import importlib
 import math
-import warnings
 from collections.abc import Sequence
 from types import ModuleType
 from typing import Any, Literal
 
+import numpy as np
+
 from jurist.errors import DataError, MissingDependencyError
+from jurist.metrics import _stats
 
 __all__ = [
     "accuracy",
@@ -59,7 +61,7 @@ _PIP_NAMES = {"sklearn": "scikit-learn"}
 
 
 def need(module: str, feature: str) -> ModuleType:
-    """Import an optional package of the ``metrics`` extra, or say how to install it."""
+    """Import an optional package, or say which extra installs it (the measures need none)."""
     try:
         return importlib.import_module(module)
     except ImportError as e:
@@ -117,13 +119,10 @@ def cohen_kappa(
     weights: Literal["linear", "quadratic"] | None = None,
 ) -> float:
     """Cohen's kappa between two raters; ``weights`` for ordinal labels."""
-    metrics = need("sklearn.metrics", "Cohen's kappa")
     xs, ys = paired(a, b)
     if not xs:
         return float("nan")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # one label only: kappa is undefined, NaN says so
-        return float(metrics.cohen_kappa_score(xs, ys, weights=weights))
+    return _stats.kappa(xs, ys, weights)  # one label only: kappa is undefined, NaN says so
 
 
 def confusion(
@@ -134,14 +133,10 @@ def confusion(
     >>> confusion(["a", "b", "b"], ["a", "a", "b"])
     (['a', 'b'], [[1, 1], [0, 1]])
     """
-    metrics = need("sklearn.metrics", "the confusion matrix")
     xs, ys = paired(predicted, truth)
     names = list(labels) if labels is not None else sorted(set(xs) | set(ys), key=str)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # labels are passed: the shape is right
-        matrix = metrics.confusion_matrix(ys, xs, labels=names) if xs else None
-    rows = [[0] * len(names) for _ in names] if matrix is None else matrix.tolist()
-    return names, [[int(v) for v in row] for row in rows]
+    matrix = _stats.confusion_matrix(ys, xs, names)
+    return names, [[int(v) for v in row] for row in matrix.tolist()]
 
 
 def fleiss_kappa(ratings: Sequence[Sequence[Any]]) -> float:
@@ -149,7 +144,6 @@ def fleiss_kappa(ratings: Sequence[Sequence[Any]]) -> float:
 
     Every item needs the same number of ratings (at least two).
     """
-    np = need("numpy", "Fleiss' kappa")
     rows = [list(r) for r in ratings]
     if not rows:
         return float("nan")
@@ -182,8 +176,6 @@ def krippendorff_alpha(reliability: Sequence[Sequence[Any]], *, level: Level = "
     Non-numeric labels are coded in sorted order (meaningful for ``nominal``; for the other
     levels pass numbers).
     """
-    np = need("numpy", "Krippendorff's alpha")
-    kd = need("krippendorff", "Krippendorff's alpha")
     rows = [list(r) for r in reliability]
     values = {v for row in rows for v in row if not is_missing(v)}
     numeric = all(isinstance(v, int | float) and not isinstance(v, bool) for v in values)
@@ -199,7 +191,7 @@ def krippendorff_alpha(reliability: Sequence[Sequence[Any]], *, level: Level = "
     )
     if len(values) < 2:
         return float("nan")
-    return float(kd.alpha(reliability_data=data, level_of_measurement=level))
+    return _stats.alpha(data, level)
 
 
 def _pairs(a: Sequence[Any], b: Sequence[Any]) -> tuple[list[float], list[float]]:
@@ -213,29 +205,26 @@ def _constant(values: list[float]) -> bool:
 
 def pearson(a: Sequence[Any], b: Sequence[Any]) -> float:
     """Pearson's r (NaN when fewer than two pairs or a series is constant)."""
-    stats = need("scipy.stats", "Pearson's r")
     xs, ys = _pairs(a, b)
     if len(xs) < 2 or _constant(xs) or _constant(ys):
         return float("nan")
-    return float(stats.pearsonr(xs, ys).statistic)
+    return _stats.pearson_r(xs, ys)
 
 
 def spearman(a: Sequence[Any], b: Sequence[Any]) -> float:
     """Spearman's rho."""
-    stats = need("scipy.stats", "Spearman's rho")
     xs, ys = _pairs(a, b)
     if len(xs) < 2 or _constant(xs) or _constant(ys):
         return float("nan")
-    return float(stats.spearmanr(xs, ys).statistic)
+    return _stats.spearman_rho(xs, ys)
 
 
 def kendall_tau(a: Sequence[Any], b: Sequence[Any]) -> float:
     """Kendall's tau-b (ties handled)."""
-    stats = need("scipy.stats", "Kendall's tau")
     xs, ys = _pairs(a, b)
     if len(xs) < 2 or _constant(xs) or _constant(ys):
         return float("nan")
-    return float(stats.kendalltau(xs, ys, variant="b").statistic)
+    return _stats.kendall_tau_b(xs, ys)
 
 
 def rmse(predicted: Sequence[Any], truth: Sequence[Any]) -> float:
