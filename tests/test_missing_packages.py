@@ -18,7 +18,6 @@ import pytest
 from scipy import stats  # type: ignore[import-untyped]
 
 import jurist
-from jurist.errors import MissingDependencyError
 from jurist.evaluate import JudgeMetric
 
 OPTIONAL = ("scipy", "sklearn", "krippendorff", "pandas", "pyarrow")
@@ -91,15 +90,18 @@ def test_numpy_is_a_core_dependency() -> None:
     assert "numpy" in core
 
 
-def test_report_without_the_metrics_extra_says_so_and_keeps_the_rest(
+def test_report_on_the_base_install_has_its_agreement_figures(
     tmp_path: Path, base_install: None
 ) -> None:
+    """Agreement is numpy alone since issue 21: the report's section has its figures and
+    intervals where scipy, scikit-learn and krippendorff cannot be imported."""
     judge = jurist.LLMJudge(jurist.get_model("mock:j", outputs=["Correct", "Incorrect"] * 2))
     items = [{"prompt": f"q{i}", "response": "a", "human": "Correct"} for i in range(4)]
     run = jurist.evaluate(items, judge, run_dir=tmp_path / "run")
     html = run.report(labels="human").read_text()
-    assert 'id="agreement"' in html and "pip install &#x27;jurist[metrics]&#x27;" in html
+    assert 'id="agreement"' in html and "jurist[metrics]" not in html
     assert 'id="summary"' in html and 'id="sample-table"' in html
     assert run.summary().scored == 4
-    with pytest.raises(MissingDependencyError, match=r"jurist\[metrics\]"):
-        jurist.metrics.agreement(["a", "b", "a"], ["a", "b", "b"], kind="nominal")
+    table = jurist.metrics.agreement(["a", "b", "a", "b"], ["a", "b", "b", "b"], kind="nominal")
+    assert table.metrics["accuracy"].value == 0.75 and table.metrics["accuracy"].low is not None
+    assert table.metrics["cohen_kappa"].value == pytest.approx(0.5)
