@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -145,3 +146,28 @@ async def test_a_wrong_key_is_refused_without_showing_it(
         await client.retrieve("msgbatch_0001")
     assert "sk-ant-wrong-1" not in str(info.value) and "sk-ant-wrong-1" not in repr(client)
     await client.aclose()
+
+
+def test_a_live_model_keeps_one_pool_per_loop_and_pickles_without_it(
+    server: AnthropicBatchServer,
+) -> None:
+    """Live calls from two event loops each close their pool when their loop ends; a
+    pickled copy (a spawned worker's) opens pools of its own."""
+    import gc
+    import pickle
+    import warnings
+
+    from jurist.models._anthropic import AnthropicModel
+    from jurist.types import Message, Request
+
+    model = AnthropicModel("claude-test", base_url=server.base_url, api_key=KEY)
+    ask = Request(messages=(Message(role="user", content="Is 2+2=4? 4"),), max_tokens=8)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(2):
+            assert asyncio.run(model.complete(ask)).text
+            assert model._pools.sessions == {}
+        copy = pickle.loads(pickle.dumps(model))
+        assert asyncio.run(copy.complete(ask)).text
+        gc.collect()
+    assert not [w for w in caught if "nclosed" in str(w.message)]

@@ -432,20 +432,20 @@ def test_two_event_loops_share_one_model(stub: StubServer) -> None:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         first = asyncio.run(model.complete(req))
-        assert model._sessions == {}  # closed when its loop shut down
+        assert model._pools.sessions == {}  # closed when its loop shut down
         second = asyncio.run(model.complete(req))
         gc.collect()
     assert first.usage.calls == second.usage.calls == 1
-    assert model._sessions == {}
+    assert model._pools.sessions == {}
     assert not [w for w in caught if "nclosed" in str(w.message)], [str(w.message) for w in caught]
 
 
 async def test_aclose_closes_the_pool_and_reopens_on_use(stub: StubServer) -> None:
     model = stub_model(stub, "ok")
     await asyncio.gather(*(model.complete(Request(messages=USER)) for _ in range(20)))
-    session = next(iter(model._sessions.values()))
+    session = next(iter(model._pools.sessions.values()))
     await model.aclose()
-    assert session.closed and model._sessions == {}
+    assert session.closed and model._pools.sessions == {}
     await model.complete(Request(messages=USER))
     await model.aclose()
 
@@ -458,10 +458,10 @@ async def test_aclose_closes_pools_of_other_running_loops(stub: StubServer) -> N
     thread.start()
     try:
         asyncio.run_coroutine_threadsafe(model.complete(Request(messages=USER)), other).result(5)
-        sessions = list(model._sessions.values())
+        sessions = list(model._pools.sessions.values())
         assert len(sessions) == 2
         await model.aclose()
-        assert all(s.closed for s in sessions) and model._sessions == {}
+        assert all(s.closed for s in sessions) and model._pools.sessions == {}
     finally:
         other.call_soon_threadsafe(other.stop)
         thread.join(5)

@@ -247,11 +247,11 @@ def test_openai_judge_some_samples_fail(server: FaultServer, logs: dict[str, Any
         # A second step reuses the reward's loop (and so the model's session on it).
         server.script_for(judge_prompt("Paris"), ok("Score: 1.0"))
         assert fn(prompts=[Q], completions=["Paris"], answer=["Paris"]) == [1.0]
-        assert len(model._sessions) == 1  # type: ignore[attr-defined]
+        assert len(model._pools.sessions) == 1  # type: ignore[attr-defined]
     finally:
         fn.close()
     assert server.requests - before == 5
-    assert model._sessions == {}  # type: ignore[attr-defined]
+    assert model._pools.sessions == {}  # type: ignore[attr-defined]
 
 
 def test_reward_pickles_for_spawned_workers(server: FaultServer) -> None:

@@ -32,7 +32,6 @@ from __future__ import annotations
 import asyncio
 import os
 import time
-import weakref
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -50,6 +49,7 @@ from jurist.errors import (
     status_error,
 )
 from jurist.models._anthropic_batch import error_text
+from jurist.models._loop_sessions import LoopSessions
 from jurist.models._model import Capabilities, Model
 from jurist.models._openai_wire import retry_after_seconds, snippet
 from jurist.types import Completion, Request, Usage
@@ -108,9 +108,20 @@ class AnthropicModel(Model):
         if api_key:
             self._headers["x-api-key"] = api_key
         self._url = f"{self.base_url}/messages"
-        self._sessions: weakref.WeakKeyDictionary[
-            asyncio.AbstractEventLoop, aiohttp.ClientSession
-        ] = weakref.WeakKeyDictionary()
+        self._pools = self._new_pools()  # one session per event loop
+
+    def _new_pools(self) -> LoopSessions:
+        pools = LoopSessions(lambda: aiohttp.ClientSession(headers=self._headers))
+        pools.close_when_collected(self)
+        return pools
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if k != "_pools"}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """An unpickled (or copied) model opens connection pools of its own."""
+        self.__dict__.update(state)
+        self._pools = self._new_pools()
 
     @property
     def capabilities(self) -> Capabilities:
@@ -144,11 +155,7 @@ class AnthropicModel(Model):
     async def complete(self, request: Request) -> Completion:
         data = orjson.dumps(self.request_body(request))
         seconds = request.timeout if request.timeout is not None else self.timeout
-        session = self._sessions.get(asyncio.get_running_loop())
-        if session is None or session.closed:
-            session = self._sessions[asyncio.get_running_loop()] = aiohttp.ClientSession(
-                headers=self._headers
-            )
+        session = await self._pools.get()
         start = time.perf_counter()
         try:
             async with (
@@ -266,10 +273,8 @@ class AnthropicModel(Model):
         )
 
     async def aclose(self) -> None:
-        sessions = list(self._sessions.values())
-        self._sessions.clear()
-        for session in sessions:
-            await session.close()
+        """Close the connection pools of every event loop this model was used from."""
+        await self._pools.aclose()
 
 
 def build_anthropic(name: str, **options: Any) -> AnthropicModel:

@@ -59,8 +59,7 @@ from __future__ import annotations
 import asyncio
 import os
 import time
-import weakref
-from collections.abc import AsyncGenerator, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
@@ -95,11 +94,13 @@ from jurist.models._json_form import (
     refuses,
     response_format,
 )
+from jurist.models._loop_sessions import LoopSessions
 from jurist.models._model import Capabilities, Model
 from jurist.models._once import Once
 from jurist.models._openai_wire import (
     error_detail,
     parse_logprobs,
+    read_capped,
     retry_after_seconds,
     snippet,
 )
@@ -218,17 +219,28 @@ class OpenAIModel(Model):
             self._headers["Authorization"] = f"Bearer {api_key}"
         self._headers.update(headers or {})
         self._client_timeout = aiohttp.ClientTimeout(total=self.timeout)
-        # One session per event loop, and the async generator that closes it at loop shutdown.
-        self._sessions: dict[asyncio.AbstractEventLoop, aiohttp.ClientSession] = {}
-        self._closers: dict[asyncio.AbstractEventLoop, AsyncGenerator[None, None]] = {}
         self._served: Once[dict[str, Any] | None] = Once()  # see fingerprint()
-        _close_pools_when_collected(self)
+        self._pools = self._new_pools()  # one session per event loop
+
+    def _new_pools(self) -> LoopSessions:
+        pools = LoopSessions(self._new_session)
+        pools.close_when_collected(self)
+        return pools
+
+    def _new_session(self) -> aiohttp.ClientSession:
+        return aiohttp.ClientSession(
+            connector=aiohttp.TCPConnector(limit=self._max_connections, limit_per_host=0),
+            headers=self._headers,
+            timeout=self._client_timeout,
+        )
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if k != "_pools"}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         """An unpickled (or copied) model opens connection pools of its own."""
         self.__dict__.update(state)
-        self._sessions, self._closers = {}, {}
-        _close_pools_when_collected(self)
+        self._pools = self._new_pools()
 
     @property
     def capabilities(self) -> Capabilities:
@@ -269,9 +281,7 @@ class OpenAIModel(Model):
         url = f"{self.base_url}/models"
         timeout = min(_CHECK_TIMEOUT, self.timeout)
         try:
-            session = self._sessions.get(asyncio.get_running_loop())
-            if session is None or session.closed:
-                session = await self._open_session()
+            session = await self._pools.get()
             async with (
                 asyncio.timeout(timeout),
                 session.get(url, timeout=aiohttp.ClientTimeout(total=timeout)) as resp,
@@ -309,9 +319,7 @@ class OpenAIModel(Model):
         """Send ``request`` with its schema in ``form``; ``probe``: an error answer that
         refuses the form raises :class:`~jurist.errors.UnsupportedRequestError`."""
         data = orjson.dumps(self._body(request, form))
-        session = self._sessions.get(asyncio.get_running_loop())
-        if session is None or session.closed:
-            session = await self._open_session()
+        session = await self._pools.get()
         if request.timeout is None:
             timeout, seconds = self._client_timeout, self.timeout
         else:
@@ -340,28 +348,8 @@ class OpenAIModel(Model):
         return self._completion(raw, status, time.perf_counter() - start)
 
     async def _read_body(self, resp: aiohttp.ClientResponse) -> bytes:
-        """The answer's body, at most ``max_response_bytes`` of it.
-
-        With a ``Content-Length`` and no compression the parser stops at it, so one check
-        up front suffices (the fast path). A chunked, close-delimited or compressed body (a
-        small gzip can inflate to gigabytes) is read piece by piece, decompressed, and the
-        read stops as soon as the pieces pass the cap.
-        """
-        cap = self.max_response_bytes
-        length = resp.content_length
-        if length is not None and length > cap:
-            raise self._too_large(f"announced {length} bytes (Content-Length)")
-        encoding = resp.headers.get("Content-Encoding", "identity").strip().lower()
-        if length is not None and encoding in ("", "identity"):
-            return await resp.read()
-        pieces: list[bytes] = []
-        size = 0
-        async for piece in resp.content.iter_any():
-            size += len(piece)
-            if size > cap:
-                raise self._too_large(f"sent more than {cap} bytes")
-            pieces.append(piece)
-        return b"".join(pieces)
+        """The answer's body, at most ``max_response_bytes`` of it (:func:`read_capped`)."""
+        return await read_capped(resp, self.max_response_bytes, self._too_large)
 
     def _too_large(self, what: str) -> ResponseTooLargeError:
         return ResponseTooLargeError(
@@ -552,48 +540,9 @@ class OpenAIModel(Model):
 
     # -- sessions -----------------------------------------------------------------------
 
-    async def _open_session(self) -> aiohttp.ClientSession:
-        loop = asyncio.get_running_loop()
-        for other in [lp for lp in self._sessions if lp.is_closed()]:
-            # Its loop ended without shutting down async generators: drop what is left.
-            self._sessions.pop(other, None)
-            self._closers.pop(other, None)
-        session = aiohttp.ClientSession(
-            connector=aiohttp.TCPConnector(limit=self._max_connections, limit_per_host=0),
-            headers=self._headers,
-            timeout=self._client_timeout,
-        )
-        self._sessions[loop] = session
-        # The loop tracks started async generators and closes them when asyncio.run (or a
-        # Runner) shuts it down: the closer's ``finally`` then closes the session in time.
-        closer = self._session_closer(loop, session)
-        await closer.__anext__()
-        self._closers[loop] = closer
-        return session
-
-    async def _session_closer(
-        self, loop: asyncio.AbstractEventLoop, session: aiohttp.ClientSession
-    ) -> AsyncGenerator[None, None]:
-        try:
-            yield
-        finally:
-            if self._sessions.get(loop) is session:
-                del self._sessions[loop]
-                self._closers.pop(loop, None)
-            await session.close()
-
     async def aclose(self) -> None:
         """Close the connection pools of every event loop this model was used from."""
-        current = asyncio.get_running_loop()
-        closers = list(self._closers.items())
-        self._sessions.clear()
-        self._closers.clear()
-        for loop, closer in closers:
-            if loop is current:
-                await closer.aclose()
-            elif loop.is_running():
-                future = asyncio.run_coroutine_threadsafe(closer.aclose(), loop)
-                await asyncio.wrap_future(future)
+        await self._pools.aclose()
 
     async def prepare(self) -> None:
         """Check the server can be reached before a batch starts (see :meth:`check`)."""
@@ -606,9 +555,7 @@ class OpenAIModel(Model):
         connection, and the status error when the server refuses the credentials (401, 403).
         """
         url = f"{self.base_url}/models"
-        session = self._sessions.get(asyncio.get_running_loop())
-        if session is None or session.closed:
-            session = await self._open_session()
+        session = await self._pools.get()
         timeout = min(_CHECK_TIMEOUT, self.timeout)
         try:
             async with (
@@ -642,21 +589,3 @@ def build_openai(name: str, **options: Any) -> OpenAIModel:
         return OpenAIModel(name, **options)
     except TypeError as exc:
         raise ConfigError(f"openai model {name!r}: {exc}") from None
-
-
-def _close_pools_when_collected(model: OpenAIModel) -> None:
-    """Close ``model``'s connection pools on their loops once the model is collected.
-
-    A loop that outlives the model (the sync twins' shared loop) would otherwise meet the
-    open session only in the garbage collector, which reports it as unclosed. The
-    finalizer holds the model's session map, so the sessions stay reachable (never
-    collected open) until it schedules their close.
-    """
-    weakref.finalize(model, _close_pools, model._sessions)
-
-
-def _close_pools(sessions: dict[asyncio.AbstractEventLoop, aiohttp.ClientSession]) -> None:
-    for loop, session in list(sessions.items()):
-        if not session.closed and loop.is_running():
-            asyncio.run_coroutine_threadsafe(session.close(), loop)
-    sessions.clear()

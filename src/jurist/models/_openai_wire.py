@@ -9,13 +9,16 @@ from __future__ import annotations
 import email.utils
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jurist.types import TokenLogprob, TopLogprob
 
-__all__ = ["error_detail", "parse_logprobs", "retry_after_seconds", "snippet"]
+if TYPE_CHECKING:
+    import aiohttp
+
+__all__ = ["error_detail", "parse_logprobs", "read_capped", "retry_after_seconds", "snippet"]
 
 
 def parse_logprobs(data: Any) -> tuple[TokenLogprob, ...] | None:
@@ -99,3 +102,29 @@ def retry_after_seconds(headers: Mapping[str, str], *, now: datetime | None = No
     if when.tzinfo is None:
         when = when.replace(tzinfo=UTC)
     return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
+
+
+async def read_capped(
+    resp: aiohttp.ClientResponse, cap: int, too_large: Callable[[str], Exception]
+) -> bytes:
+    """The answer's body, at most ``cap`` bytes of it (else ``too_large(what happened)``).
+
+    With a ``Content-Length`` and no compression the parser stops at it, so one check up
+    front suffices (the fast path). A chunked, close-delimited or compressed body (a small
+    gzip can inflate to gigabytes) is read piece by piece, decompressed, and the read stops
+    as soon as the pieces pass the cap.
+    """
+    length = resp.content_length
+    if length is not None and length > cap:
+        raise too_large(f"announced {length} bytes (Content-Length)")
+    encoding = resp.headers.get("Content-Encoding", "identity").strip().lower()
+    if length is not None and encoding in ("", "identity"):
+        return await resp.read()
+    pieces: list[bytes] = []
+    size = 0
+    async for piece in resp.content.iter_any():
+        size += len(piece)
+        if size > cap:
+            raise too_large(f"sent more than {cap} bytes")
+        pieces.append(piece)
+    return b"".join(pieces)
