@@ -5,7 +5,7 @@ process): it validates every uploaded line, and each batch goes ``validating ->
 in_progress -> finalizing -> completed`` as its simulated processing time (``--delay``,
 default 5 s) passes after its creation. jurist judges ``--items`` (10,000) items with an
 ``LLMJudge`` on ``openai:gpt-4o-mini`` (priced by the built-in table) through
-``jurist.evaluate(..., batch_api=BatchAPIOptions(poll_interval=--poll))``, once with
+``jurist.evaluate(..., engine=BatchAPIEngine(BatchAPIOptions(poll_interval=--poll)))``, once with
 OpenAI's per-file limit (one file) and once with ``--max-requests`` (2,000) per file.
 
 Reported for each run, from the server's counters: files, batches, requests per batch,
@@ -39,7 +39,7 @@ sys.path.insert(0, str(ROOT))
 from tests._batch_server import BatchServer  # noqa: E402
 
 import jurist  # noqa: E402
-from jurist.evaluate import BatchAPIOptions, PriceTable  # noqa: E402
+from jurist.evaluate import BatchAPIEngine, BatchAPIOptions, PriceTable  # noqa: E402
 from jurist.evaluate._cost import bill  # noqa: E402
 
 SPEC = "openai:gpt-4o-mini"
@@ -54,7 +54,7 @@ def one_run(
         options = BatchAPIOptions(poll_interval=poll, max_requests_per_file=max_requests)
         cpu, wall = time.process_time(), time.perf_counter()
         with tempfile.TemporaryDirectory() as folder:
-            run = jurist.evaluate(items, judge, run_dir=folder, batch_api=options)
+            run = jurist.evaluate(items, judge, run_dir=folder, engine=BatchAPIEngine(options))
             wall = time.perf_counter() - wall
             cpu = time.process_time() - cpu
             summary = run.summary()

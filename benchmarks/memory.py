@@ -47,6 +47,7 @@ HERE = Path(__file__).resolve().parent
 WORKER = r"""
 import asyncio, json, resource, sys, time
 import jurist
+from jurist.evaluate import BatchAPIEngine
 
 mode, data, run_dir, n, log = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]
 
@@ -87,7 +88,7 @@ mode, data, run_dir, n, url = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.arg
 model = jurist.get_model("openai:judge", base_url=url, api_key="k", json_mode=None)
 judge = jurist.LLMJudge(model, concurrency=32)
 options = BatchAPIOptions(poll_interval=0.2) if mode == "batch" else None
-run = jurist.evaluate(data, judge, run_dir=run_dir, batch_api=options)
+run = jurist.evaluate(data, judge, run_dir=run_dir, engine=BatchAPIEngine(options))
 summary = run.summary()
 assert summary.scored == n, summary
 print(json.dumps({"mode": mode, "n": n, "batch_calls": summary.batch_calls,

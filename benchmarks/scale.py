@@ -52,7 +52,10 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import jurist  # noqa: E402
-from jurist.evaluate import RayOptions  # noqa: E402
+from jurist.evaluate import (  # noqa: E402
+    RayEngine,
+    RayOptions,
+)
 
 __all__ = ["Figure", "actors_figures", "main", "overhead_figures"]
 
@@ -88,7 +91,9 @@ def _timed_run(
     concurrency: int | None = None,
 ) -> Figure:
     started = time.perf_counter()
-    run = jurist.evaluate(items, judge, run_dir=folder, ray=ray, concurrency=concurrency)
+    run = jurist.evaluate(
+        items, judge, run_dir=folder, engine=RayEngine(ray), concurrency=concurrency
+    )
     wall = time.perf_counter() - started
     scores: dict[str, int] = {}
     for score in run.scores:

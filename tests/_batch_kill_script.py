@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 
 import jurist
-from jurist.evaluate import BatchAPIOptions
+from jurist.evaluate import BatchAPIEngine, BatchAPIOptions
 
 
 def judge(base_url: str) -> jurist.LLMJudge:
@@ -24,6 +24,6 @@ if __name__ == "__main__":
     base_url, run_dir, data = sys.argv[1:4]
     retries = int(sys.argv[4]) if len(sys.argv) > 4 else 0
     run = jurist.evaluate(
-        data, judge(base_url), run_dir=run_dir, batch_api=OPTIONS, retries=retries
+        data, judge(base_url), run_dir=run_dir, engine=BatchAPIEngine(OPTIONS), retries=retries
     )
     print(run.summary().status)

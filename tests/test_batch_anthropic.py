@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 import jurist
-from jurist.evaluate import BatchAPIOptions, Run
+from jurist.evaluate import BatchAPIEngine, BatchAPIOptions, Run
 from jurist.models._anthropic import AnthropicModel
 from tests._anthropic_batch_server import AnthropicBatchServer, BatchKnobs
 
@@ -53,7 +53,7 @@ def test_a_judge_runs_through_message_batches_as_it_runs_live(
     judge = judge_of(server)
     live = jurist.evaluate(ITEMS, judge, run_dir=tmp_path / "live")
     assert server.live_calls == len(ITEMS) and server.creations == 0
-    batch = jurist.evaluate(ITEMS, judge, run_dir=tmp_path / "batch", batch_api=FAST)
+    batch = jurist.evaluate(ITEMS, judge, run_dir=tmp_path / "batch", engine=BatchAPIEngine(FAST))
     summary = batch.summary()
     assert summary.status == "complete" and summary.failed == 0
     assert server.live_calls == len(ITEMS) and server.creations == 1
@@ -67,11 +67,13 @@ def test_expired_and_errored_lines_become_failures_with_reasons(
     server: AnthropicBatchServer, tmp_path: Path
 ) -> None:
     judge = judge_of(server)
-    jurist.evaluate(ITEMS[:3], judge, run_dir=tmp_path / "probe", batch_api=FAST)
+    jurist.evaluate(ITEMS[:3], judge, run_dir=tmp_path / "probe", engine=BatchAPIEngine(FAST))
     expired, errored, _ = ids_by_item(server)
     server.next_batch(BatchKnobs(expire={expired}, errors={errored: "invalid_request_error"}))
     options = BatchAPIOptions(poll_interval=0.01, on_expired="error")
-    run = jurist.evaluate(ITEMS[:3], judge, run_dir=tmp_path / "run", batch_api=options)
+    run = jurist.evaluate(
+        ITEMS[:3], judge, run_dir=tmp_path / "run", engine=BatchAPIEngine(options)
+    )
     rows = list(run.records())
     assert rows[0]["judge_score"] is None and rows[1]["judge_score"] is None
     assert "expired before this request ran" in rows[0]["judge_error"]
@@ -88,10 +90,10 @@ def test_expired_and_overloaded_lines_are_sent_again(
     server: AnthropicBatchServer, tmp_path: Path
 ) -> None:
     judge = judge_of(server)
-    jurist.evaluate(ITEMS[:3], judge, run_dir=tmp_path / "probe", batch_api=FAST)
+    jurist.evaluate(ITEMS[:3], judge, run_dir=tmp_path / "probe", engine=BatchAPIEngine(FAST))
     expired, overloaded, other = ids_by_item(server)
     server.next_batch(BatchKnobs(expire={expired}, errors={overloaded: "overloaded_error"}))
-    run = jurist.evaluate(ITEMS[:3], judge, run_dir=tmp_path / "run", batch_api=FAST)
+    run = jurist.evaluate(ITEMS[:3], judge, run_dir=tmp_path / "run", engine=BatchAPIEngine(FAST))
     rows = list(run.records())
     assert all(r["judge_score"] is not None for r in rows)
     assert server.creations == 3  # the probe, the round, the round of the two sent again
@@ -102,9 +104,9 @@ def test_expired_and_overloaded_lines_are_sent_again(
 
 def test_a_resumed_run_sends_nothing_again(server: AnthropicBatchServer, tmp_path: Path) -> None:
     judge = judge_of(server)
-    jurist.evaluate(ITEMS, judge, run_dir=tmp_path / "run", batch_api=FAST)
+    jurist.evaluate(ITEMS, judge, run_dir=tmp_path / "run", engine=BatchAPIEngine(FAST))
     before = (server.creations, server.polls, server.downloads, server.live_calls)
-    again = jurist.evaluate(ITEMS, judge, run_dir=tmp_path / "run", batch_api=FAST)
+    again = jurist.evaluate(ITEMS, judge, run_dir=tmp_path / "run", engine=BatchAPIEngine(FAST))
     assert (server.creations, server.polls, server.downloads, server.live_calls) == before
     assert again.summary().status == "complete"
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 import jurist
-from jurist.evaluate import BatchAPIOptions, Price, PriceTable
+from jurist.evaluate import BatchAPIEngine, BatchAPIOptions, Price, PriceTable
 from jurist.evaluate._cost import bill
 from jurist.types import Usage
 from tests._batch_server import BatchServer
@@ -91,14 +91,14 @@ def test_a_batch_run_costs_half_the_same_run_live(tmp_path: Path) -> None:
             items,
             judge,
             run_dir=tmp_path / "batch",
-            batch_api=BatchAPIOptions(poll_interval=0.01),
+            engine=BatchAPIEngine(BatchAPIOptions(poll_interval=0.01)),
         ).summary()
         # with a price that has no batch rate the batch run's cost is unknown, not guessed
         unpriced = jurist.evaluate(
             items,
             judge,
             run_dir=tmp_path / "batch",
-            batch_api=BatchAPIOptions(poll_interval=0.01),
+            engine=BatchAPIEngine(BatchAPIOptions(poll_interval=0.01)),
             prices={"openai:gpt-4o-mini": {"prompt": 0.15, "completion": 0.6}},
             resume=False,
         ).summary()
@@ -133,7 +133,7 @@ def test_followup_live_items_are_billed_in_proportion_and_marked_estimated(
             jurist.LLMJudge(model),
             retries=1,
             run_dir=tmp_path / "run",
-            batch_api=BatchAPIOptions(poll_interval=0.01, followup="live"),
+            engine=BatchAPIEngine(BatchAPIOptions(poll_interval=0.01, followup="live")),
         )
     row = next(iter(run.rows()))
     assert row["score"] == 1.0 and row["usage"].calls == 2

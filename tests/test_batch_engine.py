@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 import jurist
-from jurist.evaluate import BatchAPIOptions, Run
+from jurist.evaluate import BatchAPIEngine, BatchAPIOptions, Run
 from tests._batch_server import BatchServer, Knobs
 
 ITEMS = [{"prompt": f"What is {i}+{i}?", "response": str(2 * i + (i % 3 == 0))} for i in range(8)]
@@ -42,7 +42,9 @@ def scores(run: Run) -> list[float | None]:
 
 
 def test_round_trip_sends_one_batch_and_no_live_call(server: BatchServer, tmp_path: Path) -> None:
-    run = jurist.evaluate(ITEMS, judge_of(server), run_dir=tmp_path / "run", batch_api=FAST)
+    run = jurist.evaluate(
+        ITEMS, judge_of(server), run_dir=tmp_path / "run", engine=BatchAPIEngine(FAST)
+    )
     summary = run.summary()
     assert summary.status == "complete" and summary.items == len(ITEMS)
     assert summary.failed == 0
@@ -59,7 +61,7 @@ def test_live_and_batch_give_identical_scores(server: BatchServer, tmp_path: Pat
     judge = judge_of(server)
     live = jurist.evaluate(ITEMS, judge, run_dir=tmp_path / "live")
     assert server.live_calls == len(ITEMS) and server.creations == 0
-    batch = jurist.evaluate(ITEMS, judge, run_dir=tmp_path / "batch", batch_api=FAST)
+    batch = jurist.evaluate(ITEMS, judge, run_dir=tmp_path / "batch", engine=BatchAPIEngine(FAST))
     assert server.live_calls == len(ITEMS) and server.creations == 1
     assert scores(batch) == scores(live)
     assert 0.0 in scores(live) and 1.0 in scores(live)
@@ -70,7 +72,9 @@ def test_live_and_batch_give_identical_scores(server: BatchServer, tmp_path: Pat
 
 def test_files_are_split_at_the_limits(server: BatchServer, tmp_path: Path) -> None:
     options = BatchAPIOptions(poll_interval=0.01, max_requests_per_file=3)
-    run = jurist.evaluate(ITEMS, judge_of(server), run_dir=tmp_path / "run", batch_api=options)
+    run = jurist.evaluate(
+        ITEMS, judge_of(server), run_dir=tmp_path / "run", engine=BatchAPIEngine(options)
+    )
     assert run.summary().failed == 0
     assert (server.uploads, server.creations) == (3, 3)  # 3 + 3 + 2 requests
     assert set(server.submissions.values()) == {1}
@@ -93,7 +97,11 @@ def unreadable_first() -> Any:
 def test_reasks_go_to_a_follow_up_batch(tmp_path: Path) -> None:
     with BatchServer(delay=0.0, answer=unreadable_first()) as server:
         run = jurist.evaluate(
-            ITEMS[:3], judge_of(server), run_dir=tmp_path / "run", retries=1, batch_api=FAST
+            ITEMS[:3],
+            judge_of(server),
+            run_dir=tmp_path / "run",
+            retries=1,
+            engine=BatchAPIEngine(FAST),
         )
         assert scores(run) == [1.0, 1.0, 1.0]
         assert (server.creations, server.live_calls) == (2, 0)
@@ -104,7 +112,11 @@ def test_reasks_go_live_with_followup_live(tmp_path: Path) -> None:
     with BatchServer(delay=0.0, answer=unreadable_first()) as server:
         options = BatchAPIOptions(poll_interval=0.01, followup="live")
         run = jurist.evaluate(
-            ITEMS[:3], judge_of(server), run_dir=tmp_path / "run", retries=1, batch_api=options
+            ITEMS[:3],
+            judge_of(server),
+            run_dir=tmp_path / "run",
+            retries=1,
+            engine=BatchAPIEngine(options),
         )
         assert scores(run) == [1.0, 1.0, 1.0]
         assert (server.creations, server.live_calls) == (1, 3)
@@ -116,7 +128,9 @@ def test_expired_batch_keeps_its_lines_and_resubmits_the_rest(
     server: BatchServer, tmp_path: Path
 ) -> None:
     server.next_batch(Knobs(expire_after=3))
-    run = jurist.evaluate(ITEMS, judge_of(server), run_dir=tmp_path / "run", batch_api=FAST)
+    run = jurist.evaluate(
+        ITEMS, judge_of(server), run_dir=tmp_path / "run", engine=BatchAPIEngine(FAST)
+    )
     assert run.summary().failed == 0
     assert server.creations == 2
     counts = sorted(server.submissions.values())
@@ -128,7 +142,9 @@ def test_expired_batch_in_error_mode_records_the_rest_as_errors(
 ) -> None:
     server.next_batch(Knobs(expire_after=3))
     options = BatchAPIOptions(poll_interval=0.01, on_expired="error")
-    run = jurist.evaluate(ITEMS, judge_of(server), run_dir=tmp_path / "run", batch_api=options)
+    run = jurist.evaluate(
+        ITEMS, judge_of(server), run_dir=tmp_path / "run", engine=BatchAPIEngine(options)
+    )
     rows = list(run.records())
     assert [r["judge_score"] is not None for r in rows] == [True] * 3 + [False] * 5
     batch_id = next(iter(server.batches))
@@ -136,13 +152,17 @@ def test_expired_batch_in_error_mode_records_the_rest_as_errors(
         assert row["judge_error"].startswith(f"api: batch: {batch_id} expired before")
     assert server.creations == 1
     # on resume the failed items are sent again (retry_failed), the scored ones are not
-    again = jurist.evaluate(ITEMS, judge_of(server), run_dir=tmp_path / "run", batch_api=options)
+    again = jurist.evaluate(
+        ITEMS, judge_of(server), run_dir=tmp_path / "run", engine=BatchAPIEngine(options)
+    )
     assert again.summary().failed == 0 and server.creations == 2
 
 
 def test_failed_batch_resubmits_everything(server: BatchServer, tmp_path: Path) -> None:
     server.next_batch(Knobs(fail="the input was refused"))
-    run = jurist.evaluate(ITEMS, judge_of(server), run_dir=tmp_path / "run", batch_api=FAST)
+    run = jurist.evaluate(
+        ITEMS, judge_of(server), run_dir=tmp_path / "run", engine=BatchAPIEngine(FAST)
+    )
     assert run.summary().failed == 0 and server.creations == 2
 
 
@@ -150,11 +170,13 @@ def test_malformed_output_line_is_that_items_error_naming_its_custom_id(
     server: BatchServer, tmp_path: Path
 ) -> None:
     judge = judge_of(server)
-    probe = jurist.evaluate(ITEMS[:1], judge, run_dir=tmp_path / "probe", batch_api=FAST)
+    probe = jurist.evaluate(
+        ITEMS[:1], judge, run_dir=tmp_path / "probe", engine=BatchAPIEngine(FAST)
+    )
     assert probe.summary().failed == 0
     broken = next(iter(server.submissions))  # item 0's custom_id: the same in the next run
     server.next_batch(Knobs(malformed={broken}))
-    run = jurist.evaluate(ITEMS, judge, run_dir=tmp_path / "run", batch_api=FAST)
+    run = jurist.evaluate(ITEMS, judge, run_dir=tmp_path / "run", engine=BatchAPIEngine(FAST))
     rows = list(run.records())
     assert rows[0]["judge_score"] is None
     error = rows[0]["judge_error"]
@@ -164,10 +186,10 @@ def test_malformed_output_line_is_that_items_error_naming_its_custom_id(
 
 def test_error_line_raises_the_error_live_mode_would(server: BatchServer, tmp_path: Path) -> None:
     judge = judge_of(server)
-    jurist.evaluate(ITEMS[:2], judge, run_dir=tmp_path / "probe", batch_api=FAST)
+    jurist.evaluate(ITEMS[:2], judge, run_dir=tmp_path / "probe", engine=BatchAPIEngine(FAST))
     first, second = sorted(server.submissions, key=lambda c: int(c.split("-")[0]))
     server.next_batch(Knobs(line_errors={first: 429, second: 400}))
-    run = jurist.evaluate(ITEMS[:2], judge, run_dir=tmp_path / "run", batch_api=FAST)
+    run = jurist.evaluate(ITEMS[:2], judge, run_dir=tmp_path / "run", engine=BatchAPIEngine(FAST))
     rows = list(run.records())
     # a 429 line is transient: the batcher sends the same line again in the next round
     # (its resubmit, not the retry wrapper's: the batcher sits above it), as one more attempt
@@ -181,17 +203,17 @@ def test_error_line_raises_the_error_live_mode_would(server: BatchServer, tmp_pa
 
 def test_dropped_line_is_resubmitted(server: BatchServer, tmp_path: Path) -> None:
     judge = judge_of(server)
-    jurist.evaluate(ITEMS[:1], judge, run_dir=tmp_path / "probe", batch_api=FAST)
+    jurist.evaluate(ITEMS[:1], judge, run_dir=tmp_path / "probe", engine=BatchAPIEngine(FAST))
     dropped = next(iter(server.submissions))
     server.next_batch(Knobs(drop={dropped}))
-    run = jurist.evaluate(ITEMS, judge, run_dir=tmp_path / "run", batch_api=FAST)
+    run = jurist.evaluate(ITEMS, judge, run_dir=tmp_path / "run", engine=BatchAPIEngine(FAST))
     assert run.summary().failed == 0
     assert server.submissions[dropped] == 3  # probe, dropped, resubmitted
 
 
 def test_batch_api_on_a_finished_run_sends_nothing(server: BatchServer, tmp_path: Path) -> None:
     judge = judge_of(server)
-    jurist.evaluate(ITEMS, judge, run_dir=tmp_path / "run", batch_api=FAST)
+    jurist.evaluate(ITEMS, judge, run_dir=tmp_path / "run", engine=BatchAPIEngine(FAST))
     before = (
         server.uploads,
         server.creations,
@@ -200,7 +222,7 @@ def test_batch_api_on_a_finished_run_sends_nothing(server: BatchServer, tmp_path
         server.live_calls,
         server.downloads,
     )
-    run = jurist.evaluate(ITEMS, judge, run_dir=tmp_path / "run", batch_api=FAST)
+    run = jurist.evaluate(ITEMS, judge, run_dir=tmp_path / "run", engine=BatchAPIEngine(FAST))
     after = (
         server.uploads,
         server.creations,
@@ -222,7 +244,7 @@ def test_a_concurrency_limit_does_not_hold_back_batch_requests(
 
     inner = jurist.get_model("openai:judge", base_url=server.base_url, api_key="k")
     judge = jurist.LLMJudge(LimitedModel(inner, max_concurrency=2))
-    run = jurist.evaluate(ITEMS[:4], judge, run_dir=tmp_path / "run", batch_api=FAST)
+    run = jurist.evaluate(ITEMS[:4], judge, run_dir=tmp_path / "run", engine=BatchAPIEngine(FAST))
     assert run.summary().failed == 0
     assert server.creations == 1 and set(server.submissions.values()) == {1}
 
@@ -230,7 +252,7 @@ def test_a_concurrency_limit_does_not_hold_back_batch_requests(
 def test_a_judge_without_an_openai_model_is_refused(tmp_path: Path) -> None:
     judge = jurist.LLMJudge(jurist.get_model("mock:judge", outputs=["Correct"], cycle=True))
     with pytest.raises(jurist.errors.ConfigError, match=r"this judge calls mock:judge"):
-        jurist.evaluate(ITEMS, judge, run_dir=tmp_path / "run", batch_api=FAST)
+        jurist.evaluate(ITEMS, judge, run_dir=tmp_path / "run", engine=BatchAPIEngine(FAST))
 
 
 def test_batch_cancelled_elsewhere_keeps_its_lines_and_resubmits_the_rest(
@@ -251,7 +273,9 @@ def test_batch_cancelled_elsewhere_keeps_its_lines_and_resubmits_the_rest(
 
         canceller = threading.Thread(target=cancel_the_first_batch)
         canceller.start()
-        run = jurist.evaluate(ITEMS, judge_of(server), run_dir=tmp_path / "run", batch_api=FAST)
+        run = jurist.evaluate(
+            ITEMS, judge_of(server), run_dir=tmp_path / "run", engine=BatchAPIEngine(FAST)
+        )
         canceller.join()
         first = next(iter(server.batches.values()))
         assert first.status == "cancelled"
@@ -265,7 +289,9 @@ def test_requests_a_provider_keeps_expiring_become_errors_after_max_resubmits(
 ) -> None:
     server.knobs = Knobs(expire_after=0)  # every batch expires before any line runs
     options = BatchAPIOptions(poll_interval=0.01, max_resubmits=2)
-    run = jurist.evaluate(ITEMS, judge_of(server), run_dir=tmp_path / "run", batch_api=options)
+    run = jurist.evaluate(
+        ITEMS, judge_of(server), run_dir=tmp_path / "run", engine=BatchAPIEngine(options)
+    )
     rows = list(run.records())
     assert all(r["judge_score"] is None for r in rows)
     assert all("expired before this request ran" in r["judge_error"] for r in rows)
@@ -280,7 +306,9 @@ def test_a_create_whose_answer_was_lost_is_found_again_not_sent_twice(
     """The server creates the batch but the client sees HTTP 502: the engine looks the
     batch up by its metadata before creating one, in the same session."""
     server.lose_next_answer("POST", "/v1/batches")
-    run = jurist.evaluate(ITEMS, judge_of(server), run_dir=tmp_path / "run", batch_api=FAST)
+    run = jurist.evaluate(
+        ITEMS, judge_of(server), run_dir=tmp_path / "run", engine=BatchAPIEngine(FAST)
+    )
     assert run.summary().failed == 0
     assert server.creations == 1 and server.lists >= 1
     assert set(server.submissions.values()) == {1}
@@ -290,7 +318,9 @@ def test_a_create_refused_by_a_transient_error_is_tried_again(
     server: BatchServer, tmp_path: Path
 ) -> None:
     server.fail_next("POST", "/v1/batches", 503)
-    run = jurist.evaluate(ITEMS, judge_of(server), run_dir=tmp_path / "run", batch_api=FAST)
+    run = jurist.evaluate(
+        ITEMS, judge_of(server), run_dir=tmp_path / "run", engine=BatchAPIEngine(FAST)
+    )
     assert run.summary().failed == 0
     assert server.creations == 1
     assert set(server.submissions.values()) == {1}
@@ -316,7 +346,9 @@ def test_parked_items_hold_no_task_and_their_requests_are_on_disk(
 
     monkeypatch.setattr(BatchSession, "send_round", spy)
     items = [{"prompt": f"What is {i}+{i}?", "response": str(2 * i)} for i in range(600)]
-    run = jurist.evaluate(items, judge_of(server), run_dir=tmp_path / "run", batch_api=FAST)
+    run = jurist.evaluate(
+        items, judge_of(server), run_dir=tmp_path / "run", engine=BatchAPIEngine(FAST)
+    )
     assert run.summary().failed == 0 and server.creations == 1
     ((tasks, lines),) = seen
     assert lines == 600  # every request streamed to the round's file before it went
@@ -335,7 +367,7 @@ def test_identical_items_under_a_cache_do_not_wait_on_each_other_forever(
     inner = jurist.get_model("openai:judge", base_url=server.base_url, api_key="k")
     judge = jurist.LLMJudge(CachedModel(inner, tmp_path / "cache.sqlite"))
     items = [ITEMS[1], ITEMS[1], ITEMS[2]]
-    run = jurist.evaluate(items, judge, run_dir=tmp_path / "run", batch_api=FAST)
+    run = jurist.evaluate(items, judge, run_dir=tmp_path / "run", engine=BatchAPIEngine(FAST))
     rows = list(run.records())
     assert run.summary().failed == 0 and rows[0]["judge_score"] == rows[1]["judge_score"]
     assert server.creations == 1 and len(server.submissions) == 2
@@ -365,7 +397,7 @@ def test_an_item_busy_after_its_answer_is_not_set_aside_and_its_answer_not_taken
 
     inner = jurist.get_model("openai:judge", base_url=server.base_url, api_key="k")
     judge = SlowToFinish(CachedModel(inner, tmp_path / "cache.sqlite"))
-    run = jurist.evaluate(ITEMS[:3], judge, run_dir=tmp_path / "run", batch_api=FAST)
+    run = jurist.evaluate(ITEMS[:3], judge, run_dir=tmp_path / "run", engine=BatchAPIEngine(FAST))
     rows = list(run.records())
     assert [(r["judge_cached"], r["judge_calls"], r["judge_attempts"]) for r in rows] == [
         (False, 1, 1)

@@ -13,7 +13,7 @@ import pytest
 
 import jurist
 from jurist.errors import DataError
-from jurist.evaluate import BatchAPIOptions, ingest
+from jurist.evaluate import BatchAPIEngine, BatchAPIOptions, ingest
 
 ITEMS = [
     {"prompt": "2+2?", "response": "4"},
@@ -88,7 +88,10 @@ def test_file_out_writes_the_requests_and_stops_awaiting_results(
 ) -> None:
     out = tmp_path / "reqs.jsonl"
     run = jurist.evaluate(
-        data, make_judge(), run_dir=tmp_path / "run", batch_api=BatchAPIOptions(file_out=out)
+        data,
+        make_judge(),
+        run_dir=tmp_path / "run",
+        engine=BatchAPIEngine(BatchAPIOptions(file_out=out)),
     )
     summary = run.summary()
     assert summary.status == "awaiting results"
@@ -104,7 +107,7 @@ def test_file_out_writes_the_requests_and_stops_awaiting_results(
         data,
         make_judge(),
         run_dir=tmp_path / "run",
-        batch_api=BatchAPIOptions(file_out=tmp_path / "other.jsonl"),
+        engine=BatchAPIEngine(BatchAPIOptions(file_out=tmp_path / "other.jsonl")),
     )
     assert again.summary().status == "awaiting results"
     assert not (tmp_path / "other.jsonl").exists()
@@ -116,7 +119,7 @@ def test_file_out_numbers_the_files_past_the_limits(tmp_path: Path, data: Path) 
         data,
         make_judge(),
         run_dir=tmp_path / "run",
-        batch_api=BatchAPIOptions(file_out=out, max_requests_per_file=2),
+        engine=BatchAPIEngine(BatchAPIOptions(file_out=out, max_requests_per_file=2)),
     )
     assert [len(p.read_bytes().splitlines()) for p in (out, tmp_path / "reqs.2.jsonl")] == [2, 1]
 
@@ -124,7 +127,10 @@ def test_file_out_numbers_the_files_past_the_limits(tmp_path: Path, data: Path) 
 def test_ingest_round_trip_with_vllm_run_batch_output(tmp_path: Path, data: Path) -> None:
     out = tmp_path / "reqs.jsonl"
     jurist.evaluate(
-        data, make_judge(), run_dir=tmp_path / "run", batch_api=BatchAPIOptions(file_out=out)
+        data,
+        make_judge(),
+        run_dir=tmp_path / "run",
+        engine=BatchAPIEngine(BatchAPIOptions(file_out=out)),
     )
     results = answer_file(out, tmp_path / "results.jsonl", verdict)
     done = ingest(tmp_path / "run", results)
@@ -141,7 +147,7 @@ def test_ingest_sends_reasks_to_a_next_file(tmp_path: Path, data: Path) -> None:
         make_judge(),
         run_dir=tmp_path / "run",
         retries=1,
-        batch_api=BatchAPIOptions(file_out=out),
+        engine=BatchAPIEngine(BatchAPIOptions(file_out=out)),
     )
 
     def first(body: dict[str, Any]) -> str:
@@ -160,7 +166,10 @@ def test_ingest_sends_reasks_to_a_next_file(tmp_path: Path, data: Path) -> None:
 def test_ingest_refuses_a_line_the_run_never_asked(tmp_path: Path, data: Path) -> None:
     out = tmp_path / "reqs.jsonl"
     jurist.evaluate(
-        data, make_judge(), run_dir=tmp_path / "run", batch_api=BatchAPIOptions(file_out=out)
+        data,
+        make_judge(),
+        run_dir=tmp_path / "run",
+        engine=BatchAPIEngine(BatchAPIOptions(file_out=out)),
     )
     results = tmp_path / "results.jsonl"
     results.write_bytes(vllm_line("99-deadbeefdeadbeef-1", "Correct"))
@@ -171,7 +180,10 @@ def test_ingest_refuses_a_line_the_run_never_asked(tmp_path: Path, data: Path) -
 def test_ingest_records_a_vllm_error_line_as_that_items_error(tmp_path: Path, data: Path) -> None:
     out = tmp_path / "reqs.jsonl"
     jurist.evaluate(
-        data, make_judge(), run_dir=tmp_path / "run", batch_api=BatchAPIOptions(file_out=out)
+        data,
+        make_judge(),
+        run_dir=tmp_path / "run",
+        engine=BatchAPIEngine(BatchAPIOptions(file_out=out)),
     )
     lines = [orjson.loads(line) for line in out.read_bytes().splitlines()]
     raw = b""
@@ -197,7 +209,10 @@ def test_ingest_records_a_vllm_error_line_as_that_items_error(tmp_path: Path, da
 def test_requests_the_results_lack_go_to_the_next_file(tmp_path: Path, data: Path) -> None:
     out = tmp_path / "reqs.jsonl"
     jurist.evaluate(
-        data, make_judge(), run_dir=tmp_path / "run", batch_api=BatchAPIOptions(file_out=out)
+        data,
+        make_judge(),
+        run_dir=tmp_path / "run",
+        engine=BatchAPIEngine(BatchAPIOptions(file_out=out)),
     )
     results = answer_file(out, tmp_path / "results.jsonl", verdict)
     lines = results.read_bytes().splitlines(keepends=True)

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 import jurist
-from jurist.evaluate import BatchAPIOptions, Run
+from jurist.evaluate import BatchAPIEngine, BatchAPIOptions, Run
 from tests._batch_server import BatchServer, answer_from
 
 ITEMS = [{"prompt": f"q{i}", "response": f"a{i}", "other": f"b{i}"} for i in range(6)]
@@ -48,7 +48,9 @@ def live_and_batch(
     live = jurist.evaluate(ITEMS, judge, run_dir=tmp_path / "live", **options)
     calls = server.live_calls
     creations = server.creations
-    batch = jurist.evaluate(ITEMS, judge, run_dir=tmp_path / "batch", batch_api=FAST, **options)
+    batch = jurist.evaluate(
+        ITEMS, judge, run_dir=tmp_path / "batch", engine=BatchAPIEngine(FAST), **options
+    )
     assert server.live_calls == calls  # nothing went live in batch mode
     assert server.creations > creations
     assert set(server.submissions.values()) == {1}  # no request submitted twice

@@ -27,7 +27,7 @@ from aiohttp import web
 
 import jurist
 from jurist.errors import ConfigError, JuristRuntimeError
-from jurist.evaluate import BatchAPIOptions
+from jurist.evaluate import BatchAPIEngine, BatchAPIOptions
 from jurist.models._openai_batch import BatchClient, request_line
 from tests._batch_kill_script import OPTIONS, judge
 from tests._batch_server import BatchServer
@@ -131,7 +131,9 @@ def resume_and_check(
 ) -> jurist.Run:
     """Resume; every item scored once, each request submitted ``sent`` times."""
     server.release.set()
-    run = jurist.evaluate(data, judge(server.base_url), run_dir=run_dir, batch_api=options)
+    run = jurist.evaluate(
+        data, judge(server.base_url), run_dir=run_dir, engine=BatchAPIEngine(options)
+    )
     summary = run.summary()
     assert summary.status == "complete"
     assert summary.items == N and summary.failed == 0
@@ -214,7 +216,7 @@ def test_sigkill_during_a_follow_up_batch(tmp_path: Path, data: Path) -> None:
         wait_for("its polls", lambda: server.polls >= 6, proc)
         kill(proc)
         run = jurist.evaluate(
-            data, judge(server.base_url), run_dir=run_dir, batch_api=OPTIONS, retries=1
+            data, judge(server.base_url), run_dir=run_dir, engine=BatchAPIEngine(OPTIONS), retries=1
         )
         rows = list(run.records())
         assert run.summary().status == "complete" and all(r["judge_score"] == 1.0 for r in rows)
@@ -227,7 +229,9 @@ def test_sigkill_during_a_follow_up_batch(tmp_path: Path, data: Path) -> None:
 def test_resume_of_a_finished_run_sends_nothing(
     server: GatedServer, tmp_path: Path, data: Path
 ) -> None:
-    jurist.evaluate(data, judge(server.base_url), run_dir=tmp_path / "run", batch_api=OPTIONS)
+    jurist.evaluate(
+        data, judge(server.base_url), run_dir=tmp_path / "run", engine=BatchAPIEngine(OPTIONS)
+    )
     before = (server.uploads, server.creations, server.polls, server.lists, server.downloads)
     resume_and_check(server, tmp_path / "run", data)
     assert (server.uploads, server.creations, server.polls, server.lists, server.downloads) == (
@@ -263,7 +267,9 @@ def test_unlisted_server_stops_every_rerun_naming_both_ways_on(
     kill_between_create_and_record(unlisted, run_dir, data)
     for rerun in (1, 2):
         with pytest.raises(JuristRuntimeError) as stop:
-            jurist.evaluate(data, judge(unlisted.base_url), run_dir=run_dir, batch_api=OPTIONS)
+            jurist.evaluate(
+                data, judge(unlisted.base_url), run_dir=run_dir, engine=BatchAPIEngine(OPTIONS)
+            )
         said = " ".join(str(stop.value).split())
         assert "GET /batches answered HTTP 405" in said
         assert "--batch-adopt BATCH_ID" in said and "--batch-resubmit" in said
@@ -318,7 +324,9 @@ def test_adopting_a_batch_that_does_not_match_is_refused_naming_the_difference(
     creations = unlisted.creations
     wrong = OPTIONS.model_copy(update={"adopt": (other,)})
     with pytest.raises(ConfigError) as refused:
-        jurist.evaluate(data, judge(unlisted.base_url), run_dir=run_dir, batch_api=wrong)
+        jurist.evaluate(
+            data, judge(unlisted.base_url), run_dir=run_dir, engine=BatchAPIEngine(wrong)
+        )
     said = " ".join(str(refused.value).split())
     assert f"batch {other} is not the batch of any request file" in said
     assert "its input file is file-" in said and f"it holds 3 requests, not {N}" in said
@@ -328,7 +336,7 @@ def test_adopting_a_batch_that_does_not_match_is_refused_naming_the_difference(
             data,
             judge(unlisted.base_url),
             run_dir=run_dir,
-            batch_api=OPTIONS.model_copy(update={"adopt": ("batch-nope",)}),
+            engine=BatchAPIEngine(OPTIONS.model_copy(update={"adopt": ("batch-nope",)})),
         )
     assert unlisted.creations == creations and chunk_states(run_dir) == ["uploaded"]
     assert recoveries(run_dir) == []

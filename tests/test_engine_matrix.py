@@ -9,7 +9,7 @@ then every other engine of :data:`ENGINES` on the same items and scripts, and as
 the other engine's records and per-call attempt counts are the local one's.
 
 Engines: ``ray`` (one Ray instance serves the module, ``tests/_ray_cluster.py``) and
-``batch``: ``jurist.evaluate(..., batch_api=BatchAPIOptions(...))`` against the same
+``batch``: ``jurist.evaluate(..., engine=BatchAPIEngine(BatchAPIOptions(...)))`` against the same
 server, which is also a Batch API (:class:`MarkedServer`): each line of a batch takes
 its key's next scripted fault and counts as one attempt under its key, as a live call
 does. What a batch does with the settings:
@@ -47,7 +47,7 @@ from typing import Any
 import pytest
 
 import jurist
-from jurist.evaluate import BatchAPIOptions, RayOptions
+from jurist.evaluate import BatchAPIEngine, BatchAPIOptions, RayEngine, RayOptions
 from jurist.models import Transport, build_stack, get_model
 from tests._fault_server import Fault, hang, status
 from tests._marked_server import MarkedServer
@@ -181,12 +181,12 @@ def engine_run(
         return jurist.evaluate(data, judge, run_dir=run_dir)
     if engine == "ray":
         options = RayOptions(actors=1, batch_size=8)
-        return jurist.evaluate(data, judge, run_dir=run_dir, ray=options)
+        return jurist.evaluate(data, judge, run_dir=run_dir, engine=RayEngine(options))
     if engine == "batch":
         # the batcher's resubmits of 429 lines stand for the transport's retries
         resubmits = setting.transport.max_retries or 0
         batch = BatchAPIOptions(poll_interval=0.01, max_resubmits=resubmits)
-        return jurist.evaluate(data, judge, run_dir=run_dir, batch_api=batch)
+        return jurist.evaluate(data, judge, run_dir=run_dir, engine=BatchAPIEngine(batch))
     raise AssertionError(f"no engine {engine!r}")
 
 

@@ -14,7 +14,7 @@ import pytest
 
 import jurist
 from jurist.errors import ConfigError, MissingDependencyError
-from jurist.evaluate import RayOptions, Run, judge_ray_dataset
+from jurist.evaluate import RayEngine, RayOptions, Run, judge_ray_dataset
 from jurist.evaluate import _ray as ray_engine
 from jurist.evaluate._cost import resolve_prices
 from jurist.evaluate._ray import Recorder
@@ -83,7 +83,9 @@ def test_same_records_as_the_local_engine(
             if kind == "llm"
             else RayOptions(actors=1, batch_size=4)
         )
-        on_ray = jurist.evaluate(items, judge, run_dir=tmp_path / f"{kind}-ray", ray=options)
+        on_ray = jurist.evaluate(
+            items, judge, run_dir=tmp_path / f"{kind}-ray", engine=RayEngine(options)
+        )
         want = [_kept(r) for r in local.records()]
         got = [_kept(r) for r in on_ray.records()]
         assert got == want, kind
@@ -99,7 +101,7 @@ def test_tiny_hf_model_gives_the_same_results(
     items = _items(4)
     local = [_kept(r) for r in jurist.evaluate(items, judge, run_dir=tmp_path / "l").records()]
     ray_run = jurist.evaluate(
-        items, judge, run_dir=tmp_path / "r", ray=RayOptions(actors=1, batch_size=4)
+        items, judge, run_dir=tmp_path / "r", engine=RayEngine(RayOptions(actors=1, batch_size=4))
     )
     got = [_kept(r) for r in ray_run.records()]
     keys = ("judge_score", "judge_verdict", "judge_error", "judge_explanation", "judge_response")
@@ -144,7 +146,9 @@ def test_an_interrupted_run_resumes_with_only_the_missing_items(
 
     async def first_session() -> int:
         task = asyncio.create_task(
-            jurist.aevaluate(items, judge(tmp_path / "calls-1"), run_dir=folder, ray=OPTIONS)
+            jurist.aevaluate(
+                items, judge(tmp_path / "calls-1"), run_dir=folder, engine=RayEngine(OPTIONS)
+            )
         )
         while stored() < 4 and not task.done():
             await asyncio.sleep(0.05)
@@ -157,7 +161,9 @@ def test_an_interrupted_run_resumes_with_only_the_missing_items(
     assert 4 <= done_first < len(items)
     assert Run(folder).summary().status == "interrupted"
 
-    second = jurist.evaluate(items, judge(tmp_path / "calls-2"), run_dir=folder, ray=OPTIONS)
+    second = jurist.evaluate(
+        items, judge(tmp_path / "calls-2"), run_dir=folder, engine=RayEngine(OPTIONS)
+    )
     calls = (tmp_path / "calls-2").read_text().split()
     assert len(calls) == len(items) - done_first
     records = list(second.records())

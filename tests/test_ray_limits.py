@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import jurist
-from jurist.evaluate import RayOptions
+from jurist.evaluate import RayEngine, RayOptions
 from jurist.evaluate._ray_limits import ClusterPacer
 from tests._fault_server import Fault, FaultServer, ok
 from tests._ray_cluster import ray_session  # noqa: F401
@@ -63,7 +63,7 @@ def test_rpm_holds_for_the_whole_cluster(ray_cluster: Any, tmp_path: Path) -> No
             judge,
             run_dir=tmp_path / "run",
             # tpm far above what is used: its reservations must not slow the calls
-            ray=RayOptions(actors=2, batch_size=4, rpm=rpm, tpm=10_000_000),
+            engine=RayEngine(RayOptions(actors=2, batch_size=4, rpm=rpm, tpm=10_000_000)),
         )
         arrivals = sorted(server.arrivals)
     assert run.summary().items == len(items)

@@ -294,12 +294,13 @@ def test_a_resumed_session_starts_from_the_decisions_of_the_last(tmp_path: Path)
 BATCH_SCRIPT = """
 import sys
 import jurist
-from jurist.evaluate import BatchAPIOptions
+from jurist.evaluate import BatchAPIEngine, BatchAPIOptions
 
 base_url, run_dir, data = sys.argv[1:4]
 model = jurist.get_model("openai:judge", base_url=base_url, api_key="k")
 options = BatchAPIOptions(poll_interval=0.02)
-jurist.evaluate(data, jurist.LLMJudge(model), run_dir=run_dir, retries=2, batch_api=options)
+engine = BatchAPIEngine(options)
+jurist.evaluate(data, jurist.LLMJudge(model), run_dir=run_dir, retries=2, engine=engine)
 """
 
 UNREADABLE = {1, 4, 7, 10}
