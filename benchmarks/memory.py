@@ -47,7 +47,6 @@ HERE = Path(__file__).resolve().parent
 WORKER = r"""
 import asyncio, json, resource, sys, time
 import jurist
-from jurist.evaluate import BatchAPIEngine
 
 mode, data, run_dir, n, log = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]
 
@@ -82,13 +81,13 @@ print(json.dumps({"mode": mode, "n": n, "rss_before_mb": before, "peak_rss_mb": 
 BATCH_WORKER = r"""
 import json, resource, sys
 import jurist
-from jurist.evaluate import BatchAPIOptions
+from jurist.evaluate import BatchAPIEngine, BatchAPIOptions, LocalEngine
 
 mode, data, run_dir, n, url = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]
 model = jurist.get_model("openai:judge", base_url=url, api_key="k", json_mode=None)
 judge = jurist.LLMJudge(model, concurrency=32)
-options = BatchAPIOptions(poll_interval=0.2) if mode == "batch" else None
-run = jurist.evaluate(data, judge, run_dir=run_dir, engine=BatchAPIEngine(options))
+engine = BatchAPIEngine(BatchAPIOptions(poll_interval=0.2)) if mode == "batch" else LocalEngine()
+run = jurist.evaluate(data, judge, run_dir=run_dir, engine=engine)
 summary = run.summary()
 assert summary.scored == n, summary
 print(json.dumps({"mode": mode, "n": n, "batch_calls": summary.batch_calls,

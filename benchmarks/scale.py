@@ -52,10 +52,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import jurist  # noqa: E402
-from jurist.evaluate import (  # noqa: E402
-    RayEngine,
-    RayOptions,
-)
+from jurist.evaluate import LocalEngine, RayEngine, RayOptions  # noqa: E402
 
 __all__ = ["Figure", "actors_figures", "main", "overhead_figures"]
 
@@ -91,9 +88,8 @@ def _timed_run(
     concurrency: int | None = None,
 ) -> Figure:
     started = time.perf_counter()
-    run = jurist.evaluate(
-        items, judge, run_dir=folder, engine=RayEngine(ray), concurrency=concurrency
-    )
+    chosen = RayEngine(ray) if ray is not None else LocalEngine()
+    run = jurist.evaluate(items, judge, run_dir=folder, engine=chosen, concurrency=concurrency)
     wall = time.perf_counter() - started
     scores: dict[str, int] = {}
     for score in run.scores:
