@@ -320,3 +320,45 @@ def test_an_unknown_model_option_is_the_backends_error_on_the_command_line(
         capsys,
     )
     assert code == 2 and "no_such_option" in err
+
+
+@pytest.mark.parametrize("command", ["judge", "compare", "grade"])
+def test_max_tokens_reaches_every_request_of_every_run_command(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    """``--max-tokens`` (issue 21): the judge's answer size on judge, compare and grade,
+    where an answer cut at the template's size could only be fixed in a YAML file before."""
+    a = _write(tmp_path / "a.jsonl", [{"prompt": "2+2?", "response": "4"}])
+    head = {
+        "judge": ["judge", str(a)],
+        "compare": [
+            "compare",
+            str(a),
+            str(_write(tmp_path / "b.jsonl", [{"prompt": "2+2?", "response": "5"}])),
+        ],
+        "grade": ["grade", str(a), "--rubric", str(tmp_path / "r.yaml")],
+    }[command]
+    (tmp_path / "r.yaml").write_text("criteria:\n  - name: c1\n    requirement: Right\n")
+    with FaultServer() as server:
+        code, _out, err = run(
+            [
+                *head,
+                "--model",
+                "tiny",
+                "--base-url",
+                server.url,
+                "--api-key",
+                SECRET,
+                "--max-tokens",
+                "77",
+                "--no-cache",
+                "--retries",
+                "0",
+                "--out",
+                str(tmp_path / "run"),
+                "--no-progress",
+            ],
+            capsys,
+        )
+    assert code == EXIT_FAILED_ITEMS, err  # the echo server gives no verdict
+    assert server.bodies and all(body["max_tokens"] == 77 for body in server.bodies)

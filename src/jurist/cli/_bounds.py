@@ -48,3 +48,9 @@ def bounded(name: str, **info: Any) -> dict[str, Any]:
     ``name`` from :data:`BOUNDS`."""
     low, high = BOUNDS[name]
     return {**info, "min": low, "max": high}
+
+
+VERDICT_MAX_TOKENS_HELP = (
+    "Tokens the judge may write per answer (default: the template's or the rubric's size). "
+    "Raise it when an answer is reported cut at max_tokens."
+)

@@ -15,7 +15,7 @@ import typer
 
 from jurist._missing import field_problem
 from jurist.cli._app import app
-from jurist.cli._bounds import bounded
+from jurist.cli._bounds import VERDICT_MAX_TOKENS_HELP, bounded
 from jurist.cli._engine_options import EngineOptions, engine_options
 from jurist.cli._help import choices_metavar, template_help
 from jurist.cli._judge import (
@@ -100,6 +100,9 @@ def compare(
     retries: Annotated[
         int, typer.Option(**bounded("retries", help="Re-asks for an unreadable verdict."))
     ] = 2,
+    max_tokens: Annotated[
+        int | None, typer.Option(**bounded("max_tokens", help=VERDICT_MAX_TOKENS_HELP))
+    ] = None,
     out: Annotated[Path | None, typer.Option(help="Run folder; default runs/<a>-vs-<b>/.")] = None,
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
     resume: Annotated[bool, typer.Option(help="Continue the run in the folder.")] = True,
@@ -135,6 +138,7 @@ def compare(
         consistency=consistency,  # type: ignore[arg-type]
         temperature=options.temperature,
         concurrency=options.concurrency,
+        max_tokens=max_tokens,
     )
     run_options = RunOptions(
         run_dir=run_dir,

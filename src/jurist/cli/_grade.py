@@ -13,7 +13,7 @@ from typing import Annotated
 import typer
 
 from jurist.cli._app import app
-from jurist.cli._bounds import bounded
+from jurist.cli._bounds import VERDICT_MAX_TOKENS_HELP, bounded
 from jurist.cli._engine_options import EngineOptions, engine_options
 from jurist.cli._help import choices_metavar
 from jurist.cli._judge import (
@@ -57,6 +57,9 @@ def grade(
     retries: Annotated[
         int, typer.Option(**bounded("retries", help="Re-asks for an unreadable verdict."))
     ] = 2,
+    max_tokens: Annotated[
+        int | None, typer.Option(**bounded("max_tokens", help=VERDICT_MAX_TOKENS_HELP))
+    ] = None,
     out: Annotated[
         Path | None, typer.Option(help="Output folder or .jsonl; default runs/<data>-<rubric>/.")
     ] = None,
@@ -88,6 +91,7 @@ def grade(
         seed=seed,
         temperature=options.temperature,
         concurrency=options.concurrency,
+        max_tokens=max_tokens,
     )
     judge = grader.for_rubric(
         the_rubric, submission_field=submission_field, query_field=query_field

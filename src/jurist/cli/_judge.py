@@ -18,7 +18,7 @@ from rich.markup import escape
 
 from jurist._secrets import scrub
 from jurist.cli._app import EXIT_FAILED_ITEMS, EXIT_OK, app, err_console
-from jurist.cli._bounds import bounded
+from jurist.cli._bounds import VERDICT_MAX_TOKENS_HELP, bounded
 from jurist.cli._engine_options import EngineOptions, engine_options
 from jurist.cli._help import choices_metavar, template_help
 from jurist.cli._model_options import ModelOptions, model_options
@@ -87,6 +87,9 @@ def judge(
     retries: Annotated[
         int, typer.Option(**bounded("retries", help="Re-asks for an unreadable verdict."))
     ] = 2,
+    max_tokens: Annotated[
+        int | None, typer.Option(**bounded("max_tokens", help=VERDICT_MAX_TOKENS_HELP))
+    ] = None,
     explanations: Annotated[
         bool, typer.Option(help="Ask for a short explanation with each verdict.")
     ] = False,
@@ -162,6 +165,7 @@ def judge(
         tpl,
         explanations=explanations,
         temperature=options.temperature,
+        max_tokens=max_tokens,
         concurrency=options.concurrency,
         scoring=scoring,  # type: ignore[arg-type]
         min_coverage=min_coverage,
