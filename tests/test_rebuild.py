@@ -23,6 +23,7 @@ from jurist.models import (
     rebuild_model,
 )
 from jurist.types import Message, Request
+from tests._fake_pacer import FakePacer
 from tests._loopback import Loopback
 
 # LiteLLM reads its model prices from its own package, never from the network
@@ -150,23 +151,6 @@ def test_a_judge_actor_rebuilds_the_drivers_stacks(tmp_path: Path) -> None:
     actor = JudgeActor(portable_entry(judge), resolve_prices(None), 0, secrets=Secrets.of(judge))
     # the catalog entry alone rebuilt get_model's defaults: 2 retries, no cache, 60 s
     assert [m.rebuild_spec() for m in actor.judge.models()] == [m.rebuild_spec() for m in models]
-
-
-class FakePacer:
-    """Stands in for the cluster's pacer actor: counts reservations, waits nothing."""
-
-    class _Method:
-        def __init__(self, calls: list[Any]) -> None:
-            self.calls = calls
-
-        async def remote(self, *args: Any) -> float:
-            self.calls.append(args)
-            return 0.0
-
-    def __init__(self) -> None:
-        self.reservations: list[Any] = []
-        self.reserve = self._Method(self.reservations)
-        self.settle = self._Method([])
 
 
 def test_on_an_actor_a_cache_hit_skips_the_cluster_pacer(tmp_path: Path) -> None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -33,6 +32,7 @@ from jurist.models import (
 )
 from jurist.rewards._batch import _build
 from jurist.types import Completion, Message, Request
+from tests._fake_pacer import FakePacer
 from tests._fault_server import FaultServer, ok, status
 
 REQUEST = Request(messages=(Message(role="user", content="2+2?"),), temperature=0)
@@ -191,23 +191,6 @@ def test_the_cli_the_rewards_and_uqlm_build_the_same_order(
     panel = LLMPanel([_remote(server)], llm=_remote(server), max_calls_per_min=60)
     assert _chain(panel._model())[:2] == [RetryModel, LimitedModel]
     assert _chain(panel.judges[0].judge.model)[:2] == [RetryModel, LimitedModel]
-
-
-class FakePacer:
-    """Stands in for the cluster's pacer actor: counts reservations, waits nothing."""
-
-    class _Method:
-        def __init__(self, calls: list[Any]) -> None:
-            self.calls = calls
-
-        async def remote(self, *args: Any) -> float:
-            self.calls.append(args)
-            return 0.0
-
-    def __init__(self) -> None:
-        self.reservations: list[Any] = []
-        self.reserve = self._Method(self.reservations)
-        self.settle = self._Method([])
 
 
 def test_on_ray_the_cluster_pacer_sits_under_retry_so_retries_are_paced(

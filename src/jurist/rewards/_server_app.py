@@ -36,7 +36,7 @@ import json
 import signal
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 from aiohttp import web
@@ -97,6 +97,19 @@ async def _body(request: web.Request) -> Any:
         raise _bad(f"body: not valid JSON: {e}") from None
 
 
+T = TypeVar("T")
+
+
+async def _parsed(request: web.Request, read: Callable[[Any], T]) -> T:
+    """The request's JSON body read by ``read`` (a service's body reader); a malformed
+    body (:class:`BadBody`) is a 400 naming what is wrong."""
+    body = await _body(request)
+    try:
+        return read(body)
+    except BadBody as e:
+        raise _bad(str(e)) from None
+
+
 def _bad(message: str) -> web.HTTPBadRequest:
     return web.HTTPBadRequest(
         text=json.dumps({"error": scrub(message)}), content_type="application/json"
@@ -105,10 +118,7 @@ def _bad(message: str) -> web.HTTPBadRequest:
 
 async def _get_reward(request: web.Request) -> web.Response:
     service = request.app[_SERVICE]
-    try:
-        items = service.openrlhf_items(await _body(request))
-    except BadBody as e:
-        raise _bad(str(e)) from None
+    items = await _parsed(request, service.openrlhf_items)
     records = await service.score(items, "/get_reward")
     rewards = [r["reward"] for r in records]
     body = {
@@ -140,20 +150,14 @@ def _unit(reward: float | None) -> float | None:
 
 async def _rewards(request: web.Request) -> web.Response:
     service = request.app[_SERVICE]
-    try:
-        items = service.jurist_items(await _body(request))
-    except BadBody as e:
-        raise _bad(str(e)) from None
+    items = await _parsed(request, service.jurist_items)
     records = await service.score(items, "/v1/rewards")
     return _json({"rewards": records})
 
 
 async def _slime(request: web.Request) -> web.Response:
     service = request.app[_SERVICE]
-    try:
-        item = service.slime_item(await _body(request))
-    except BadBody as e:
-        raise _bad(str(e)) from None
+    item = await _parsed(request, service.slime_item)
     (r,) = await service.score([item], "/slime")
     return _json(
         {
@@ -172,10 +176,7 @@ async def _slime(request: web.Request) -> web.Response:
 
 async def _group_rewards(request: web.Request) -> web.Response:
     service = request.app[_SERVICE]
-    try:
-        groups = service.group_items(await _body(request))
-    except BadBody as e:
-        raise _bad(str(e)) from None
+    groups = await _parsed(request, service.group_items)
     out = await service.score_groups(groups)
     return _json({"groups": [{"rewards": [r["reward"] for r in g], "records": g} for g in out]})
 
