@@ -40,7 +40,7 @@ from tests._batch_server import BatchServer  # noqa: E402
 
 import jurist  # noqa: E402
 from jurist.evaluate import BatchAPIEngine, BatchAPIOptions, PriceTable  # noqa: E402
-from jurist.evaluate._cost import bill  # noqa: E402
+from jurist.runs._cost import bill  # noqa: E402
 
 SPEC = "openai:gpt-4o-mini"
 

@@ -81,7 +81,7 @@ print(json.dumps({"mode": mode, "n": n, "rss_before_mb": before, "peak_rss_mb": 
 BATCH_WORKER = r"""
 import json, resource, sys
 import jurist
-from jurist.evaluate import BatchAPIEngine, BatchAPIOptions, LocalEngine
+from jurist.engines import BatchAPIEngine, BatchAPIOptions, LocalEngine
 
 mode, data, run_dir, n, url = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]
 model = jurist.get_model("openai:judge", base_url=url, api_key="k", json_mode=None)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 
 import jurist
-from jurist.evaluate import BatchAPIEngine, BatchAPIOptions
+from jurist.engines import BatchAPIEngine, BatchAPIOptions
 
 
 def judge(base_url: str) -> jurist.LLMJudge:

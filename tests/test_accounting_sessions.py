@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 
 import jurist
-from jurist.evaluate._store import RunStore, StoredResult
 from jurist.models import RetryModel
+from jurist.runs._store import RunStore, StoredResult
 from jurist.types import Usage
 from tests._fault_server import FaultServer, hang, ok, status
 

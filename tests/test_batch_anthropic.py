@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 
 import jurist
-from jurist.evaluate import BatchAPIEngine, BatchAPIOptions, Run
+from jurist.engines import BatchAPIEngine, BatchAPIOptions
 from jurist.models._anthropic import AnthropicModel
+from jurist.runs import Run
 from tests._anthropic_batch_server import AnthropicBatchServer, BatchKnobs
 
 ITEMS = [{"prompt": f"What is {i}+{i}?", "response": str(2 * i + (i % 3 == 0))} for i in range(6)]

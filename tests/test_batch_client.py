@@ -234,16 +234,17 @@ async def test_a_batcher_outside_any_item_refuses_the_request(
     server: BatchServer, tmp_path: Path
 ) -> None:
     from jurist.batching import BatchAPIOptions, BatchSession
-    from jurist.evaluate._batch_store import BatchStore
+    from jurist.runs._store import RunStore
 
-    store = BatchStore(tmp_path / "run.sqlite", run_id="r")
+    run_store = RunStore(tmp_path / "run.sqlite")
+    store = run_store.batch_tables("r")
     session = BatchSession(store, BatchAPIOptions(), run_id="r", folder=tmp_path)
     model = session.wrap(_model(server))
     with pytest.raises(ModelError, match="outside any item"):
         await model.complete(_request("q"))
     assert server.live_calls == 0
     await session.aclose()
-    store.close()
+    run_store.close()
 
 
 async def test_knobs_reach_the_client(server: BatchServer, tmp_path: Path) -> None:

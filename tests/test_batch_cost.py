@@ -8,8 +8,9 @@ from typing import Any
 import pytest
 
 import jurist
-from jurist.evaluate import BatchAPIEngine, BatchAPIOptions, Price, PriceTable
-from jurist.evaluate._cost import bill
+from jurist.engines import BatchAPIEngine, BatchAPIOptions
+from jurist.runs import Price, PriceTable
+from jurist.runs._cost import bill
 from jurist.types import Usage
 from tests._batch_server import BatchServer
 

@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 import jurist
-from jurist.evaluate import BatchAPIEngine, BatchAPIOptions, Run
+from jurist.engines import BatchAPIEngine, BatchAPIOptions
+from jurist.runs import Run
 from tests._batch_server import BatchServer, Knobs
 
 ITEMS = [{"prompt": f"What is {i}+{i}?", "response": str(2 * i + (i % 3 == 0))} for i in range(8)]

@@ -12,8 +12,8 @@ import orjson
 import pytest
 
 import jurist
+from jurist.engines import BatchAPIEngine, BatchAPIOptions, ingest
 from jurist.errors import DataError
-from jurist.evaluate import BatchAPIEngine, BatchAPIOptions, ingest
 
 ITEMS = [
     {"prompt": "2+2?", "response": "4"},

@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 import jurist
-from jurist.evaluate import BatchAPIEngine, BatchAPIOptions, Run
+from jurist.engines import BatchAPIEngine, BatchAPIOptions
+from jurist.runs import Run
 from tests._batch_server import BatchServer, answer_from
 
 ITEMS = [{"prompt": f"q{i}", "response": f"a{i}", "other": f"b{i}"} for i in range(6)]

@@ -26,8 +26,8 @@ import pytest
 from aiohttp import web
 
 import jurist
+from jurist.engines import BatchAPIEngine, BatchAPIOptions
 from jurist.errors import ConfigError, JuristRuntimeError
-from jurist.evaluate import BatchAPIEngine, BatchAPIOptions
 from jurist.models._openai_batch import BatchClient, request_line
 from tests._batch_kill_script import OPTIONS, judge
 from tests._batch_server import BatchServer

@@ -13,8 +13,8 @@ import pytest
 import jurist.cli._judge as cli_judge
 from jurist.cli import EXIT_USAGE, main
 from jurist.cli._engine_options import EngineOptions
+from jurist.engines import BatchAPIEngine, BatchAPIOptions, LocalEngine, RayEngine, RayOptions
 from jurist.errors import ConfigError
-from jurist.evaluate import BatchAPIEngine, BatchAPIOptions, LocalEngine, RayEngine, RayOptions
 from jurist.models import LimitedModel, Model, WrapperModel
 from tests._fault_server import FaultServer
 

@@ -47,7 +47,7 @@ from typing import Any
 import pytest
 
 import jurist
-from jurist.evaluate import BatchAPIEngine, BatchAPIOptions, RayEngine, RayOptions
+from jurist.engines import BatchAPIEngine, BatchAPIOptions, RayEngine, RayOptions
 from jurist.models import Transport, build_stack, get_model
 from tests._fault_server import Fault, hang, status
 from tests._marked_server import MarkedServer

@@ -18,8 +18,7 @@ import pytest
 import jurist
 import jurist.cli._judge as cli_judge
 from jurist.cli import main
-from jurist.errors import ConfigError
-from jurist.evaluate import (
+from jurist.engines import (
     BatchAPIEngine,
     BatchAPIOptions,
     Engine,
@@ -29,7 +28,8 @@ from jurist.evaluate import (
     RunOptions,
     aevaluate,
 )
-from jurist.evaluate._engines import choose_engine
+from jurist.engines._engines import choose_engine
+from jurist.errors import ConfigError
 from jurist.judges import LLMJudge
 from jurist.types import Usage
 

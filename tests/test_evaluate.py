@@ -15,9 +15,10 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 
 import jurist
+from jurist.engines import aevaluate, evaluate
 from jurist.errors import ConfigError, DataError, ModelError
-from jurist.evaluate import Run, aevaluate, evaluate
-from jurist.evaluate._store import RunStore
+from jurist.runs import Run
+from jurist.runs._store import RunStore
 from jurist.types import Usage
 
 

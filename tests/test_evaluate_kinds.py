@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 import jurist
-from jurist.evaluate import evaluate
+from jurist.engines import evaluate
 from jurist.metrics import criteria_info, rubric_metrics
 
 ITEMS = [{"prompt": f"q{i}", "response": f"a{i}", "other": f"b{i}"} for i in range(6)]

@@ -501,7 +501,7 @@ def test_missing_transformers_names_the_extra(monkeypatch: pytest.MonkeyPatch) -
 async def test_batcher_isolates_a_failing_payload_and_skips_cancelled_ones() -> None:
     import concurrent.futures
 
-    from jurist.models._hf_batching import Batcher
+    from jurist.models._hf_queue import GenerateQueue
 
     calls: list[list[int]] = []
 
@@ -512,7 +512,7 @@ async def test_batcher_isolates_a_failing_payload_and_skips_cancelled_ones() -> 
         return [x * 10 for x in xs]
 
     pool = concurrent.futures.ThreadPoolExecutor(1)
-    batcher: Batcher[int, int] = Batcher(run, lambda: pool, max_batch=8, wait_s=0.05)
+    batcher: GenerateQueue[int, int] = GenerateQueue(run, lambda: pool, max_batch=8, wait_s=0.05)
     try:
         cancelled = asyncio.create_task(batcher.submit("k", 99))
         others = [asyncio.create_task(batcher.submit("k", x)) for x in (1, 2, 3)]

@@ -150,9 +150,39 @@ def test_no_import_cycle_between_jurist_modules() -> None:
     assert not found, "\n".join(_describe(graph, c) for c in found)
 
 
-ENGINES = ("jurist.evaluate", "jurist.batching", "jurist.cli", "jurist.rewards")
-"""What the models layer must never import: the engines (local, Ray, batch API), the
-batcher, and what sits above them."""
+ENGINES = (
+    "jurist.engines",
+    "jurist.runs",
+    "jurist.pipeline",
+    "jurist.evaluate",
+    "jurist.batching",
+    "jurist.cli",
+    "jurist.rewards",
+)
+"""What the models layer must never import: the engines (local, Ray, batch API), the run
+store, the batcher, and what sits above them."""
+
+LAYERS = (
+    "testing",
+    "cli",
+    "compat",
+    "engines",
+    "pipeline",
+    "runs",
+    "rewards",
+    "catalog",
+    "trust",
+    "judges",
+    "batching",
+    "metrics",
+    "templates",
+    "models",
+    "data",
+)
+"""DESIGN.md's layers, top down: a package imports only the packages below it (and the
+shared base: ``types``, ``errors`` and the private top-level helpers ``jurist._*``).
+``jurist.evaluate`` is the deprecated forwarding package and ``jurist/__init__`` the
+public surface; both sit above everything."""
 
 BACKENDS = (
     "jurist.models._openai",
@@ -207,8 +237,39 @@ def test_the_batcher_never_imports_the_engine() -> None:
     graph = import_graph()
     for module in (m for m in graph if m.startswith("jurist.batching")):
         reached = _reaches(graph, module)
-        bad = [" -> ".join(p) for t, p in reached.items() if t.startswith("jurist.evaluate")]
+        bad = [
+            " -> ".join(p)
+            for t, p in reached.items()
+            if t.startswith(("jurist.engines", "jurist.runs", "jurist.evaluate"))
+        ]
         assert not bad, "\n".join(bad)
+
+
+def _layer(module: str) -> int | None:
+    """The rank of ``module``'s package in :data:`LAYERS` (0 is the top), None for the base."""
+    parts = module.split(".")
+    if len(parts) < 2 or parts[1] in ("evaluate", "__main__"):
+        return -1  # the public surface and the deprecated forwarder: above everything
+    if parts[1] in LAYERS:
+        return LAYERS.index(parts[1])
+    assert parts[1] in ("types", "errors") or parts[1].startswith("_"), (
+        f"{module} is in no layer: add its package to LAYERS"
+    )
+    return None
+
+
+def test_every_import_points_down_the_layers() -> None:
+    graph = import_graph()
+    up = []
+    for module, edges in graph.items():
+        here = _layer(module)
+        for target, line in edges.items():
+            there = _layer(target)
+            if there is None or here == there:
+                continue
+            if here is None or there <= here:
+                up.append(f"{module}:{line} imports {target}")
+    assert not up, "imports that point up (or sideways) the layers:\n" + "\n".join(up)
 
 
 def test_no_backend_references_batch_collection_or_an_engine() -> None:

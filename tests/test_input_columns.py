@@ -15,8 +15,8 @@ import pytest
 
 import jurist
 from jurist.cli import EXIT_USAGE, main
+from jurist.data import read_records
 from jurist.errors import DataError
-from jurist.evaluate import read_records
 
 
 def test_a_csv_header_naming_a_column_twice_is_refused_naming_it(

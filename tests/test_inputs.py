@@ -10,8 +10,8 @@ import pytest
 
 import jurist
 from jurist.cli import EXIT_OK, EXIT_USAGE, main
+from jurist.data import read_records
 from jurist.errors import DataError
-from jurist.evaluate import read_records
 
 BOM = b"\xef\xbb\xbf"
 

@@ -16,7 +16,7 @@ from scipy import stats  # type: ignore[import-untyped]
 
 import jurist
 from jurist.errors import DataError, InternalServerError
-from jurist.evaluate import JudgeMetric
+from jurist.pipeline import JudgeMetric
 from jurist.types import Request
 
 QUESTIONS = ["What is the capital of Texas?", "What color is the sky?", "2+2?", "Largest planet?"]

@@ -18,7 +18,7 @@ import pytest
 from scipy import stats  # type: ignore[import-untyped]
 
 import jurist
-from jurist.evaluate import JudgeMetric
+from jurist.pipeline import JudgeMetric
 
 OPTIONAL = ("scipy", "sklearn", "krippendorff", "pandas", "pyarrow")
 ROOT = Path(__file__).resolve().parents[1]

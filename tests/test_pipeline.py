@@ -9,7 +9,7 @@ import pytest
 
 import jurist
 from jurist.errors import APITimeoutError, DataError
-from jurist.evaluate import JudgeMetric, evaluate_model
+from jurist.pipeline import JudgeMetric, evaluate_model
 from jurist.types import Request
 from tests._llama_fixtures import llama_server, tiny_gguf  # noqa: F401
 

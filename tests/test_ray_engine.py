@@ -13,13 +13,14 @@ from typing import Any
 import pytest
 
 import jurist
+from jurist.engines import RayEngine, RayOptions, judge_ray_dataset
+from jurist.engines._ray import Recorder
+from jurist.engines._ray_actor import JudgeActor, Secrets, encode_result, portable_entry, rebuild
 from jurist.errors import ConfigError, MissingDependencyError
-from jurist.evaluate import RayEngine, RayOptions, Run, judge_ray_dataset
-from jurist.evaluate import _ray as ray_engine
-from jurist.evaluate._cost import resolve_prices
-from jurist.evaluate._ray import Recorder
-from jurist.evaluate._ray_actor import JudgeActor, Secrets, encode_result, portable_entry, rebuild
-from jurist.evaluate._store import StoredResult
+from jurist.engines import _ray as ray_engine
+from jurist.runs import Run
+from jurist.runs._cost import resolve_prices
+from jurist.runs._store import StoredResult
 from jurist.types import Request, Usage
 from tests._ray_cluster import ray_session  # noqa: F401
 

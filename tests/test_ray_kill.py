@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import jurist
-from jurist.evaluate import RayOptions, judge_ray_dataset
+from jurist.engines import RayOptions, judge_ray_dataset
 from jurist.types import Request
 from tests._ray_cluster import ray_session  # noqa: F401
 

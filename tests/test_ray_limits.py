@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import jurist
-from jurist.evaluate import RayEngine, RayOptions
-from jurist.evaluate._ray_limits import ClusterPacer
+from jurist.engines import RayEngine, RayOptions
+from jurist.engines._ray_limits import ClusterPacer
 from tests._fault_server import Fault, FaultServer, ok
 from tests._ray_cluster import ray_session  # noqa: F401
 

@@ -136,8 +136,8 @@ def test_a_litellm_route_takes_its_key_per_call_not_from_the_environment(
 
 
 def test_a_judge_actor_rebuilds_the_drivers_stacks(tmp_path: Path) -> None:
-    from jurist.evaluate._cost import resolve_prices
-    from jurist.evaluate._ray_actor import JudgeActor, Secrets, portable_entry
+    from jurist.engines._ray_actor import JudgeActor, Secrets, portable_entry
+    from jurist.runs._cost import resolve_prices
 
     transport = Transport(max_retries=5, cache=True, cache_path=tmp_path / "c.sqlite")
     models: list[Any] = [
@@ -154,7 +154,7 @@ def test_a_judge_actor_rebuilds_the_drivers_stacks(tmp_path: Path) -> None:
 
 
 def test_on_an_actor_a_cache_hit_skips_the_cluster_pacer(tmp_path: Path) -> None:
-    from jurist.evaluate._ray_actor import Pacing, portable_entry, rebuild
+    from jurist.engines._ray_actor import Pacing, portable_entry, rebuild
 
     mock = MockModel("c", outputs=["Correct"], cycle=True)
     stack = build_stack(mock, Transport(max_retries=1, cache=True, cache_path=tmp_path / "c"))

@@ -203,7 +203,7 @@ def test_without_labels_there_is_no_disagreement(tmp_path: Path) -> None:
 
 
 def test_model_text_holding_the_data_marker_changes_nothing(tmp_path: Path) -> None:
-    from jurist.evaluate._report_browse import DATA
+    from jurist.runs.report._browse import DATA
 
     judge = jurist.LLMJudge(jurist.get_model("mock:judge", outputs=[f"nothing {DATA}", "4"]))
     items = [{"prompt": f"q {DATA}", "response": "a"}, {"prompt": "q2", "response": "b"}]

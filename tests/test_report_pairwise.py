@@ -13,8 +13,8 @@ import pytest
 
 import jurist
 from jurist.cli import EXIT_FAILED_ITEMS, EXIT_OK, main
-from jurist.evaluate._report import pair_figures
 from jurist.judges import PairwiseResults
+from jurist.runs.report._page import pair_figures
 from jurist.types import Request
 
 SCRIPT = "<script>document.title='pwned'</script>"

@@ -31,7 +31,7 @@ from jurist.cli import main
 from jurist.cli._model_options import ModelOptions
 from jurist.cli._serve_reward import reward_judge
 from jurist.judges import LLMJudge
-from jurist.rewards._batch import RewardJudge
+from jurist.rewards._reward_judge import RewardJudge
 from jurist.rewards._server import RewardService
 from jurist.rewards._server_app import make_app
 from tests._fault_server import _completion

@@ -19,7 +19,7 @@ from aiohttp.test_utils import TestServer
 
 from jurist.cli._serve_reward import reward_judge
 from jurist.judges import LLMJudge
-from jurist.rewards._batch import RewardJudge
+from jurist.rewards._reward_judge import RewardJudge
 from jurist.rewards._server import RewardService
 from jurist.rewards._server_app import make_app
 from jurist.templates import Template, get_template

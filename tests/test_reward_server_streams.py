@@ -183,7 +183,7 @@ async def test_the_listening_socket_queues_a_burst_of_connections() -> None:
     import subprocess
 
     from jurist.judges import LLMJudge
-    from jurist.rewards._batch import RewardJudge
+    from jurist.rewards._reward_judge import RewardJudge
     from jurist.rewards._server_app import BACKLOG, serve
 
     ss = shutil.which("ss")

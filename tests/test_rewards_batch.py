@@ -265,7 +265,7 @@ def test_sync_call_from_the_background_loop_itself_completes() -> None:
         records = judge.score_batch_sync(["a"], ["r"])
         return records, asyncio.get_running_loop() is outer
 
-    from jurist.rewards._batch import run_in_background
+    from jurist.rewards._reward_judge import run_in_background
 
     records, same_loop = run_in_background(nested())
     assert [r["reward"] for r in records] == [1.0] and same_loop

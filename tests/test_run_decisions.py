@@ -294,7 +294,7 @@ def test_a_resumed_session_starts_from_the_decisions_of_the_last(tmp_path: Path)
 BATCH_SCRIPT = """
 import sys
 import jurist
-from jurist.evaluate import BatchAPIEngine, BatchAPIOptions
+from jurist.engines import BatchAPIEngine, BatchAPIOptions
 
 base_url, run_dir, data = sys.argv[1:4]
 model = jurist.get_model("openai:judge", base_url=base_url, api_key="k")

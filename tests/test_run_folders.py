@@ -13,9 +13,10 @@ from typing import Any
 import pytest
 
 import jurist
+from jurist.engines import evaluate
 from jurist.errors import ConfigError, JuristError, status_error
-from jurist.evaluate import PriceTable, Run, evaluate
-from jurist.evaluate._store import RunStore
+from jurist.runs import PriceTable, Run
+from jurist.runs._store import RunStore
 
 ITEMS = [{"prompt": f"q{i}", "response": f"a{i}"} for i in range(3)]
 

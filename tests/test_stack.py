@@ -15,9 +15,9 @@ import pytest
 
 import jurist
 from jurist.compat.uqlm import LLMPanel
+from jurist.engines._ray_actor import Pacing, portable_entry, rebuild
+from jurist.engines._ray_limits import SharedLimitModel
 from jurist.errors import ConfigError, status_error
-from jurist.evaluate._ray_actor import Pacing, portable_entry, rebuild
-from jurist.evaluate._ray_limits import SharedLimitModel
 from jurist.models import (
     CachedModel,
     LimitedModel,
@@ -30,7 +30,7 @@ from jurist.models import (
     get_model,
     with_limits,
 )
-from jurist.rewards._batch import _build
+from jurist.rewards._reward_judge import _build
 from jurist.types import Completion, Message, Request
 from tests._fake_pacer import FakePacer
 from tests._fault_server import FaultServer, ok, status

@@ -8,7 +8,7 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from jurist.evaluate._store import Bitmap, RunStore, StoredResult
+from jurist.runs._store import Bitmap, RunStore, StoredResult
 from jurist.types import Usage
 
 

@@ -16,16 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 from jurist import catalog
 from jurist._version import __version__
+from jurist.engines import aevaluate, evaluate
 from jurist.errors import JuristError
-from jurist.evaluate import (
-    JudgeMetric,
-    PriceTable,
-    Run,
-    aevaluate,
-    aevaluate_model,
-    evaluate,
-    evaluate_model,
-)
 from jurist.judges import JudgeResults, LLMJudge, PairwiseJudge, Panel
 from jurist.judges.rubric import (
     CriterionGrader,
@@ -36,6 +28,8 @@ from jurist.judges.rubric import (
     RubricDataset,
 )
 from jurist.models import Model, get_model
+from jurist.pipeline import JudgeMetric, aevaluate_model, evaluate_model
+from jurist.runs import PriceTable, Run
 from jurist.templates import (
     Template,
     get_template,

@@ -8,7 +8,7 @@
   API in :mod:`jurist.models._openai_batch`, Anthropic's Message Batches in
   :mod:`jurist.models._anthropic_batch`); no backend imports this package.
 
-The engine (:mod:`jurist.evaluate._batch_api`) only builds the session over the run
+The engine (:mod:`jurist.engines._batch_api`) only builds the session over the run
 store's journal and wraps the judge's models (:meth:`BatchSession.wrap`). See
 ``docs/batch-api.md``.
 """

@@ -3,7 +3,7 @@
 A round's request files (written as the requests were parked) are moved to ``file_out``
 (one file per model, and more files, numbered, past the per-file limits) and recorded as
 *exported*; the run stops with the status ``awaiting results``.
-:func:`jurist.evaluate.ingest` reads the results back.
+:func:`jurist.engines.ingest` reads the results back.
 """
 
 from __future__ import annotations

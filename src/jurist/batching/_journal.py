@@ -2,7 +2,7 @@
 
 The batcher (:mod:`jurist.batching._session`) never opens a database: the engine hands
 it a :class:`Journal`, and the run store's batch tables
-(:class:`jurist.evaluate._batch_store.BatchStore`) are the one implementation. A
+(:class:`jurist.runs._batch_store.BatchStore`) are the one implementation. A
 *chunk* is one request file and the batch made of it; a :class:`Response` is what came
 back for one ``custom_id``. What the journal holds is what lets a killed process resume
 without submitting anything twice: a chunk is recorded before its upload, its file id

@@ -1,4 +1,4 @@
-"""Options of the provider batch-API mode (:func:`jurist.evaluate.aevaluate` with
+"""Options of the provider batch-API mode (:func:`jurist.engines.aevaluate` with
 ``batch_api=``)."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ class BatchAPIOptions(BaseModel):
     / ``max_bytes_per_file``: the provider's limits for one batch file (OpenAI's by
     default); ``poll_interval``: seconds between status checks; ``completion_window``: the
     window asked for; ``file_out``: write the request file there and stop with the status
-    ``awaiting results``, for an offline engine (:func:`jurist.evaluate.ingest` reads its
+    ``awaiting results``, for an offline engine (:func:`jurist.engines.ingest` reads its
     results back).
 
     Two ways on for a request file whose batch id was never recorded (the process stopped

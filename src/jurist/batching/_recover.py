@@ -4,7 +4,7 @@ The batch-API mode records a file's ``file_id`` before it creates the batch, and
 ``batch_id`` as soon as the create call answers. A process stopped in between (or a
 create whose answer was lost) leaves a file *uploaded* with no batch id; the next
 session looks the batch up with ``GET /batches`` by its metadata and input file, so
-nothing is sent twice (:meth:`jurist.batching._rounds.Wire.recover`). A server
+nothing is sent twice (:meth:`jurist.batching._rounds.Transfers.recover`). A server
 without that endpoint (HTTP 404 or 405, or 501) leaves no way to know whether the batch
 was made. Then the run stops with :func:`stuck`, which names the two ways on:
 
@@ -39,7 +39,7 @@ from jurist.errors import APIStatusError, ConfigError, JuristRuntimeError, NotFo
 
 
 class Prices(Protocol):
-    """A price table (:class:`jurist.evaluate.PriceTable`): ``price_for(spec)`` gives a
+    """A price table (:class:`jurist.runs.PriceTable`): ``price_for(spec)`` gives a
     price with ``batch_rates`` (per million prompt, cached and completion tokens) or
     ``None``."""
 
@@ -47,7 +47,7 @@ class Prices(Protocol):
 
 
 class Adopter(Protocol):
-    """What :func:`adopt` uses of the round's :class:`~jurist.batching._rounds.Wire`."""
+    """What :func:`adopt` uses of the round's :class:`~jurist.batching._rounds.Transfers`."""
 
     run_id: str
 

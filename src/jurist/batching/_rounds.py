@@ -28,7 +28,7 @@ from jurist.errors import APIStatusError, DataError, JuristRuntimeError
 from jurist.models._batch_hooks import OutputLine
 from jurist.models._retry import backoff_delay, is_transient
 
-__all__ = ["FINISHED_STATUSES", "Line", "Piece", "Wire", "parse_file", "read_answers"]
+__all__ = ["FINISHED_STATUSES", "Line", "Piece", "Transfers", "parse_file", "read_answers"]
 
 FINISHED_STATUSES = frozenset({"completed", "failed", "expired", "cancelled"})
 
@@ -124,7 +124,7 @@ CREATE_RECOVERIES = 4
 """Look-ups (then a create) after ``create`` failed with a transient error, per file."""
 
 
-class Wire:
+class Transfers:
     """The protocol steps for one run: upload, create (or find), poll, download.
 
     ``resubmit``: create again the batch of an uploaded file whose batch cannot be looked

@@ -53,7 +53,7 @@ from jurist.batching._files import RequestFile, request_key
 from jurist.batching._journal import Chunk, Journal, Response
 from jurist.batching._options import BatchAPIOptions
 from jurist.batching._recover import adopt, check_adoptable
-from jurist.batching._rounds import Wire, read_answers
+from jurist.batching._rounds import Transfers, read_answers
 from jurist.errors import ConfigError, JuristRuntimeError, ModelError
 from jurist.models._batch_hooks import BatchBackend, BatchHooks, BatchTransport
 from jurist.models._cache import CachedModel
@@ -137,7 +137,7 @@ class BatchSession:
         self.run_id = run_id
         self.folder = folder / "batch"
         self._on_status = on_status or (lambda _: None)
-        self.wire = Wire(
+        self.transfers = Transfers(
             journal,
             run_id=run_id,
             folder=folder,
@@ -329,22 +329,22 @@ class BatchSession:
                 self.options.adopt,
                 chunks,
                 self.journal,
-                self.wire,
+                self.transfers,
                 lambda identity: self._client(identity)[0],
             )
         for chunk in chunks:
             client, hooks = self._client(chunk.model)
             if chunk.state == "uploaded":
-                chunk = await self.wire.recover(client, chunk)
+                chunk = await self.transfers.recover(client, chunk)
             if chunk.state == "created":
                 jobs.append((client, chunk, hooks))
         for identity, hooks, piece in pieces:
             client = self._client(identity)[0]
-            chunk = await self.wire.send(client, identity, self.round, piece)
+            chunk = await self.transfers.send(client, identity, self.round, piece)
             piece.path.unlink(missing_ok=True)  # its batch is made: the file is the server's
             jobs.append((client, chunk, hooks))
         by_chunk = {chunk.chunk_id: hooks for _, chunk, hooks in jobs}
-        await self.wire.wait(
+        await self.transfers.wait(
             [(client, chunk) for client, chunk, _ in jobs],
             lambda chunk, batch: self._finished(chunk, batch, by_chunk[chunk.chunk_id]),
         )
@@ -362,7 +362,7 @@ class BatchSession:
             if not file_id:
                 continue
             answers = read_answers(
-                self.wire.path_of(file_id), ids, strays, hooks.parse_line, hooks.custom_id_of
+                self.transfers.path_of(file_id), ids, strays, hooks.parse_line, hooks.custom_id_of
             )
             kept = (
                 a

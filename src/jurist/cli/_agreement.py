@@ -22,15 +22,15 @@ from rich.table import Table
 from jurist.cli._app import EXIT_OK, app
 from jurist.cli._help import choices_metavar
 from jurist.errors import ConfigError, DataError
-from jurist.evaluate import Run
-from jurist.evaluate._report_scale import (
+from jurist.metrics import Agreement, RubricMetrics, agreement, criteria_info, rubric_metrics
+from jurist.runs import Run
+from jurist.runs.report._scale import (
     as_number,
     choose,
     scale_of,
     text_verdicts,
     verdict_text,
 )
-from jurist.metrics import Agreement, RubricMetrics, agreement, criteria_info, rubric_metrics
 
 
 def choose_kind(verdicts: list[Any], labels: list[Any]) -> str:
@@ -123,7 +123,7 @@ def agreement_command(
             f"or blank) in all {len(truth)} items"
         )
     if any("criteria" in o for o in outcomes):
-        from jurist import Rubric
+        from jurist.judges.rubric import Rubric
 
         spec = run.manifest.judge.get("rubric")
         if spec is None:

@@ -26,9 +26,10 @@ from jurist.cli._judge import (
     run_engine,
 )
 from jurist.cli._model_options import ModelOptions, model_options
+from jurist.data import open_source
+from jurist.engines import RunOptions
 from jurist.errors import ConfigError, DataError
-from jurist.evaluate import RunOptions, open_source
-from jurist.evaluate._report import pair_figures
+from jurist.runs.report._page import pair_figures
 
 
 def write_pairs(

@@ -8,9 +8,9 @@
 command's signature and hands the command one :class:`EngineOptions` in its
 ``engine_options`` parameter. :meth:`EngineOptions.check` refuses combinations that make
 no sense before any model is built, and :meth:`EngineOptions.build` maps the flags onto
-one engine object (:class:`~jurist.evaluate.LocalEngine`,
-:class:`~jurist.evaluate.RayEngine` over :class:`~jurist.evaluate.RayOptions`, or
-:class:`~jurist.evaluate.BatchAPIEngine` over :class:`~jurist.evaluate.BatchAPIOptions`)
+one engine object (:class:`~jurist.engines.LocalEngine`,
+:class:`~jurist.engines.RayEngine` over :class:`~jurist.engines.RayOptions`, or
+:class:`~jurist.engines.BatchAPIEngine` over :class:`~jurist.engines.BatchAPIOptions`)
 that the command forwards whole.
 
 Rate limits (``--rpm`` / ``--tpm``) belong to one engine only: in process they wrap the
@@ -44,8 +44,7 @@ import typer
 from jurist.cli._bounds import bounded
 from jurist.cli._help import choices_metavar
 from jurist.cli._model_options import ModelOptions
-from jurist.errors import ConfigError
-from jurist.evaluate import (
+from jurist.engines import (
     BatchAPIEngine,
     BatchAPIOptions,
     Engine,
@@ -53,6 +52,7 @@ from jurist.evaluate import (
     RayEngine,
     RayOptions,
 )
+from jurist.errors import ConfigError
 
 __all__ = ["ENGINES", "ENGINE_FLAGS", "EngineOptions", "batch_capable", "engine_options"]
 
@@ -168,7 +168,7 @@ class EngineOptions:
     def build(self, model: ModelOptions) -> Engine:
         """The engine object of this command line, given its model options: the one
         object the command forwards to :func:`jurist.evaluate` (with its
-        :class:`~jurist.evaluate.RunOptions`).
+        :class:`~jurist.engines.RunOptions`).
 
         On Ray, each actor rebuilds the model stack this process built (its spec never
         holds a key): the engine hands the key the model was built with (``--api-key``,

@@ -93,7 +93,8 @@ def eval_model(
 ) -> int:
     """Generate an answer per instance with --model, judge them with --judge, write JSONL."""
     from jurist import catalog
-    from jurist.evaluate import JudgeMetric, aevaluate_model, read_records
+    from jurist.data import read_records
+    from jurist.pipeline import JudgeMetric, aevaluate_model
 
     rows = read_records(data)
     if not rows:

@@ -24,7 +24,7 @@ from jurist.cli._judge import (
     run_engine,
 )
 from jurist.cli._model_options import ModelOptions, model_options
-from jurist.evaluate import RunOptions
+from jurist.engines import RunOptions
 from jurist.judges.rubric._aggregate import BINARY_AGGREGATIONS
 from jurist.judges.rubric._criteria import NOMINAL_AGGREGATIONS, ORDINAL_AGGREGATIONS
 from jurist.models import Model
@@ -72,7 +72,7 @@ def grade(
     engine_options: EngineOptions,
 ) -> int:
     """Grade DATA against a rubric; writes results.jsonl (a grade report per item)."""
-    from jurist import CriterionGrader, Rubric
+    from jurist.judges.rubric import CriterionGrader, Rubric
 
     the_rubric = Rubric.from_file(rubric)
     if out is None:

@@ -5,7 +5,7 @@ its requests as Batch API lines and stopped (status ``awaiting results``). Any e
 answers such a file (``vllm run-batch -i REQUESTS -o RESULTS``, or a provider's batch API
 used by hand) writes the results file this command reads (OpenAI's output / error file
 format, or ``vllm run-batch``'s). The answers go through the same parse -> judgment ->
-store path as a live run (:func:`jurist.evaluate.ingest`); then either the run is
+store path as a live run (:func:`jurist.engines.ingest`); then either the run is
 complete and its results.jsonl and summary.json are written as any finished run's, or
 some requests remain (re-asks of unreadable verdicts, lines the results lacked) and the
 next request file is named, to answer and ingest the same way.
@@ -22,7 +22,7 @@ import typer
 from jurist.cli._app import app
 from jurist.cli._judge import AWAITING, finish_run, summary_path
 from jurist.errors import ConfigError
-from jurist.evaluate import Run
+from jurist.runs import Run
 
 __all__ = ["ingest_command", "results_path"]
 
@@ -63,8 +63,8 @@ def ingest_command(
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
 ) -> int:
     """Read an offline engine's answers into RUN; finish it, or name the next request file."""
-    from jurist.evaluate import ingest
-    from jurist.evaluate._report import pair_figures
+    from jurist.engines import ingest
+    from jurist.runs.report._page import pair_figures
 
     Run(run_dir)  # a clear error when RUN is not a run folder
     if not results.is_file():

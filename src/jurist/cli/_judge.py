@@ -24,19 +24,14 @@ from jurist.cli._help import choices_metavar, template_help
 from jurist.cli._model_options import ModelOptions, model_options
 from jurist.cli._resume import resume_command
 from jurist.cli._summary import print_summary
+from jurist.data import open_source
+from jurist.engines import BatchAPIEngine, Engine, RunOptions, aevaluate
 from jurist.errors import ConfigError, OutputError
-from jurist.evaluate import (
-    BatchAPIEngine,
-    Engine,
-    Run,
-    RunOptions,
-    aevaluate,
-    open_source,
-)
-from jurist.evaluate._folder import check_run_folder
 from jurist.judges import ItemJudge, LLMJudge
 from jurist.judges._weigher import DEFAULT_MIN_COVERAGE
 from jurist.models import Model
+from jurist.runs import Run
+from jurist.runs._folder import check_run_folder
 from jurist.templates import get_template
 
 
@@ -326,7 +321,7 @@ async def run_through_engine(
     prepare: Model | Sequence[Model],
 ) -> Run:
     """Let the engine check the judge and prepare the model(s)
-    (:meth:`~jurist.evaluate.Engine.prepare`: the local engine loads them, behind a
+    (:meth:`~jurist.engines.Engine.prepare`: the local engine loads them, behind a
     spinner; the Ray and batch-API engines load nothing in this process), run it, and
     close them whatever happens."""
     models = [prepare] if isinstance(prepare, Model) else list(prepare)

@@ -9,7 +9,7 @@ import typer
 from rich.console import Console
 
 from jurist.cli._app import EXIT_OK, app
-from jurist.evaluate import Run
+from jurist.runs import Run
 
 
 @app.command("report")

@@ -15,8 +15,8 @@ from jurist.cli._help import template_help
 from jurist.cli._model_options import ModelOptions, model_options
 from jurist.errors import ConfigError
 from jurist.judges import LLMJudge
-from jurist.rewards._batch import RewardJudge
 from jurist.rewards._judge_reward import DEFAULT_TOLERANCE
+from jurist.rewards._reward_judge import RewardJudge
 
 __all__ = ["reward_judge", "serve_reward"]
 

@@ -8,12 +8,12 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from jurist.evaluate._coverage import CoverageSummary
+from jurist.runs._coverage import CoverageSummary
 
 __all__ = ["print_summary"]
 
 
-# what `jurist compare` adds to its summary (evaluate._report.pair_figures), in print order
+# what `jurist compare` adds to its summary (jurist.runs.report._page.pair_figures), in print order
 _PAIRWISE = (
     ("win_rate_a", "win rate of A (ties half)"),
     ("consistency", "consistency of the two orders"),

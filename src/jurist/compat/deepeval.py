@@ -51,7 +51,7 @@ class JuristMetric(BaseMetric):  # type: ignore[misc,no-untyped-call,unused-igno
         async_mode: bool = True,
         name: str | None = None,
     ) -> None:
-        from jurist.evaluate import JudgeMetric
+        from jurist.pipeline import JudgeMetric
 
         # DeepEval copies a metric per test case by calling __init__ with the attributes
         # named like its parameters, so each parameter is kept under its own name
@@ -81,7 +81,7 @@ class JuristMetric(BaseMetric):  # type: ignore[misc,no-untyped-call,unused-igno
         self, test_case: LLMTestCase, *args: Any, **kwargs: Any
     ) -> float | None:
         """Judge ``test_case``; sets ``score``, ``reason``, ``success`` or ``error``."""
-        from jurist.evaluate._metric_results import instance_result
+        from jurist.pipeline._metric_results import instance_result
         from jurist.types import Judgment
 
         metric = self._metric

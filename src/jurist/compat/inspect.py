@@ -47,7 +47,7 @@ def jurist_scorer(
     reference with the target (``None``: when the judge reads one and the target is not
     empty). ``metrics``: Inspect metrics (default ``[mean(), stderr()]``).
     """
-    from jurist.evaluate import JudgeMetric
+    from jurist.pipeline import JudgeMetric
 
     metric = JudgeMetric(judge, context_fields=context_fields, retries=retries)
     reads = set(metric.context) | set(metric.judge.required_fields)
@@ -73,7 +73,7 @@ async def _score(
     state: TaskState,
     target: Target,
 ) -> Score:
-    from jurist.evaluate._metric_results import instance_result
+    from jurist.pipeline._metric_results import instance_result
 
     output = state.output.completion
     row: dict[str, Any] = dict(state.metadata or {})

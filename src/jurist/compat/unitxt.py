@@ -175,7 +175,7 @@ class JuristJudgeMetric(BulkInstanceMetric):  # type: ignore[misc]
 
     def _judge_metric(self) -> Any:
         if self._metric is None:
-            from jurist.evaluate import JudgeMetric
+            from jurist.pipeline import JudgeMetric
 
             self._metric = JudgeMetric(
                 _build_judge(self.judge, self.catalog_root),

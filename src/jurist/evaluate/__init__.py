@@ -1,70 +1,100 @@
-"""The batch engine: datasets in, runs out.
+"""Deprecated: the package ``jurist.evaluate`` became four packages of one concept each.
 
-:func:`evaluate` (sync) and :func:`aevaluate` (async) run any judge over a dataset into a
-run folder that survives a crash and resumes; :class:`Run` reads it back (records,
-JSONL / Parquet / pandas, summary, HTML report). See ``docs/evaluate.md``.
+``jurist.evaluate`` is the function (:func:`jurist.engines.evaluate`). The names this package
+exported moved: engines and :func:`evaluate` to :mod:`jurist.engines`, run folders, cost and
+the report to :mod:`jurist.runs`, item sources to :mod:`jurist.data`, and
+:class:`JudgeMetric` / :func:`evaluate_model` to :mod:`jurist.pipeline`. The old imports keep
+working with a :class:`DeprecationWarning` naming the new place::
+
+    from jurist.evaluate import Run      # warns: use 'from jurist.runs import Run'
+
+Importing this module replaces the attribute ``jurist.evaluate`` (the function) with the
+module, so the module is callable: ``jurist.evaluate(data, judge, ...)`` keeps working.
 """
 
-from jurist.evaluate._batch_options import BatchAPIOptions
-from jurist.evaluate._cost import Price, PriceTable
-from jurist.evaluate._engine import ErrorOutcome, aevaluate, evaluate, judge_models
-from jurist.evaluate._engines import BatchAPIEngine, Engine, LocalEngine, RayEngine
-from jurist.evaluate._ingest import IngestResult, aingest, ingest
-from jurist.evaluate._manifest import DatasetInfo, Manifest
-from jurist.evaluate._metric import (
-    GlobalScores,
-    InstanceResult,
-    JudgeCall,
-    JudgeMetric,
-    MetricResults,
-)
-from jurist.evaluate._pipeline import (
-    EvaluationResults,
-    Generation,
-    aevaluate_model,
-    evaluate_model,
-)
-from jurist.evaluate._ray import judge_ray_dataset
-from jurist.evaluate._ray_options import RayOptions
-from jurist.evaluate._readers import Records, read_records, require_fields
-from jurist.evaluate._run import Run, RunSummary
-from jurist.evaluate._run_options import RunOptions
-from jurist.evaluate._source import ItemSource, open_source
+from __future__ import annotations
 
-__all__ = [
-    "BatchAPIEngine",
-    "BatchAPIOptions",
-    "DatasetInfo",
-    "Engine",
-    "ErrorOutcome",
-    "EvaluationResults",
-    "Generation",
-    "GlobalScores",
-    "IngestResult",
-    "InstanceResult",
-    "ItemSource",
-    "JudgeCall",
-    "JudgeMetric",
-    "LocalEngine",
-    "Manifest",
-    "MetricResults",
-    "Price",
-    "PriceTable",
-    "RayEngine",
-    "RayOptions",
-    "Records",
-    "Run",
-    "RunOptions",
-    "RunSummary",
-    "aevaluate",
-    "aevaluate_model",
-    "aingest",
-    "evaluate",
-    "evaluate_model",
-    "ingest",
-    "judge_models",
-    "judge_ray_dataset",
-    "open_source",
-    "read_records",
-    "require_fields",
-]
+import importlib
+import sys
+import types
+import warnings
+from typing import Any
+
+_HOMES: dict[str, tuple[str, ...]] = {
+    "jurist.engines": (
+        "BatchAPIEngine",
+        "BatchAPIOptions",
+        "Engine",
+        "ErrorOutcome",
+        "IngestResult",
+        "LocalEngine",
+        "RayEngine",
+        "RayOptions",
+        "RunOptions",
+        "aevaluate",
+        "aingest",
+        "evaluate",
+        "ingest",
+        "judge_models",
+        "judge_ray_dataset",
+    ),
+    "jurist.runs": (
+        "DatasetInfo",
+        "Manifest",
+        "Price",
+        "PriceTable",
+        "Run",
+        "RunSummary",
+    ),
+    "jurist.data": (
+        "ItemSource",
+        "Records",
+        "open_source",
+        "read_records",
+        "require_fields",
+    ),
+    "jurist.pipeline": (
+        "EvaluationResults",
+        "Generation",
+        "GlobalScores",
+        "InstanceResult",
+        "JudgeCall",
+        "JudgeMetric",
+        "MetricResults",
+        "aevaluate_model",
+        "evaluate_model",
+    ),
+}
+_MOVED = {name: home for home, names in _HOMES.items() for name in names}
+
+__all__: list[str] = []  # nothing new is exported from here
+
+
+def __getattr__(name: str) -> Any:
+    """An old name: warn once per access site and hand over the object from its new home."""
+    home = _MOVED.get(name)
+    if home is None:
+        raise AttributeError(f"module 'jurist.evaluate' has no attribute {name!r}")
+    warnings.warn(
+        f"'jurist.evaluate.{name}' moved: use 'from {home} import {name}' "
+        "(the package jurist.evaluate is deprecated)",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return getattr(importlib.import_module(home), name)
+
+
+def __dir__() -> list[str]:
+    return sorted(_MOVED)
+
+
+class _CallableModule(types.ModuleType):
+    """This module, callable as :func:`jurist.evaluate` (which importing it replaces)."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        from jurist.engines import evaluate
+
+        return evaluate(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule

@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from jurist._sync import run_sync
 from jurist.errors import ConfigError, DataError, JuristError
-from jurist.judges._batch import BatchJudge, run_items
+from jurist.judges._many import ManyItemsJudge, run_items
 from jurist.judges._output import (
     holds_json,
     joined_notes,
@@ -46,7 +46,7 @@ __all__ = ["LLMJudge", "OutputFormat"]
 OutputFormat = Literal["auto", "text", "json"]
 
 
-class LLMJudge(BatchJudge[Judgment, JudgeResults]):
+class LLMJudge(ManyItemsJudge[Judgment, JudgeResults]):
     """A judge: a model plus a template; configuration only, nothing stored per call.
 
     Args:
@@ -379,7 +379,7 @@ class LLMJudge(BatchJudge[Judgment, JudgeResults]):
             return messages
         return (Message(role="system", content=self._text_system), *messages[1:])
 
-    # -- batches (judge_items and the sync twins come from BatchJudge) ----------------------
+    # -- batches (judge_items and the sync twins come from ManyItemsJudge) ----------------------
 
     def _who(self) -> str:
         return f"template {self.template.name!r}"

@@ -44,8 +44,8 @@ from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 from jurist.errors import ConfigError
-from jurist.judges._batch import BatchJudge, map_items
 from jurist.judges._llm_judge import LLMJudge
+from jurist.judges._many import ManyItemsJudge, map_items
 from jurist.judges._pairwise_results import (
     PairJudgment,
     PairwiseResults,
@@ -70,7 +70,7 @@ __all__ = [
 Consistency = Literal["tie", "inconsistent"]
 
 
-class PairwiseJudge(BatchJudge[PairJudgment, PairwiseResults]):
+class PairwiseJudge(ManyItemsJudge[PairJudgment, PairwiseResults]):
     """Compare two responses to one prompt, in both orders by default.
 
     Args:
@@ -213,7 +213,7 @@ class PairwiseJudge(BatchJudge[PairJudgment, PairwiseResults]):
             return make(0.5, "tie", False)
         return make(mean, "inconsistent", False)
 
-    # -- batches (judge_items and the sync twins come from BatchJudge) ----------------------
+    # -- batches (judge_items and the sync twins come from ManyItemsJudge) ----------------------
 
     def _who(self) -> str:
         return f"pairwise judge {self.name!r}"

@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from jurist.judges._batch import OutcomeResults
+from jurist.judges._many import OutcomeResults
 from jurist.types import Judgment, Usage
 
 __all__ = ["PairJudgment", "PairwiseResults", "PairwiseSummary", "Winner", "side"]

@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict
 
 from jurist.errors import ConfigError, JuristError, UserError
 from jurist.judges._aggregate import aggregate, check_weights, is_scored
-from jurist.judges._batch import BatchJudge, OutcomeResults, map_items
+from jurist.judges._many import ManyItemsJudge, OutcomeResults, map_items
 from jurist.judges._protocol import ItemJudge, ModelFn, models_of, with_models_of
 from jurist.models import Model
 from jurist.types import Usage
@@ -81,7 +81,7 @@ class PanelJudgment(BaseModel):
         return [getattr(j, "error", None) for j in self.judgments]
 
 
-class Panel(BatchJudge[PanelJudgment, "PanelResults"]):
+class Panel(ManyItemsJudge[PanelJudgment, "PanelResults"]):
     """Several judges on each item, combined by ``aggregation``.
 
     Args:
@@ -208,7 +208,7 @@ class Panel(BatchJudge[PanelJudgment, "PanelResults"]):
         n = len(outcomes)
         return f"panel: no judge scored this item ({n} of {n} failed{detail})"
 
-    # -- batches (judge_items and the sync twins come from BatchJudge) ----------------------
+    # -- batches (judge_items and the sync twins come from ManyItemsJudge) ----------------------
 
     def _who(self) -> str:
         return f"panel {self.name!r}"

@@ -72,6 +72,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from jurist._secrets import get_logger
+from jurist._sqlite import connect, use_wal
 from jurist.errors import CacheError
 from jurist.models._model import Model, WrapperModel
 from jurist.types import CandidateScores, Completion, Request, Usage
@@ -195,12 +196,8 @@ class CachedModel(WrapperModel):
         if self._conn is None:
             conn: sqlite3.Connection | None = None
             try:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                conn = sqlite3.connect(
-                    self.path, timeout=30.0, isolation_level=None, check_same_thread=False
-                )
-                conn.execute("PRAGMA journal_mode=WAL")
-                conn.execute("PRAGMA synchronous=NORMAL")
+                conn = connect(self.path, timeout_s=30.0, check_same_thread=False)
+                use_wal(conn)
                 conn.execute(_SCHEMA)
             except (OSError, sqlite3.Error) as error:
                 if conn is not None:

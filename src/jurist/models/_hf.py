@@ -27,7 +27,6 @@ from jurist._sync import run_sync
 from jurist.errors import ConfigError, JuristError, ModelError, ModelLoadError
 from jurist.models import _hf_compute as compute
 from jurist.models._fingerprint import source_fingerprint
-from jurist.models._hf_batching import Batcher
 from jurist.models._hf_loading import (
     DTYPES,
     LoadedModel,
@@ -38,6 +37,7 @@ from jurist.models._hf_loading import (
     wrap_loaded,
 )
 from jurist.models._hf_memory import BatchLimits
+from jurist.models._hf_queue import GenerateQueue
 from jurist.models._hf_scoring import score_batch
 from jurist.models._model import Capabilities, Model
 from jurist.models._once import Once
@@ -114,11 +114,13 @@ class HFModel(Model):
         self._solo = itertools.count(1)
         self._fingerprint: Once[dict[str, Any] | None] = Once()
         wait_s = batch_wait_ms / 1000
-        self._generate: Batcher[Request, Completion] = Batcher(
+        self._generate: GenerateQueue[Request, Completion] = GenerateQueue(
             self._run_generate, self._get_executor, max_batch=max_batch_size, wait_s=wait_s
         )
-        self._score: Batcher[tuple[Request, tuple[str, ...]], CandidateScores] = Batcher(
-            self._run_score, self._get_executor, max_batch=max_batch_size, wait_s=wait_s
+        self._score: GenerateQueue[tuple[Request, tuple[str, ...]], CandidateScores] = (
+            GenerateQueue(
+                self._run_score, self._get_executor, max_batch=max_batch_size, wait_s=wait_s
+            )
         )
 
     @classmethod

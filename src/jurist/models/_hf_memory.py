@@ -1,6 +1,6 @@
 """Batch shapes for the ``hf`` backend: length bucketing, memory budgets, out-of-memory splits.
 
-A batch the :class:`~jurist.models._hf_batching.Batcher` hands over (up to
+A batch the :class:`~jurist.models._hf_queue.GenerateQueue` hands over (up to
 ``max_batch_size`` requests) runs as one or more forward passes (*chunks*). Rows are sorted
 longest first and cut into chunks whose padded size, rows x widest row, stays within a
 token budget, so rows of like length share a pass and little is spent on padding:

@@ -23,7 +23,6 @@ from jurist.rewards._backend import (
     RewardBackend,
     build_backend,
 )
-from jurist.rewards._batch import RewardJudge, reward_judge_from_kwargs
 from jurist.rewards._group import GroupReward
 from jurist.rewards._group_adapters import (
     AsyncGroupTRLReward,
@@ -50,6 +49,7 @@ from jurist.rewards._registry import (
     register_reward,
     reward,
 )
+from jurist.rewards._reward_judge import RewardJudge, reward_judge_from_kwargs
 from jurist.rewards._trl import AsyncTRLReward, TRLReward
 from jurist.rewards._verl import batch_compute_score, compute_score_async
 

@@ -93,7 +93,7 @@ def compute_score(
 ) -> dict[str, float | None]:
     """verl's per-sample ``compute_score``, judged by the judge ``kwargs`` describe.
 
-    ``kwargs`` are verl's ``reward_kwargs`` (see :mod:`jurist.rewards._batch`); the same
+    ``kwargs`` are verl's ``reward_kwargs`` (see :mod:`jurist.rewards._reward_judge`); the same
     cached judge serves every call. One sample per call: a training run should use
     :func:`~jurist.rewards.batch_compute_score` or :func:`~jurist.rewards.compute_score_async`.
     """

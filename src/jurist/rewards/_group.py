@@ -40,9 +40,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from jurist.errors import ConfigError, DataError
-from jurist.judges._batch import run_items
+from jurist.judges._many import run_items
 from jurist.judges._pairwise import PairJudgment, PairwiseJudge
-from jurist.rewards._batch import run_in_background
+from jurist.rewards._reward_judge import run_in_background
 
 __all__ = ["GroupReward", "pair_schedule"]
 

@@ -30,8 +30,8 @@ from typing import Any
 
 from jurist.errors import ConfigError, DataError
 from jurist.judges._pairwise import PairwiseJudge
-from jurist.rewards._batch import reward_judge_from_kwargs, run_in_background
 from jurist.rewards._group import GroupReward
+from jurist.rewards._reward_judge import reward_judge_from_kwargs, run_in_background
 from jurist.rewards._trl import _text
 from jurist.rewards._verl import router_kwargs
 

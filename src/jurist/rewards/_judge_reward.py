@@ -50,7 +50,7 @@ from typing import Any
 
 from jurist._sync import run_sync
 from jurist.errors import DataError
-from jurist.judges._batch import run_items
+from jurist.judges._many import run_items
 from jurist.models import Model
 from jurist.rewards._backend import DEFAULT_LLM_CONFIG, RewardBackend
 from jurist.rewards._registry import reward

@@ -1,6 +1,6 @@
 """The reward service behind ``jurist serve-reward``: request bodies in, reward records out.
 
-:class:`RewardService` wraps one :class:`~jurist.rewards._batch.RewardJudge` and is shared
+:class:`RewardService` wraps one :class:`~jurist.rewards._reward_judge.RewardJudge` and is shared
 by every request of the server (see :mod:`jurist.rewards._server_app` for the HTTP side):
 
 - **one bound, micro-batched**: at most ``concurrency`` judgments run at once, whichever
@@ -31,7 +31,7 @@ Bodies are checked before anything is judged, in two tiers:
 
 >>> import asyncio
 >>> from jurist.judges import LLMJudge
->>> from jurist.rewards._batch import RewardJudge
+>>> from jurist.rewards._reward_judge import RewardJudge
 >>> service = RewardService(RewardJudge(LLMJudge("mock:j", outputs=["Score: 0.8"],
 ...                                              template="reward")), concurrency=4)
 >>> items = service.openrlhf_items({"query": ["Q: 2+2? A: 4", "Q: 1+1? A: 2"],
@@ -56,8 +56,8 @@ from typing import Any
 
 from jurist._secrets import get_logger, scrub
 from jurist.errors import DataError, JuristError
-from jurist.rewards._batch import RewardJudge
 from jurist.rewards._group import GroupReward
+from jurist.rewards._reward_judge import RewardJudge
 from jurist.rewards._server_bodies import ABSENT as _ABSENT
 from jurist.rewards._server_bodies import BadBody, _kind, _labels, _last_user, _strings, _value
 from jurist.rewards._server_metrics import ServerMetrics

@@ -46,21 +46,21 @@ from typing import Any, TypedDict, Unpack
 
 from jurist._sync import LoopThread
 from jurist.errors import ConfigError, DataError
-from jurist.judges._batch import run_items
+from jurist.judges._many import run_items
 from jurist.models import Model
 from jurist.rewards._backend import RewardBackend
-from jurist.rewards._batch import (
-    DEFAULT_CONCURRENCY,
-    REWARD_KWARGS,
-    RewardJudge,
-    reward_judge_from_kwargs,
-)
 from jurist.rewards._judge_reward import (
     DEFAULT_TOLERANCE,
     llm_as_judge_reward,
     llm_as_judge_rewards_async,
 )
 from jurist.rewards._registry import RewardFunction, get_reward_from_name
+from jurist.rewards._reward_judge import (
+    DEFAULT_CONCURRENCY,
+    REWARD_KWARGS,
+    RewardJudge,
+    reward_judge_from_kwargs,
+)
 
 __all__ = ["AsyncTRLReward", "TRLReward", "trl_reward_func", "trl_reward_func_async"]
 

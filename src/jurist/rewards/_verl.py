@@ -18,7 +18,7 @@ averaging, where a NaN would turn the mean into NaN), and ``parse_failed``, ``cl
 ``failed`` as 0.0 / 1.0. Every dict has the same keys (verl's reward loop reads the keys of
 the first sample from all of them). A failed judgment scores ``failure_value``.
 
-The keyword arguments are :func:`~jurist.rewards._batch.reward_judge_from_kwargs`'s
+The keyword arguments are :func:`~jurist.rewards._reward_judge.reward_judge_from_kwargs`'s
 (verl's ``reward_kwargs``). Every call with the same arguments uses the same cached judge,
 so the concurrent per-sample calls of one reward loop worker share one judge, one
 concurrency bound and one connection pool.
@@ -46,7 +46,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 from jurist.errors import ConfigError, DataError
-from jurist.rewards._batch import RewardJudge, reward_judge_from_kwargs
+from jurist.rewards._reward_judge import RewardJudge, reward_judge_from_kwargs
 
 __all__ = ["batch_compute_score", "compute_score_async", "router_kwargs", "verl_record"]
 

@@ -25,8 +25,8 @@ from typing import Any, Literal
 
 from jurist._sync import run_sync
 from jurist.errors import ConfigError, DataError
-from jurist.judges._batch import run_items
 from jurist.judges._items import as_item_dicts
+from jurist.judges._many import run_items
 from jurist.judges.rubric._aggregate import BINARY_AGGREGATIONS
 from jurist.judges.rubric._assemble import Strategies, assemble
 from jurist.judges.rubric._calls import CallSettings, ItemInput, JudgeCalls

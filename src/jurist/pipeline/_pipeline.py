@@ -2,7 +2,7 @@
 
 Three steps, as in unitxt's LLM-as-judge flow: (1) a dataset of instances, (2) an
 inference step where the model under test answers each instance's prompt, (3) a
-:class:`~jurist.evaluate.JudgeMetric` whose scores are a judge's verdicts on those
+:class:`~jurist.pipeline.JudgeMetric` whose scores are a judge's verdicts on those
 answers. The model under test and the judge may be any two backends.
 
 Every field the prompt and the judge need is checked on every instance before the first
@@ -34,11 +34,11 @@ from pydantic import BaseModel, ConfigDict
 from jurist._missing import is_missing
 from jurist._sync import run_sync
 from jurist.errors import ConfigError, DataError, JuristError
-from jurist.evaluate._metric import GlobalScores, InstanceResult, JudgeMetric
-from jurist.judges._batch import run_items
 from jurist.judges._items import as_item_dicts
+from jurist.judges._many import run_items
 from jurist.judges._protocol import ItemJudge
 from jurist.models import Model, get_model
+from jurist.pipeline._metric import GlobalScores, InstanceResult, JudgeMetric
 from jurist.types import Message, Request, Usage
 
 __all__ = ["EvaluationResults", "Generation", "aevaluate_model", "evaluate_model"]
@@ -110,7 +110,7 @@ def _as_metric(metric: JudgeMetric | ItemJudge | str, prompt_field: str) -> Judg
 
 def _rows(dataset: Any) -> list[dict[str, Any]]:
     if isinstance(dataset, str | Path):
-        from jurist.evaluate._readers import read_records
+        from jurist.data._readers import read_records
 
         return list(read_records(dataset))
     return as_item_dicts(dataset)

@@ -26,7 +26,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from jurist.errors import ConfigError
-from jurist.evaluate._cost import PriceTable
+from jurist.runs._cost import PriceTable
 
 __all__ = ["RunOptions", "with_overrides"]
 
@@ -40,7 +40,7 @@ class RunOptions(BaseModel):
     is not a jurist run folder anyway; ``fields``: judge field -> column; ``retries``:
     re-asks for an unreadable verdict; ``concurrency``: items in flight (default: the
     judge's, else 16); ``progress``: draw a progress bar; ``prices``: a
-    :class:`~jurist.evaluate.PriceTable`, or spec -> price overriding the default table.
+    :class:`~jurist.runs.PriceTable`, or spec -> price overriding the default table.
 
     A bad value is a :class:`~jurist.errors.ConfigError` naming the field, raised before
     any run folder is made.

@@ -45,10 +45,9 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
-from jurist.errors import ConfigError, MissingDependencyError
-from jurist.evaluate._cost import PriceTable, resolve_prices
-from jurist.evaluate._item_path import check_judge
-from jurist.evaluate._ray_actor import (
+from jurist.data._source import item_hash, map_fields, open_source
+from jurist.engines._item_path import check_judge
+from jurist.engines._ray_actor import (
     JudgeActor,
     Pacing,
     PortableJudge,
@@ -58,12 +57,13 @@ from jurist.evaluate._ray_actor import (
     portable_entry,
     rebuild,
 )
-from jurist.evaluate._ray_limits import start_limiter
-from jurist.evaluate._ray_options import RayOptions
-from jurist.evaluate._session import EngineContext, normalised
-from jurist.evaluate._source import item_hash, map_fields, open_source
-from jurist.evaluate._store import StoredResult
+from jurist.engines._ray_limits import start_limiter
+from jurist.engines._ray_options import RayOptions
+from jurist.engines._session import EngineContext, normalised
+from jurist.errors import ConfigError, MissingDependencyError
 from jurist.judges._protocol import ItemJudge, models_of
+from jurist.runs._cost import PriceTable, resolve_prices
+from jurist.runs._store import StoredResult
 
 __all__ = ["Recorder", "judge_on_ray", "judge_ray_dataset"]
 
@@ -350,7 +350,7 @@ def judge_ray_dataset(
 ) -> Any:
     """Judge ``data`` on Ray; a lazy ``ray.data.Dataset`` of results.jsonl records.
 
-    ``data``: a ``ray.data.Dataset``, or any source :func:`~jurist.evaluate.evaluate`
+    ``data``: a ``ray.data.Dataset``, or any source :func:`~jurist.engines.evaluate`
     takes (read whole on the driver). Each output row is the item's columns followed by
     the ``judge_*`` columns of the local engine's results.jsonl (same names and values;
     a failed item has ``judge_score`` null and ``judge_error`` set). Nothing is stored:

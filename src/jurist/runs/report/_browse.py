@@ -111,7 +111,7 @@ def embed_json(value: Any, element_id: str) -> str:
 
 def script_tag() -> tuple[str, str]:
     """The page's script element and the CSP source that allows exactly it."""
-    code = resources.files("jurist.evaluate").joinpath("report.js").read_text("utf-8")
+    code = resources.files("jurist.runs.report").joinpath("report.js").read_text("utf-8")
     digest = base64.b64encode(hashlib.sha256(code.encode("utf-8")).digest()).decode()
     return f'<script id="report-code">{code}</script>', f"'sha256-{digest}'"
 

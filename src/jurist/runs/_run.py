@@ -29,14 +29,13 @@ import orjson
 
 from jurist._files import replaced_atomically
 from jurist.errors import ConfigError, MissingDependencyError
-from jurist.evaluate._batch_store import batch_calls_in
-from jurist.evaluate._coverage import CoverageSummary, coverages, min_coverage_of
-from jurist.evaluate._folder import STORE_NAME
-from jurist.evaluate._manifest import Manifest
-from jurist.evaluate._report import write_report
-from jurist.evaluate._report_scale import ordered_counts, scale_of, verdict_text
-from jurist.evaluate._run_types import RunSummary
-from jurist.evaluate._store import RunStore
+from jurist.runs._coverage import CoverageSummary, coverages, min_coverage_of
+from jurist.runs._folder import STORE_NAME
+from jurist.runs._manifest import Manifest
+from jurist.runs.report._page import write_report
+from jurist.runs.report._scale import ordered_counts, scale_of, verdict_text
+from jurist.runs._run_types import RunSummary
+from jurist.runs._store import RunStore
 from jurist.judges._state import decision_lines
 from jurist.types import Usage
 
@@ -143,6 +142,7 @@ class Run:
             sessions = int(store.get_meta("sessions") or 0)
             decided = decision_lines(store.get_meta("decisions"))
             waiting = store.get_meta("batch_file_out") if status == "awaiting results" else None
+            batch_calls = store.batch_calls(self.manifest.run_id)
             scale = scale_of(self.manifest.judge)
             verdicts: dict[str, int] = {}
             notes: dict[str, int] = {}
@@ -189,7 +189,7 @@ class Run:
             notes=notes,
             coverage=CoverageSummary.of(covered, min_coverage_of(self.manifest.judge)),
             decisions=decided,
-            batch_calls=batch_calls_in(self.run_dir / STORE_NAME, self.manifest.run_id),
+            batch_calls=batch_calls,
             batch_files=[str(p) for p in waiting or ()],
         )
 

@@ -31,7 +31,7 @@ from typing import Any, Literal
 
 from pydantic import TypeAdapter, ValidationError
 
-from jurist.evaluate._report_charts import tick_text
+from jurist.runs.report._charts import tick_text
 from jurist.templates import LabelScale, NumericScale, Scale
 
 __all__ = [

@@ -1,6 +1,6 @@
 """Dynamic batching: concurrent calls become one batch that runs on a worker thread.
 
-:class:`Batcher` collects the payloads that coroutines :meth:`~Batcher.submit` under a
+:class:`GenerateQueue` collects the payloads that coroutines :meth:`~GenerateQueue.submit` under a
 *group key* (requests that can share one ``generate`` call have equal keys). A collector
 task waits up to ``wait_s`` for a group to fill to ``max_batch``, then hands the oldest
 group's payloads to ``run_batch`` on the executor, a single thread, so torch never blocks
@@ -21,7 +21,7 @@ for :class:`~jurist.errors.ModelLoadError`: a model that cannot load fails every
 >>> def run(key, xs):
 ...     seen.append(len(xs))
 ...     return [x * 2 for x in xs]
->>> b = Batcher(run, lambda: pool, max_batch=8, wait_s=0.01)
+>>> b = GenerateQueue(run, lambda: pool, max_batch=8, wait_s=0.01)
 >>> async def main():
 ...     return await asyncio.gather(*(b.submit("k", i) for i in range(5)))
 >>> asyncio.run(main()), seen
@@ -40,7 +40,7 @@ from typing import Generic, TypeVar
 
 from jurist.errors import ModelLoadError
 
-__all__ = ["Batcher"]
+__all__ = ["GenerateQueue"]
 
 P = TypeVar("P")
 R = TypeVar("R")
@@ -61,7 +61,7 @@ class _LoopQueue(Generic[P, R]):
     task: asyncio.Task[None] | None = None
 
 
-class Batcher(Generic[P, R]):
+class GenerateQueue(Generic[P, R]):
     """Group concurrent submissions by key and run each group as one batch.
 
     ``run_batch(key, payloads)`` runs on the executor that ``executor()`` returns; it gets

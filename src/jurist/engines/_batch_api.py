@@ -25,13 +25,13 @@ from jurist.batching import BatchAPIOptions, BatchSession, drain
 from jurist.batching._export import exported_files
 from jurist.batching._journal import Chunk
 from jurist.batching._recover import resend_cost
+from jurist.engines._item_path import judge_one, stored_result
+from jurist.engines._session import EngineContext
 from jurist.errors import ConfigError
-from jurist.evaluate._batch_store import BatchStore
-from jurist.evaluate._item_path import judge_one, stored_result
-from jurist.evaluate._session import EngineContext
 from jurist.judges._protocol import models_of, with_models_of
 from jurist.models._batch_hooks import BatchBackend
 from jurist.models._model import WrapperModel
+from jurist.runs._batch_store import BatchStore
 
 __all__ = ["AWAITING_RESULTS", "WORKERS", "judge_through_batches"]
 
@@ -60,7 +60,7 @@ async def judge_through_batches(ctx: EngineContext, options: BatchAPIOptions) ->
             f"{specs}, which would all run live: leave batch_api= out"
         )
     run_id = ctx.manifest.run_id or "run"
-    store = BatchStore(ctx.store.path, run_id=run_id)
+    store = ctx.store.batch_tables(run_id)
     session: BatchSession | None = None
     try:
         if ctx.retry_failed:
@@ -76,12 +76,12 @@ async def judge_through_batches(ctx: EngineContext, options: BatchAPIOptions) ->
         )
         ctx.store.set_meta("batch_api", options.model_dump(mode="json"))
         if ctx.store.get_meta("judge_entry") is None:
-            from jurist.evaluate._judge_entry import judge_entry_of
+            from jurist.engines._judge_entry import judge_entry_of
 
             entry = judge_entry_of(ctx.judge)
             if entry is not None:  # for ingest(), which rebuilds the judge from it
                 ctx.store.set_meta("judge_entry", entry)
-        from jurist.evaluate._session import run_decisions
+        from jurist.engines._session import run_decisions
 
         # decisions recorded, held: every session builds the same requests (replay)
         with run_decisions(ctx, restore=False, hold=True):
@@ -90,13 +90,12 @@ async def judge_through_batches(ctx: EngineContext, options: BatchAPIOptions) ->
             ctx.store.set_meta("batch_file_out", [str(p) for p in exported_files(store)])
             return AWAITING_RESULTS
         ctx.store.set_meta(
-            "batch_counts", {**store.counts(), "http_calls": session.wire.http_calls}
+            "batch_counts", {**store.counts(), "http_calls": session.transfers.http_calls}
         )
         return None
     finally:
         if session is not None:
             await session.aclose()
-        store.close()
 
 
 async def _one_pass(ctx: EngineContext, session: BatchSession) -> int:

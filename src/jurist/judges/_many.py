@@ -2,7 +2,7 @@
 
 - :func:`map_items` applies a ``fields`` mapping and checks every item before any call;
 - :func:`run_items` judges items with bounded concurrency, in input order, with progress;
-- :class:`BatchJudge` is the batch API over a kind's ``judge(item)``: ``judge_items`` and
+- :class:`ManyItemsJudge` is the batch API over a kind's ``judge(item)``: ``judge_items`` and
   the sync twins;
 - :class:`OutcomeResults` is the base of the results containers: scores, failures,
   usage, mean, pandas.
@@ -32,7 +32,7 @@ from jurist.errors import DataError
 from jurist.judges._items import as_item_dicts
 from jurist.types import Usage
 
-__all__ = ["BatchJudge", "OutcomeResults", "map_items", "run_items"]
+__all__ = ["ManyItemsJudge", "OutcomeResults", "map_items", "run_items"]
 
 T = TypeVar("T", bound=BaseModel)
 R = TypeVar("R")
@@ -92,7 +92,7 @@ async def run_items(
     return [r for r in results if r is not None]
 
 
-class BatchJudge(abc.ABC, Generic[T, R]):
+class ManyItemsJudge(abc.ABC, Generic[T, R]):
     """The batch API of a judge kind, built on its ``judge(item)``.
 
     A subclass sets ``name`` and ``concurrency``, and implements ``required_fields``,

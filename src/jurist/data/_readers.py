@@ -37,8 +37,8 @@ class Records(list[dict[str, Any]]):
 def read_records(path: str | Path) -> Records:
     """All the records in ``path`` at once, by its extension: .jsonl/.ndjson, .json, .csv,
     .parquet (read with the batch engine's streaming readers; see
-    :func:`~jurist.evaluate.open_source` to stream instead)."""
-    from jurist.evaluate._source import open_source
+    :func:`~jurist.data.open_source` to stream instead)."""
+    from jurist.data._source import open_source
 
     source = open_source(Path(path))
     rows: list[dict[str, Any]] = []

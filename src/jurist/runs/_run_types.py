@@ -1,7 +1,7 @@
 """The shapes a finished run is read through: its totals and what a report reads of it.
 
 :class:`RunSummary` is what :meth:`jurist.Run.summary` returns; :class:`ReportSource` is
-what :func:`jurist.evaluate._report.write_report` needs of a run (a :class:`jurist.Run`
+what :func:`jurist.runs.report._page.write_report` needs of a run (a :class:`jurist.Run`
 has it). They live here, apart from both, so that ``_run`` imports ``_report`` (for
 :meth:`jurist.Run.report`) and ``_report`` imports nothing of ``_run``: the dependency
 points one way (mypy checks that a :class:`jurist.Run` is a :class:`ReportSource`, where
@@ -16,8 +16,8 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel
 
-from jurist.evaluate._coverage import CoverageSummary
-from jurist.evaluate._manifest import Manifest
+from jurist.runs._coverage import CoverageSummary
+from jurist.runs._manifest import Manifest
 
 __all__ = ["ReportSource", "RunSummary"]
 

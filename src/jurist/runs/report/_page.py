@@ -10,10 +10,10 @@ the failures with their reasons, and a browser over every item.
 Agreement compares like with like: labels that are values of the judge's verdict scale
 (1-5 labels for a 1-5 judge) are compared with the verdicts, other numeric labels with the
 0-1 score, text labels with the verdicts as text; the section says which
-(:mod:`jurist.evaluate._report_scale`). Figures come from :mod:`jurist.metrics`; without
+(:mod:`jurist.runs.report._scale`). Figures come from :mod:`jurist.metrics`; without
 the ``metrics`` extra the section says so and the rest of the report is written.
 
-The item browser (:mod:`jurist.evaluate._report_browse`) embeds the rows as JSON data
+The item browser (:mod:`jurist.runs.report._browse`) embeds the rows as JSON data
 and shows them a page at a time, with filters (failed, score range, verdict,
 disagreement with the labels) and a text search; opening an item shows the full judge
 prompt, the judge's raw answer, the attempts and the error. The first rows are also
@@ -27,7 +27,7 @@ Content-Security-Policy allows exactly the page's one script (by its hash) and n
 from outside.
 
 The rows are read once, streamed from the store. Charts are small inline SVGs
-(:mod:`jurist.evaluate._report_charts`).
+(:mod:`jurist.runs.report._charts`).
 
 >>> svg = histogram([0.0, 0.5, 0.5, 1.0], bins=2)
 >>> svg.startswith("<svg") and svg.count("<rect") == 2
@@ -47,10 +47,10 @@ from typing import Any
 from jurist._secrets import redact_known, scrub
 from jurist._version import __version__
 from jurist.errors import MissingDependencyError
-from jurist.evaluate._coverage import coverages
-from jurist.evaluate._report_browse import COLUMNS, DATA, browse_row, script_tag, write_page
-from jurist.evaluate._report_charts import bars, histogram, scatter
-from jurist.evaluate._report_scale import (
+from jurist.runs._coverage import coverages
+from jurist.runs.report._browse import COLUMNS, DATA, browse_row, script_tag, write_page
+from jurist.runs.report._charts import bars, histogram, scatter
+from jurist.runs.report._scale import (
     FAILED,
     AnyScale,
     Comparison,
@@ -60,7 +60,7 @@ from jurist.evaluate._report_scale import (
     sort_names,
     verdict_text,
 )
-from jurist.evaluate._run_types import ReportSource, RunSummary
+from jurist.runs._run_types import ReportSource, RunSummary
 from jurist.judges._pairwise_results import side
 
 __all__ = ["pair_figures", "write_report"]
@@ -440,7 +440,7 @@ def write_report(run: ReportSource, path: Path, labels: str | None = None) -> Pa
         "compared": f"{comparison.on} scale" if comparison else None,
     }
     script, script_src = script_tag()
-    page = Template(resources.files("jurist.evaluate").joinpath("report.html").read_text("utf-8"))
+    page = Template(resources.files("jurist.runs.report").joinpath("report.html").read_text("utf-8"))
     pairwise = c.pairwise.section() if judge_cfg.get("kind") == "pairwise" else ""
     html = page.substitute(
         title=escape(scrub(str(run.run_dir))),

@@ -14,7 +14,7 @@ actor while a function of the request answers as it does locally).
 
 Items travel as JSON text (``row``: the item as the run store keeps it; ``values``: the
 judge's fields) and results come back as JSON text of one
-:class:`~jurist.evaluate._store.StoredResult` (:func:`encode_result` /
+:class:`~jurist.runs._store.StoredResult` (:func:`encode_result` /
 :func:`decode_result`), so nested values round-trip exactly and the driver stores what
 the local engine would.
 """
@@ -29,13 +29,13 @@ from typing import Any
 
 import orjson
 
+from jurist.data._source import item_hash, map_fields
+from jurist.engines._item_path import Coster, judge_one, stored_result
 from jurist.errors import ConfigError
-from jurist.evaluate._cost import PriceTable
-from jurist.evaluate._item_path import Coster, judge_one, stored_result
-from jurist.evaluate._source import item_hash, map_fields
-from jurist.evaluate._store import StoredResult
 from jurist.judges._protocol import models_of, with_models_of
 from jurist.models import LimitedModel, MockModel, Model, ModelSpec, WrapperModel, rebuild_model
+from jurist.runs._cost import PriceTable
+from jurist.runs._store import StoredResult
 from jurist.types import Usage
 
 __all__ = [
@@ -173,7 +173,7 @@ class Secrets:
 @dataclass(frozen=True)
 class Pacing:
     """The cluster limits of a judge's models, in ``models()`` order: each model's
-    :class:`~jurist.evaluate._ray_limits.ClusterPacer` actor (or ``None``) and whether it
+    :class:`~jurist.engines._ray_limits.ClusterPacer` actor (or ``None``) and whether it
     paces tokens."""
 
     limiters: tuple[Any, ...]
@@ -187,7 +187,7 @@ def rebuild(
     model replaced (``with_models``) by its stack rebuilt from its spec with its secrets
     (a mock put back as the backend). With ``pacing`` (on an actor) the limits' place of
     each stack holds the model's cluster pacer when it has one
-    (:class:`~jurist.evaluate._ray_limits.SharedLimitModel`, under the retries, so each
+    (:class:`~jurist.engines._ray_limits.SharedLimitModel`, under the retries, so each
     retry is paced by the cluster) and the model's ``max_concurrency`` per actor: the
     transport's own ``rpm`` / ``tpm`` never make a limiter per actor. Without (the
     driver's check that the judge rebuilds) each stack is rebuilt as it is.
@@ -197,7 +197,7 @@ def rebuild(
     'mock:j'
     """
     from jurist.catalog._resolve import build_entry
-    from jurist.evaluate._ray_limits import SharedLimitModel
+    from jurist.engines._ray_limits import SharedLimitModel
 
     judge = build_entry(_entry_file(portable.entry))
     count = len(models_of(judge))
@@ -239,7 +239,7 @@ class JudgeActor:
     :class:`StoredResult`, priced by a :class:`Coster` over ``table``). With ``raw=True``
     a batch is a user's rows instead (their fields mapped by ``fields``). With
     ``records=True`` the answer is the results.jsonl records
-    (:func:`~jurist.evaluate._run.flatten`), as a pandas batch of object columns so values
+    (:func:`~jurist.runs._run.flatten`), as a pandas batch of object columns so values
     stay the Python values the records hold.
     """
 
@@ -296,7 +296,7 @@ def records_batch(results: list[StoredResult]) -> Any:
     """Results as a pandas batch of results.jsonl records (object columns)."""
     import pandas as pd
 
-    from jurist.evaluate._run import flatten
+    from jurist.runs._run import flatten
 
     records = [
         flatten({"item": r.item, "outcome": r.outcome, "usage": r.usage, "cost": r.cost})

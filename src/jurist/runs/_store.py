@@ -42,7 +42,9 @@ from typing import Any
 
 import orjson
 
+from jurist._sqlite import connect, use_wal
 from jurist.errors import ConfigError, JuristError, OutputError
+from jurist.runs._batch_store import BatchStore, batch_calls_in
 from jurist.types import Usage
 
 __all__ = ["FORMAT", "Bitmap", "RunStore", "StoredResult", "Totals", "is_jurist_store"]
@@ -213,7 +215,7 @@ def is_jurist_store(path: Path) -> str | None:
     if path.stat().st_size == 0:
         return None
     try:
-        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=10)
+        db = connect(path, readonly=True)
         try:
             return _schema_problem(db)
         finally:
@@ -228,9 +230,8 @@ class RunStore:
     def __init__(self, path: str | Path, *, readonly: bool = False) -> None:
         self.path = Path(path)
         try:
+            self._db = connect(self.path, readonly=readonly)
             if readonly:
-                self._db = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True)
-                self._db.execute("PRAGMA busy_timeout=10000")
                 problem = _schema_problem(self._db)
                 self._attempts = "attempts" in {
                     r[1] for r in self._db.execute("PRAGMA table_info(results)")
@@ -239,13 +240,9 @@ class RunStore:
                     r[0] for r in self._db.execute("SELECT name FROM sqlite_master")
                 }
             else:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                self._db = sqlite3.connect(self.path, isolation_level=None)
-                self._db.execute("PRAGMA busy_timeout=10000")
                 problem = _schema_problem(self._db)
                 if problem is None:
-                    self._db.execute("PRAGMA journal_mode=WAL")
-                    self._db.execute("PRAGMA synchronous=NORMAL")
+                    use_wal(self._db)
                     self._db.executescript(_SCHEMA)
                     columns = {r[1] for r in self._db.execute("PRAGMA table_info(results)")}
                     if "attempts" not in columns:  # a store written before attempts were kept
@@ -273,6 +270,18 @@ class RunStore:
 
     def close(self) -> None:
         self._db.close()
+
+    # -- the batch tables --------------------------------------------------------------
+
+    def batch_tables(self, run_id: str) -> BatchStore:
+        """The batch-API tables of this file (run ``run_id``'s journal), on this store's own
+        connection: ``run.sqlite`` has one owner, and the journal lives and dies with it."""
+        return BatchStore(self._db, self.path, run_id=run_id)
+
+    def batch_calls(self, run_id: str | None) -> int:
+        """How many answers a provider's batch API gave run ``run_id`` (0 when the run
+        never used the batch API, or its batch tables belong to an earlier run)."""
+        return batch_calls_in(self._db, run_id)
 
     # -- writing -----------------------------------------------------------------------
 

@@ -1,7 +1,8 @@
 """What the batch-API mode keeps in the run store: files, batches, requests, responses.
 
-Three tables beside the run's results, in the same ``run.sqlite`` (WAL, its own
-connection), each write committed before the next step of the protocol:
+Tables beside the run's results, in the same ``run.sqlite`` and on the run store's own
+connection (:meth:`jurist.runs._store.RunStore.batch_tables`), each write committed
+before the next step of the protocol:
 
 - ``batch_chunks``: one row per request file (a *chunk*), with its state: ``intent``
   (lines chosen, nothing sent), ``uploaded`` (``file_id`` known), ``created``
@@ -19,14 +20,18 @@ connection), each write committed before the next step of the protocol:
 The tables belong to one run: a run started over (a new ``run_id``) clears them.
 
 >>> import tempfile, pathlib
->>> store = BatchStore(pathlib.Path(tempfile.mkdtemp()) / "run.sqlite", run_id="r1")
+>>> from jurist.runs._store import RunStore
+>>> run_store = RunStore(pathlib.Path(tempfile.mkdtemp()) / "run.sqlite")
+>>> store = run_store.batch_tables("r1")
 >>> store.add_chunk("c1", round_no=1, model={"name": "m"}, ids=[("0-ab-1", 0)], size=10)
 >>> store.chunk_of("0-ab-1").state
 'intent'
 >>> store.save_responses([Response("0-ab-1", 0, 200, b"{}", None, "out.jsonl:1")])
 >>> store.response("0-ab-1").status
 200
->>> store.close()
+>>> run_store.batch_calls("r1")
+1
+>>> run_store.close()
 """
 
 from __future__ import annotations
@@ -119,13 +124,10 @@ class BatchStore:
     """The batch tables of one run store file (``run_id`` names the run they belong to):
     the :class:`~jurist.batching.Journal` the batcher records to."""
 
-    def __init__(self, path: Path, *, run_id: str) -> None:
+    def __init__(self, db: sqlite3.Connection, path: Path, *, run_id: str) -> None:
         self.path = path
+        self._db = db
         try:
-            self._db = sqlite3.connect(path, isolation_level=None)
-            self._db.execute("PRAGMA busy_timeout=10000")
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.executescript(_SCHEMA)
             row = self._db.execute("SELECT value FROM batch_meta WHERE key = 'run_id'").fetchone()
             if row is None or orjson.loads(row[0]) != run_id:
@@ -144,9 +146,6 @@ class BatchStore:
                     )
         except sqlite3.Error as e:
             raise OutputError(f"{path}: cannot open the batch tables: {e}") from None
-
-    def close(self) -> None:
-        self._db.close()
 
     class _Tx:
         def __init__(self, store: BatchStore, doing: str) -> None:
@@ -408,13 +407,9 @@ class BatchStore:
         )
 
 
-def batch_calls_in(path: Path, run_id: str | None) -> int:
-    """How many answers a provider's batch API gave run ``run_id`` in ``path`` (read-only;
-    0 when the run never used the batch API)."""
-    try:
-        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=10)
-    except sqlite3.Error:
-        return 0
+def batch_calls_in(db: sqlite3.Connection, run_id: str | None) -> int:
+    """How many answers a provider's batch API gave run ``run_id`` on the run store ``db``
+    (0 when the run never used the batch API)."""
     try:
         owner = db.execute("SELECT value FROM batch_meta WHERE key = 'run_id'").fetchone()
         if owner is None or orjson.loads(owner[0]) != run_id:
@@ -423,5 +418,3 @@ def batch_calls_in(path: Path, run_id: str | None) -> int:
         return int(row[0])
     except sqlite3.Error:  # no batch tables: the run never used the batch API
         return 0
-    finally:
-        db.close()

@@ -2,7 +2,7 @@
 
 :func:`aevaluate` (and its twin :func:`evaluate`) reads the items lazily, keeps at most
 ``concurrency`` judgments in flight, commits each finished one to the run store at once,
-and returns a :class:`~jurist.evaluate.Run`. Started again on the same ``run_dir`` it
+and returns a :class:`~jurist.runs.Run`. Started again on the same ``run_dir`` it
 skips the items already scored and judges again the ones that failed (unless
 ``retry_failed=False``), so a killed run completes with exactly one result per item and no
 scored call is sent again. A changed judge, dataset or option stops the resume with the
@@ -32,19 +32,19 @@ from typing import Any
 from jurist._secrets import scrub
 from jurist._sync import run_sync
 from jurist.batching import BatchAPIOptions
+from jurist.data._source import open_source
+from jurist.engines._engines import BatchAPIEngine, Engine, LocalEngine, RayEngine, choose_engine
+from jurist.engines._item_path import ErrorOutcome, check_judge, judge_models
+from jurist.engines._ray_options import RayOptions
+from jurist.engines._run_options import RunOptions, with_overrides
+from jurist.engines._session import EngineContext, judge_locally, normalised, run_session
 from jurist.errors import ConfigError
-from jurist.evaluate._cost import PriceTable, resolve_prices
-from jurist.evaluate._engines import BatchAPIEngine, Engine, LocalEngine, RayEngine, choose_engine
-from jurist.evaluate._folder import STORE_NAME, FolderKind, claim_run_folder
-from jurist.evaluate._item_path import ErrorOutcome, check_judge, judge_models
-from jurist.evaluate._manifest import DatasetInfo, Manifest
-from jurist.evaluate._ray_options import RayOptions
-from jurist.evaluate._run import Run
-from jurist.evaluate._run_options import RunOptions, with_overrides
-from jurist.evaluate._session import EngineContext, judge_locally, normalised, run_session
-from jurist.evaluate._source import open_source
-from jurist.evaluate._store import FORMAT, RunStore
 from jurist.judges._protocol import ItemJudge
+from jurist.runs._cost import PriceTable, resolve_prices
+from jurist.runs._folder import STORE_NAME, FolderKind, claim_run_folder
+from jurist.runs._manifest import DatasetInfo, Manifest
+from jurist.runs._run import Run
+from jurist.runs._store import FORMAT, RunStore
 
 __all__ = [
     "BatchAPIEngine",

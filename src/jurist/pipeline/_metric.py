@@ -34,15 +34,15 @@ from typing import Any
 from jurist._missing import is_missing
 from jurist._sync import run_sync
 from jurist.errors import ConfigError, DataError, JuristError, UserError
-from jurist.evaluate._metric_results import (
+from jurist.judges._many import run_items
+from jurist.judges._protocol import ItemJudge
+from jurist.pipeline._metric_results import (
     GlobalScores,
     InstanceResult,
     JudgeCall,
     MetricResults,
     instance_result,
 )
-from jurist.judges._batch import run_items
-from jurist.judges._protocol import ItemJudge
 from jurist.types import Judgment, Usage
 
 __all__ = ["GlobalScores", "InstanceResult", "JudgeCall", "JudgeMetric", "MetricResults"]

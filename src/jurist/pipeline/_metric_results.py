@@ -1,4 +1,4 @@
-"""What a :class:`~jurist.evaluate.JudgeMetric` returns: per-instance results and global scores.
+"""What a :class:`~jurist.pipeline.JudgeMetric` returns: per-instance results and global scores.
 
 An :class:`InstanceResult` is read off any judge outcome: an
 :class:`~jurist.types.Judgment` (one call), a pairwise judgment (one call per order) or a

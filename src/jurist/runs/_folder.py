@@ -40,8 +40,8 @@ from pathlib import Path
 from typing import Literal
 
 from jurist.errors import ConfigError
-from jurist.evaluate._manifest import MANIFEST_NAME, Manifest
-from jurist.evaluate._store import is_jurist_store
+from jurist.runs._manifest import MANIFEST_NAME, Manifest
+from jurist.runs._store import is_jurist_store
 
 __all__ = ["LOCK_NAME", "STORE_NAME", "check_run_folder", "claim_run_folder", "inspect_folder"]
 

@@ -3,7 +3,7 @@
 Whichever way an item travels (an asyncio worker here, a Ray actor, requests in a batch
 file), it ends in the same steps: the judge's outcome (or an :class:`ErrorOutcome` for a
 runtime error), its cost from the price table (:class:`Coster`), and one
-:class:`~jurist.evaluate._store.StoredResult` row. :data:`current_item` names the item
+:class:`~jurist.runs._store.StoredResult` row. :data:`current_item` names the item
 being judged in the running task, for layers below the judge (the batch API collector
 keys its requests by it).
 """
@@ -17,10 +17,10 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from jurist.errors import ConfigError, JuristRuntimeError
-from jurist.evaluate._cost import PriceTable, bill
-from jurist.evaluate._store import StoredResult
 from jurist.judges._panel import Panel
 from jurist.judges._protocol import ItemJudge, models_of
+from jurist.runs._cost import PriceTable, bill
+from jurist.runs._store import StoredResult
 from jurist.types import Usage
 
 __all__ = [

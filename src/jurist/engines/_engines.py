@@ -14,8 +14,8 @@ engines:
   :meth:`EngineContext.record`; it may return the status the run stops in.
 
 :class:`LocalEngine` (asyncio workers in this process, the default), :class:`RayEngine`
-(Ray Data actors, :class:`~jurist.evaluate.RayOptions`) and :class:`BatchAPIEngine` (the
-provider's batch API, :class:`~jurist.evaluate.BatchAPIOptions`) are thin strategies over
+(Ray Data actors, :class:`~jurist.engines.RayOptions`) and :class:`BatchAPIEngine` (the
+provider's batch API, :class:`~jurist.engines.BatchAPIOptions`) are thin strategies over
 the engines' loops.
 
 >>> RayEngine(actors=4).options.actors
@@ -35,10 +35,10 @@ from contextlib import AbstractContextManager
 from typing import Any, Protocol, runtime_checkable
 
 from jurist.batching import BatchAPIOptions
+from jurist.engines._ray_options import RayOptions
+from jurist.engines._run_options import RunOptions
+from jurist.engines._session import EngineContext, judge_locally
 from jurist.errors import ConfigError
-from jurist.evaluate._ray_options import RayOptions
-from jurist.evaluate._run_options import RunOptions
-from jurist.evaluate._session import EngineContext, judge_locally
 from jurist.judges._protocol import ItemJudge, models_of
 from jurist.models import Model
 
@@ -127,7 +127,7 @@ class _OptionsEngine:
 
 
 class RayEngine(_OptionsEngine):
-    """Judge on a Ray cluster with Ray Data (see :class:`~jurist.evaluate.RayOptions`):
+    """Judge on a Ray cluster with Ray Data (see :class:`~jurist.engines.RayOptions`):
     ``RayEngine(RayOptions(actors=4))`` or ``RayEngine(actors=4)``.
 
     Its models are not prepared in this process: each actor builds and loads its own, and
@@ -148,13 +148,13 @@ class RayEngine(_OptionsEngine):
     def check(self, judge: ItemJudge, options: RunOptions) -> None:
         """Ray (with Ray Data) is installed, and the judge rebuilds on the actors as the
         same judge (its catalog entry and each model's spec)."""
-        from jurist.evaluate._ray import _checked_entry, import_ray
+        from jurist.engines._ray import _checked_entry, import_ray
 
         import_ray()
         _checked_entry(judge)
 
     async def run(self, ctx: EngineContext) -> str | None:
-        from jurist.evaluate._ray import judge_on_ray
+        from jurist.engines._ray import judge_on_ray
 
         await judge_on_ray(ctx, self.options)
         return None
@@ -162,7 +162,7 @@ class RayEngine(_OptionsEngine):
 
 class BatchAPIEngine(_OptionsEngine):
     """Send the requests through the provider's batch API (see
-    :class:`~jurist.evaluate.BatchAPIOptions`): about half the price, results within its
+    :class:`~jurist.engines.BatchAPIOptions`): about half the price, results within its
     window. ``BatchAPIEngine(BatchAPIOptions(poll_interval=60))`` or
     ``BatchAPIEngine(poll_interval=60)``.
 
@@ -186,7 +186,7 @@ class BatchAPIEngine(_OptionsEngine):
     def check(self, judge: ItemJudge, options: RunOptions) -> None:
         """The judge has a model whose provider has a batch API (``openai:``, OpenAI or an
         OpenAI-compatible server with its base URL; ``anthropic:``, Message Batches)."""
-        from jurist.evaluate._batch_api import _carried
+        from jurist.engines._batch_api import _carried
 
         models = models_of(judge)
         if models and not any(_carried(m) for m in models):
@@ -198,7 +198,7 @@ class BatchAPIEngine(_OptionsEngine):
             )
 
     async def run(self, ctx: EngineContext) -> str | None:
-        from jurist.evaluate._batch_api import judge_through_batches
+        from jurist.engines._batch_api import judge_through_batches
 
         return await judge_through_batches(ctx, self.options)
 

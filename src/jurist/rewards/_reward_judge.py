@@ -54,7 +54,7 @@ from typing import Any, TypeVar
 from jurist._sync import run_sync
 from jurist.errors import ConfigError, DataError
 from jurist.judges import LLMJudge
-from jurist.judges._batch import run_items
+from jurist.judges._many import run_items
 from jurist.models import Transport, build_stack, get_model, with_limits
 from jurist.models._stack import limits_layer
 from jurist.rewards._judge_reward import DEFAULT_TOLERANCE, judgment_to_reward

@@ -1,7 +1,7 @@
 """The catalog entry a run keeps of its judge, to rebuild it later (``ingest``).
 
 A run judged through files (``BatchAPIOptions(file_out=...)``) finishes in another process
-(:func:`jurist.evaluate.ingest`), which has no judge object: the run keeps the judge's
+(:func:`jurist.engines.ingest`), which has no judge object: the run keeps the judge's
 catalog entry (:func:`jurist.catalog.entry_of`: model specs and options, never a key) and
 rebuilds the judge from it.
 """

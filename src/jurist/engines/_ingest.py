@@ -19,13 +19,12 @@ from typing import Any
 
 from jurist.batching._options import BatchAPIOptions
 from jurist.batching._rounds import parse_file
+from jurist.engines._engines import BatchAPIEngine
+from jurist.engines._judge_entry import rebuild_judge
 from jurist.errors import ConfigError, DataError
-from jurist.evaluate._batch_store import BatchStore
-from jurist.evaluate._engines import BatchAPIEngine
-from jurist.evaluate._folder import STORE_NAME
-from jurist.evaluate._judge_entry import rebuild_judge
-from jurist.evaluate._run import Run
-from jurist.evaluate._store import RunStore
+from jurist.runs._folder import STORE_NAME
+from jurist.runs._run import Run
+from jurist.runs._store import RunStore
 
 __all__ = ["IngestResult", "aingest", "ingest"]
 
@@ -73,7 +72,7 @@ async def aingest(
         judge: the run's judge (default: rebuilt from the catalog entry the run kept).
         progress: draw a progress bar.
     """
-    from jurist.evaluate._engine import aevaluate
+    from jurist.engines._evaluate import aevaluate
 
     folder = Path(run_dir)
     results = Path(results_file)
@@ -88,27 +87,24 @@ async def aingest(
         options_seen = store.get_meta("batch_api")
         entry = store.get_meta("judge_entry")
         files = store.get_meta("batch_file_out") or []
-        batches = BatchStore(store.path, run_id=run_id)
-        try:
-            ids = dict(batches.rows())
-            if not ids:
-                raise DataError(f"{folder}: this run wrote no batch request file to answer")
-            answers, strays = parse_file(results, ids)
-            if strays:
-                shown = "\n  ".join(strays[:5])
-                more = f"\n  ... and {len(strays) - 5} more" if len(strays) > 5 else ""
-                raise DataError(
-                    f"{results}: {len(strays)} line(s) answer no request of the run in "
-                    f"{folder}:\n  {shown}{more}"
-                )
-            answered = {a.custom_id for a in answers}
-            batches.save_responses(answers)
-            rounds = max((c.round for c in batches.chunks()), default=0)
-            for chunk in batches.chunks("exported"):
-                if any(cid in answered for cid, _ in batches.ids_of(chunk.chunk_id)):
-                    batches.update_chunk(chunk.chunk_id, state="done", batch_status="completed")
-        finally:
-            batches.close()
+        batches = store.batch_tables(run_id)
+        ids = dict(batches.rows())
+        if not ids:
+            raise DataError(f"{folder}: this run wrote no batch request file to answer")
+        answers, strays = parse_file(results, ids)
+        if strays:
+            shown = "\n  ".join(strays[:5])
+            more = f"\n  ... and {len(strays) - 5} more" if len(strays) > 5 else ""
+            raise DataError(
+                f"{results}: {len(strays)} line(s) answer no request of the run in "
+                f"{folder}:\n  {shown}{more}"
+            )
+        answered = {a.custom_id for a in answers}
+        batches.save_responses(answers)
+        rounds = max((c.round for c in batches.chunks()), default=0)
+        for chunk in batches.chunks("exported"):
+            if any(cid in answered for cid, _ in batches.ids_of(chunk.chunk_id)):
+                batches.update_chunk(chunk.chunk_id, state="done", batch_status="completed")
     finally:
         store.close()
     if options_seen is None:

@@ -30,14 +30,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from jurist._progress import BatchProgress
+from jurist.data._source import ItemSource, item_hash, map_fields
+from jurist.engines._item_path import Coster, judge_one, stored_result
 from jurist.errors import DataError, JuristError
-from jurist.evaluate._cost import PriceTable
-from jurist.evaluate._item_path import Coster, judge_one, stored_result
-from jurist.evaluate._manifest import Manifest
-from jurist.evaluate._source import ItemSource, item_hash, map_fields
-from jurist.evaluate._store import Bitmap, RunStore, StoredResult
 from jurist.judges._protocol import ItemJudge
 from jurist.judges._state import JudgeState
+from jurist.runs._cost import PriceTable
+from jurist.runs._manifest import Manifest
+from jurist.runs._store import Bitmap, RunStore, StoredResult
 
 __all__ = [
     "EngineContext",

@@ -6,7 +6,7 @@ mapping, re-asks), the price table and the jurist version. A resumed run must ha
 same judge, dataset and options, or it stops and says what differs. ``settings`` records
 how the run was driven (concurrency, whether failures are judged again); they cannot
 change a successful judgment, so they are never compared. The run store keeps the same
-manifest (see :mod:`jurist.evaluate._store`); the file is a readable copy of it.
+manifest (see :mod:`jurist.runs._store`); the file is a readable copy of it.
 
 >>> a = Manifest(judge={"kind": "llm_judge", "temperature": 0.0}, dataset=DatasetInfo(
 ...     source="d.jsonl", items=3, hash="abc"), options={"retries": 0})
