@@ -29,14 +29,14 @@ import orjson
 
 from jurist._files import replaced_atomically
 from jurist.errors import ConfigError, MissingDependencyError
+from jurist.judges._state import decision_lines
 from jurist.runs._coverage import CoverageSummary, coverages, min_coverage_of
 from jurist.runs._folder import STORE_NAME
 from jurist.runs._manifest import Manifest
-from jurist.runs.report._page import write_report
-from jurist.runs.report._scale import ordered_counts, scale_of, verdict_text
 from jurist.runs._run_types import RunSummary
 from jurist.runs._store import RunStore
-from jurist.judges._state import decision_lines
+from jurist.runs.report._page import write_report
+from jurist.runs.report._scale import ordered_counts, scale_of, verdict_text
 from jurist.types import Usage
 
 __all__ = ["STORE_NAME", "Run", "RunSummary"]

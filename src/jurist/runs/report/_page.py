@@ -47,7 +47,9 @@ from typing import Any
 from jurist._secrets import redact_known, scrub
 from jurist._version import __version__
 from jurist.errors import MissingDependencyError
+from jurist.judges._pairwise_results import side
 from jurist.runs._coverage import coverages
+from jurist.runs._run_types import ReportSource, RunSummary
 from jurist.runs.report._browse import COLUMNS, DATA, browse_row, script_tag, write_page
 from jurist.runs.report._charts import bars, histogram, scatter
 from jurist.runs.report._scale import (
@@ -60,8 +62,6 @@ from jurist.runs.report._scale import (
     sort_names,
     verdict_text,
 )
-from jurist.runs._run_types import ReportSource, RunSummary
-from jurist.judges._pairwise_results import side
 
 __all__ = ["pair_figures", "write_report"]
 
@@ -440,7 +440,8 @@ def write_report(run: ReportSource, path: Path, labels: str | None = None) -> Pa
         "compared": f"{comparison.on} scale" if comparison else None,
     }
     script, script_src = script_tag()
-    page = Template(resources.files("jurist.runs.report").joinpath("report.html").read_text("utf-8"))
+    text = resources.files("jurist.runs.report").joinpath("report.html").read_text("utf-8")
+    page = Template(text)
     pairwise = c.pairwise.section() if judge_cfg.get("kind") == "pairwise" else ""
     html = page.substitute(
         title=escape(scrub(str(run.run_dir))),
