@@ -194,6 +194,12 @@ def _describe(obj: Any, kind: str) -> str:
         return f"panel of {len(obj.judges)} judges ({obj.aggregation})"
     if kind == "rubric_judge":
         return f"rubric of {len(obj.rubric)} criteria"
+    if kind == "calibrated_judge":
+        fitted = obj.calibration.fitted_on
+        return (
+            f"{obj.inner.name} calibrated to {fitted.labels} on {fitted.items} items "
+            f"(data {fitted.fingerprint})"
+        )
     if kind == "template":
         return str(obj.description or f"template {obj.name}")
     return str(obj.name or f"rubric of {len(obj)} criteria")

@@ -36,8 +36,10 @@ def kind_of(obj: Any) -> str:
     from jurist.judges import LLMJudge, PairwiseJudge, Panel, RubricJudge
     from jurist.judges.rubric import Rubric
     from jurist.templates import Template
+    from jurist.trust import CalibratedJudge
 
     for cls, kind in (
+        (CalibratedJudge, "calibrated_judge"),
         (LLMJudge, "judge"),
         (PairwiseJudge, "pairwise_judge"),
         (Panel, "panel"),
@@ -49,7 +51,7 @@ def kind_of(obj: Any) -> str:
             return kind
     raise ConfigError(
         f"cannot store a {type(obj).__name__} in the catalog: it takes an LLMJudge, "
-        "PairwiseJudge, Panel, RubricJudge, Template or Rubric"
+        "PairwiseJudge, Panel, RubricJudge, CalibratedJudge, Template or Rubric"
     )
 
 
@@ -88,6 +90,12 @@ def entry_of(obj: Any, description: str | None = None) -> dict[str, Any]:
         out["concurrency"] = obj.concurrency
     elif kind == "rubric_judge":
         out.update(_rubric_judge(obj))
+    elif kind == "calibrated_judge":
+        out.update(
+            judge=entry_of(obj.inner),
+            calibration=obj.calibration.model_dump(mode="json"),
+            name=obj.name,
+        )
     elif kind == "template":
         out["template"] = obj.model_dump(mode="json")
     else:

@@ -17,6 +17,10 @@ keys depend on the kind (unknown keys are errors, so a typo never goes unnoticed
 - ``rubric_judge`` (a :class:`~jurist.CriterionGrader` bound to a rubric): ``rubric`` (a
   catalog name ``rubrics.x`` or inline rubric data), ``models`` (the grader's judges),
   the grader's settings and the item fields;
+- ``calibrated_judge`` (a :class:`~jurist.trust.CalibratedJudge`): ``judge`` (a catalog
+  name or an inline entry of any judge kind) and ``calibration`` (the fitted map, the label
+  values and ``fitted_on``: a fingerprint of the items it was fitted on), as
+  ``jurist calibrate --save`` writes it;
 - ``template``: ``template`` (the YAML template format of :func:`jurist.load_template`,
   with ``messages``, or a full dump of a :class:`~jurist.Template`);
 - ``rubric``: ``rubric`` (the format of :meth:`jurist.Rubric.from_dict`).
@@ -37,6 +41,7 @@ from jurist.errors import ConfigError
 
 __all__ = [
     "KINDS",
+    "CalibratedJudgeEntry",
     "Entry",
     "JudgeEntry",
     "PairwiseEntry",
@@ -134,6 +139,15 @@ class RubricJudgeEntry(_Base):
     reference_field: str | None = None
 
 
+class CalibratedJudgeEntry(_Base):
+    """A judge whose scores go through a fitted calibration (``jurist calibrate``)."""
+
+    kind: Literal["calibrated_judge"] = "calibrated_judge"
+    judge: str | dict[str, Any]
+    calibration: dict[str, Any]
+    name: str | None = None
+
+
 class TemplateEntry(_Base):
     """A prompt template."""
 
@@ -148,13 +162,22 @@ class RubricEntry(_Base):
     rubric: dict[str, Any] | list[Any]
 
 
-Entry = JudgeEntry | PairwiseEntry | PanelEntry | RubricJudgeEntry | TemplateEntry | RubricEntry
+Entry = (
+    JudgeEntry
+    | PairwiseEntry
+    | PanelEntry
+    | RubricJudgeEntry
+    | CalibratedJudgeEntry
+    | TemplateEntry
+    | RubricEntry
+)
 
 KINDS: dict[str, type[_Base]] = {
     "judge": JudgeEntry,
     "pairwise_judge": PairwiseEntry,
     "panel": PanelEntry,
     "rubric_judge": RubricJudgeEntry,
+    "calibrated_judge": CalibratedJudgeEntry,
     "template": TemplateEntry,
     "rubric": RubricEntry,
 }

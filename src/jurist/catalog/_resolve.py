@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from jurist.catalog._entries import (
+    CalibratedJudgeEntry,
     JudgeEntry,
     PairwiseEntry,
     PanelEntry,
@@ -166,12 +167,40 @@ def _make(
         )
     if isinstance(spec, RubricJudgeEntry):
         return _rubric_judge(spec, entry, model_obj, root, stack)
+    if isinstance(spec, CalibratedJudgeEntry):
+        return _calibrated_judge(spec, entry, root, stack)
     if isinstance(spec, TemplateEntry):
         return _template(spec.template, entry, root, stack)
     assert isinstance(spec, RubricEntry)
     from jurist.judges.rubric import Rubric
 
     return Rubric.from_dict(spec.rubric, source=f"{entry.where('rubric')}: rubric")
+
+
+def _calibrated_judge(
+    spec: CalibratedJudgeEntry, entry: EntryFile, root: str | Path | None, stack: tuple[str, ...]
+) -> Any:
+    from jurist.trust import CalibratedJudge, Calibration
+
+    if isinstance(spec.judge, str):
+        judge = build(spec.judge, root=root, stack=stack)
+    else:
+        data = dict(spec.judge)
+        data.setdefault("kind", "judge")
+        entry_model(data["kind"])
+        inner = EntryFile(
+            name=f"{entry.name}.judge",
+            path=entry.path,
+            source=entry.source,
+            data=data,
+            lines={k: entry.lines.get("judge", 0) for k in data},
+        )
+        judge = build_entry(inner, root=root, stack=stack)
+    try:
+        calibration = Calibration.model_validate(spec.calibration)
+    except ValidationError as e:
+        raise ConfigError(f"{entry.where('calibration')}: not a calibration: {e}") from None
+    return CalibratedJudge(judge, calibration, name=spec.name or entry.name)
 
 
 def _panel_judge(

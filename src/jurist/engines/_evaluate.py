@@ -35,6 +35,7 @@ from jurist.batching import BatchAPIOptions
 from jurist.data._source import open_source
 from jurist.engines._engines import BatchAPIEngine, Engine, LocalEngine, RayEngine, choose_engine
 from jurist.engines._item_path import ErrorOutcome, check_judge, judge_models
+from jurist.engines._judge_entry import judge_entry_of
 from jurist.engines._ray_options import RayOptions
 from jurist.engines._run_options import RunOptions, with_overrides
 from jurist.engines._session import EngineContext, judge_locally, normalised, run_session
@@ -164,6 +165,8 @@ async def _evaluate(data: Any, judge: ItemJudge, opts: RunOptions, engine: Engin
         store = RunStore(folder / STORE_NAME)
         try:
             manifest = _open_run(store, folder, kind, manifest, opts.resume)
+            # the catalog entry that rebuilds the judge: for ingest() and calibrate
+            store.set_meta("judge_entry", judge_entry_of(judge))
             ctx = EngineContext(
                 source,
                 judge,
