@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 import jurist
 from jurist.errors import DataError
 from jurist.metrics import accuracy
@@ -207,9 +208,10 @@ def test_the_cli_reports_saves_and_refuses(
     assert "fitted on 40 items, tested on 40 held-out items (ordinal labels)" in out
     assert "quadratic_kappa" in out and "saved judges.cal.generous" in out
     saved = json.loads((tmp_path / "cal.json").read_text())
-    assert saved["after"]["metrics"]["accuracy"]["value"] > saved["before"]["metrics"][
-        "accuracy"
-    ]["value"]
+    assert (
+        saved["after"]["metrics"]["accuracy"]["value"]
+        > saved["before"]["metrics"]["accuracy"]["value"]
+    )
     judge = jurist.catalog.get("judges.cal.generous", root=tmp_path / "cat")
     assert isinstance(judge, CalibratedJudge)
     assert judge.calibration.fitted_on.labels == "human"

@@ -112,8 +112,6 @@ def alpha(data: Sequence[Sequence[float]] | FloatArray, level: Level = "nominal"
     dist: FloatArray
     if level == "nominal":
         dist = (v1 != v2).astype(float)
-    elif level == "interval":
-        dist = (v1 - v2) ** 2
     elif level == "ratio":
         total = v1 + v2
         dist = np.divide(v1 - v2, total, out=np.zeros(total.shape), where=total != 0) ** 2
