@@ -1,4 +1,4 @@
-"""Agreement and bias statistics; knows nothing of models.
+"""Agreement, bias and ranking statistics; knows nothing of models.
 
 numpy alone, so everything here works on the base install (``pip install jurist``); the
 figures match scipy, scikit-learn and krippendorff, which tests/test_stats_differential.py
@@ -19,6 +19,8 @@ from jurist.metrics._bias import (
     length_bias_pairwise,
     position_consistency,
 )
+from jurist.metrics._length_control import LengthControlledWinRate, length_controlled_win_rate
+from jurist.metrics._length_control_joint import LengthControlledFit, fit_length_controlled
 from jurist.metrics._measures import (
     accuracy,
     cohen_kappa,
@@ -38,6 +40,7 @@ from jurist.metrics._rubric import (
     criteria_info,
     rubric_metrics,
 )
+from jurist.metrics._winrate import WinRate, preference_from_alpaca, win_rate
 
 __all__ = [
     "Agreement",
@@ -46,22 +49,29 @@ __all__ = [
     "Estimate",
     "Kind",
     "LengthBias",
+    "LengthControlledFit",
+    "LengthControlledWinRate",
     "RubricMetrics",
+    "WinRate",
     "accuracy",
     "agreement",
     "bootstrap_ci",
     "cohen_kappa",
     "confusion",
     "criteria_info",
+    "fit_length_controlled",
     "fleiss_kappa",
     "kendall_tau",
     "krippendorff_alpha",
     "length_bias",
     "length_bias_pairwise",
+    "length_controlled_win_rate",
     "mae",
     "pearson",
     "position_consistency",
+    "preference_from_alpaca",
     "rmse",
     "rubric_metrics",
     "spearman",
+    "win_rate",
 ]
