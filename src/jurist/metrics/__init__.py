@@ -19,6 +19,14 @@ from jurist.metrics._bias import (
     length_bias_pairwise,
     position_consistency,
 )
+from jurist.metrics._bradley_terry import (
+    BradleyTerryResult,
+    BradleyTerryRow,
+    StyleCoefficient,
+    bootstrap_interval,
+    bradley_terry,
+    win_rate_from_ratings,
+)
 from jurist.metrics._length_control import LengthControlledWinRate, length_controlled_win_rate
 from jurist.metrics._length_control_joint import LengthControlledFit, fit_length_controlled
 from jurist.metrics._measures import (
@@ -44,6 +52,8 @@ from jurist.metrics._winrate import WinRate, preference_from_alpaca, win_rate
 
 __all__ = [
     "Agreement",
+    "BradleyTerryResult",
+    "BradleyTerryRow",
     "CriterionInfo",
     "CriterionMetrics",
     "Estimate",
@@ -52,10 +62,13 @@ __all__ = [
     "LengthControlledFit",
     "LengthControlledWinRate",
     "RubricMetrics",
+    "StyleCoefficient",
     "WinRate",
     "accuracy",
     "agreement",
     "bootstrap_ci",
+    "bootstrap_interval",
+    "bradley_terry",
     "cohen_kappa",
     "confusion",
     "criteria_info",
@@ -74,4 +87,5 @@ __all__ = [
     "rubric_metrics",
     "spearman",
     "win_rate",
+    "win_rate_from_ratings",
 ]
