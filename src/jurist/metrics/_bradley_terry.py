@@ -113,9 +113,9 @@ class StyleCoefficient(BaseModel):
 
 
 class BradleyTerryResult(BaseModel):
-    """Rows sorted by score, best first. ``unbounded`` names models whose strength has no
-    finite estimate (they never lose, or never win, in the comparisons that connect them):
-    their score is the limit the fit heads to (100 or 0) and ``converged`` is false.
+    """Rows sorted by score, best first. ``unbounded`` names models whose strength against
+    the baseline has no finite estimate (e.g. a model that never loses, or never wins): their
+    score is the limit the fit heads to (100 or 0) and ``converged`` is false.
     ``bootstrap_unconverged`` counts resamples with such a model."""
 
     model_config = ConfigDict(frozen=True)
@@ -168,8 +168,9 @@ def _style_matrix(style: Any, n: int) -> tuple[list[str], FloatArray]:
     return names, out
 
 
-def _unbounded(b: Battles, counts: FloatArray) -> list[str]:
-    """Models outside the comparison graph's one strongly connected class (no finite MLE)."""
+def _unbounded(b: Battles, counts: FloatArray, base: int) -> list[str]:
+    """Models outside the baseline's strongly connected class of the "beat or tied" graph:
+    their strength relative to the baseline has no finite maximum-likelihood estimate."""
     m = len(b.models)
     w = b.weight * counts
     win = np.zeros((m, m), dtype=bool)
@@ -188,8 +189,7 @@ def _unbounded(b: Battles, counts: FloatArray) -> list[str]:
             seen |= frontier
         return seen
 
-    start = int(np.flatnonzero(present)[0])
-    both = reach(win, start) & reach(win.T, start)
+    both = reach(win, base) & reach(win.T, base)
     return [b.models[k] for k in range(m) if present[k] and not both[k]]
 
 
@@ -263,7 +263,7 @@ def bradley_terry(
     names, z = _style_matrix(style, n) if style is not None else ([], None)
     ones = np.ones(n)
     coef, converged = _fit(b, ones, z, base, None)
-    unbounded = _unbounded(b, ones)
+    unbounded = _unbounded(b, ones, base)
     m = len(b.models)
     rng = np.random.default_rng(seed)
     samples = np.empty((bootstrap, coef.size))
