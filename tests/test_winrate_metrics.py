@@ -16,7 +16,9 @@ from jurist.metrics import (
     bradley_terry,
     fit_length_controlled,
     length_controlled_win_rate,
+    markdown_counts,
     preference_from_alpaca,
+    style_differences,
     win_rate,
 )
 
@@ -333,3 +335,21 @@ def test_result_to_pandas_and_bootstrap_interval() -> None:
         bootstrap_interval([1.0], level=1.5)
     with pytest.raises(DataError, match="samples is empty"):
         bootstrap_interval([])
+
+
+def test_style_differences_follow_arena_hard_and_feed_bradley_terry() -> None:
+    a = ["## Plan\n1. first\n2. second\n**note**", "short"]
+    b = ["A plain paragraph with several words in it.", "also short but longer"]
+    feats = style_differences(a, b, lengths_a=[10, 1], lengths_b=[10, 4])
+    assert feats["length"].tolist() == [0.0, pytest.approx(-0.6)]
+    assert feats["header"][0] == pytest.approx(0.1 / 1.1)  # density 1/10 against 0
+    assert feats["list"][0] == pytest.approx(0.2 / 1.2) and feats["bold"][0] == pytest.approx(
+        0.1 / 1.1
+    )
+    assert markdown_counts("```\n- in code\n```\n- out") == (0, 1, 0)
+    res = bradley_terry([("x", "y", "model_a"), ("x", "y", "model_b")], style=feats, bootstrap=0)
+    assert [c.name for c in res.style] == ["length", "header", "list", "bold"]
+    with pytest.raises(DataError, match="answers_a has 2 answers, answers_b 1"):
+        style_differences(a, b[:1])
+    with pytest.raises(DataError, match="lengths_b has 1 values, there are 2 answers"):
+        style_differences(a, b, lengths_b=[3])

@@ -48,6 +48,7 @@ from jurist.metrics._rubric import (
     criteria_info,
     rubric_metrics,
 )
+from jurist.metrics._style import MarkdownCounts, markdown_counts, style_differences
 from jurist.metrics._winrate import WinRate, preference_from_alpaca, win_rate
 
 __all__ = [
@@ -61,6 +62,7 @@ __all__ = [
     "LengthBias",
     "LengthControlledFit",
     "LengthControlledWinRate",
+    "MarkdownCounts",
     "RubricMetrics",
     "StyleCoefficient",
     "WinRate",
@@ -80,12 +82,14 @@ __all__ = [
     "length_bias_pairwise",
     "length_controlled_win_rate",
     "mae",
+    "markdown_counts",
     "pearson",
     "position_consistency",
     "preference_from_alpaca",
     "rmse",
     "rubric_metrics",
     "spearman",
+    "style_differences",
     "win_rate",
     "win_rate_from_ratings",
 ]
