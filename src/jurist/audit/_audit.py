@@ -36,6 +36,7 @@ from jurist.judges._pairwise_results import PairJudgment
 __all__ = ["DEFAULT_THRESHOLD", "PROBES", "audit", "audit_sync"]
 
 PROBES = ("position", "verbosity", "format", "self_preference")
+"""The probes, in the order they run and are reported."""
 DEFAULT_THRESHOLD = 0.1
 """The default tolerance: a bias may swing at most 10% of the verdicts."""
 
