@@ -37,7 +37,8 @@ from pydantic import BaseModel, ConfigDict
 
 from jurist.errors import DataError
 from jurist.metrics._battles import Battles, read_battles
-from jurist.metrics._glm import fit_logistic, logistic
+from jurist.metrics._bt_fit import fit_bradley_terry
+from jurist.metrics._glm import logistic
 from jurist.metrics._winrate import as_float_array
 
 __all__ = [
@@ -194,38 +195,30 @@ def _unbounded(b: Battles, counts: FloatArray, base: int) -> list[str]:
 
 
 def _fit(
-    b: Battles, counts: FloatArray, z: FloatArray | None, base: int, start: FloatArray | None
+    b: Battles,
+    counts: FloatArray,
+    z: FloatArray | None,
+    base: int,
+    start: FloatArray | None,
+    pooled: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]],
 ) -> tuple[FloatArray, bool]:
-    """Strengths (baseline 0, others in model order) and style coefficients for one sample."""
+    """Strengths (baseline 0, others in model order) and style coefficients for one sample
+    (``counts``: each battle's multiplicity; ``pooled``: the ordered pairs and each battle's
+    pair, computed once)."""
     m = len(b.models)
-    keep = [k for k in range(m) if k != base]
-    col = np.full(m, -1)
-    col[keep] = np.arange(m - 1)
     w = b.weight * counts
-    y: FloatArray
-    wt: FloatArray
-    if z is None:  # aggregate the battles per ordered pair: same likelihood, far fewer rows
-        key = b.a * m + b.b
-        pairs, inv = np.unique(key, return_inverse=True)
+    if z is None:  # pool the battles per ordered pair: the same likelihood, far fewer rows
+        pairs, inv = pooled
         tot = np.bincount(inv, w, minlength=pairs.size).astype(float)
         won = np.bincount(inv, w * b.outcome, minlength=pairs.size).astype(float)
         use = tot > 0
-        pa, pb = pairs[use] // m, pairs[use] % m
-        y, wt = won[use] / tot[use], tot[use]
-        X = np.zeros((pa.size, m - 1))
-    else:
-        use = w > 0
-        pa, pb, y, wt = b.a[use], b.b[use], b.outcome[use], w[use]
-        X = np.zeros((pa.size, m - 1 + z.shape[1]))
-        X[:, m - 1 :] = z[use]
-    rows = np.arange(pa.size)
-    ia, ib = col[pa], col[pb]
-    X[rows[ia >= 0], ia[ia >= 0]] = 1.0
-    X[rows[ib >= 0], ib[ib >= 0]] = -1.0
-    # a model absent from a resample has an all-zero column: the jitter in fit_logistic keeps
-    # its strength where it started (the full-data estimate)
-    fit = fit_logistic(X, y, weights=wt, start=start, max_iter=100, tol=1e-9)
-    return fit.coef, fit.converged
+        return fit_bradley_terry(
+            pairs[use] // m, pairs[use] % m, won[use] / tot[use], tot[use], None, m, base, start
+        )
+    use = w > 0
+    # a model absent from a resample has no rows: the jitter in the Newton step keeps its
+    # strength where it started (the full-data estimate)
+    return fit_bradley_terry(b.a[use], b.b[use], b.outcome[use], w[use], z[use], m, base, start)
 
 
 def bradley_terry(
@@ -262,7 +255,9 @@ def bradley_terry(
     base = b.models.index(baseline)
     names, z = _style_matrix(style, n) if style is not None else ([], None)
     ones = np.ones(n)
-    coef, converged = _fit(b, ones, z, base, None)
+    pairs, inv = np.unique(b.a * len(b.models) + b.b, return_inverse=True)
+    pooled = (pairs.astype(np.int64), inv.astype(np.int64).ravel())
+    coef, converged = _fit(b, ones, z, base, None, pooled)
     unbounded = _unbounded(b, ones, base)
     m = len(b.models)
     rng = np.random.default_rng(seed)
@@ -270,7 +265,7 @@ def bradley_terry(
     bad = 0
     for r in range(bootstrap):
         counts = np.bincount(rng.integers(0, n, n), minlength=n).astype(float)
-        samples[r], ok = _fit(b, counts, z, base, coef)
+        samples[r], ok = _fit(b, counts, z, base, coef, pooled)
         bad += not ok
     strengths = np.insert(coef[: m - 1], base, 0.0)
     boot_strengths = np.insert(samples[:, : m - 1], base, 0.0, axis=1)
