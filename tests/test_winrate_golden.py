@@ -195,3 +195,35 @@ def test_arena_hard_scores_are_win_rates_from_the_bt_ratings() -> None:
     scores = win_rate_from_ratings(ratings, "gpt-4-0314")
     for r in _jsonl("bootstrap_stats_arena_hard.jsonl"):
         assert scores[r["model"].lower()] == pytest.approx(r["score"], abs=0.01), r["model"]
+
+
+def _table() -> str:
+    """The published and measured figures as docs/rankings.md shows them."""
+    published, weights, fit = _csv(LEADERBOARD), _csv(WEIGHTS), _joint_fit()
+    lines = [
+        "| system | win rate published | ours | LC published | LC ours (joint) | gap | LC alone "
+        "| length weight published | ours |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for s in sorted(SYSTEMS, key=lambda s: -float(published[s]["length_controlled_winrate"])):
+        d = _annotations(s)
+        p = preference_from_alpaca(d["preference"])
+        alone = length_controlled_win_rate(p, d["system_length"], d["baseline_length"])
+        lc, pub = fit[s], float(published[s]["length_controlled_winrate"])
+        lines.append(
+            f"| {s} | {float(published[s]['win_rate']):.2f} | {win_rate(p).value:.2f} "
+            f"| {pub:.2f} | {lc.value:.2f} ± {lc.standard_error:.2f} | {lc.value - pub:+.2f} "
+            f"| {alone.value:.2f} | {-float(weights[s]['np.tanh(std_delta_len)']):.2f} "
+            f"| {lc.length_coef:.2f} |"
+        )
+    return "\n".join(lines)
+
+
+@alpaca
+def test_the_docs_table_is_the_measured_one() -> None:
+    docs = Path(__file__).resolve().parents[1] / "docs" / "rankings.md"
+    assert _table() in docs.read_text()
+
+
+if __name__ == "__main__":  # PYTHONPATH=src python -m tests.test_winrate_golden
+    print(_table())
