@@ -138,3 +138,36 @@ def test_cli_audit_writes_the_report(server: BiasServer, tmp_path: Path) -> None
     assert "| position |" in page and "| verbosity |" in page
     assert main([*argv, "--strict"]) == 1  # a failed probe fails the command under --strict
     assert main(["audit", str(data), "--probe", "nope", "--out", str(out)]) == 2
+
+
+def test_cli_self_preference_with_a_reference_model(server: BiasServer, tmp_path: Path) -> None:
+    data = tmp_path / "own.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in _pairs(150, own_style=True)))
+    out = tmp_path / "self"
+    argv = [
+        "audit", str(data), "--model", "biased", "--base-url", server.base_url, "--api-key", "x",
+        "--probe", "self_preference", "--reference-model", "reference", "--own", "a",
+        "--out", str(out), "--no-progress",
+    ]  # fmt: skip
+    assert main(argv) == 0
+    probe = AuditReport.model_validate_json((out / "audit.json").read_text())["self_preference"]
+    assert probe.lower is not None and probe.upper is not None
+    assert probe.lower < SELF < probe.upper
+
+
+def _figures() -> str:
+    """The planted-bias table of docs/audit.md, measured."""
+    with BiasServer() as server:
+        biased = audit_sync(_judge(server), _pairs(200), probes=("position", "verbosity", "format"))
+        own = audit_sync(
+            _judge(server),
+            _pairs(200, own_style=True),
+            probes=("self_preference",),
+            reference=_judge(server, "reference"),
+            own="a",
+        )
+    return biased.to_markdown() + "\n" + own.to_markdown()
+
+
+if __name__ == "__main__":  # PYTHONPATH=src python -m tests.test_audit
+    print(_figures())
