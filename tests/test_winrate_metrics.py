@@ -166,6 +166,19 @@ def test_joint_fit_aligns_systems_by_item_id() -> None:
         )
     with pytest.raises(KeyError, match="no system 'z'"):
         fit["z"]
+    with pytest.raises(DataError, match="needs at least two systems, got 1"):
+        fit_length_controlled({"x": p}, {"x": length}, base)
+
+
+def test_length_controlled_of_all_ties_is_50() -> None:
+    args = ([0.5] * 30, list(range(100, 130)), [115] * 30)
+    plain = length_controlled_win_rate(*args, length_prior_precision=0)
+    assert plain.converged and plain.value == pytest.approx(50.0) and plain.raw == 50.0
+    assert plain.length_coef == pytest.approx(0.0, abs=1e-6)
+    # the default length prior (a stand-in for AlpacaEval's gamed baselines) outweighs 30
+    # items: it pulls the length weight towards 1.5, and the rate moves within its error
+    lc = length_controlled_win_rate(*args)
+    assert lc.length_coef > 0.5 and abs(lc.value - 50.0) < lc.standard_error
 
 
 # --- Bradley-Terry -----------------------------------------------------------------------

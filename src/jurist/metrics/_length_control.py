@@ -27,8 +27,9 @@ baselines (the baseline prompted to be verbose or concise, judged against itself
 0.2, which pins the length weight; those annotations are not in its repository. As the
 stand-in, the length weight here has a Gaussian prior with mean ``length_prior_mean`` (1.5:
 the median of the 200 length weights in AlpacaEval's published weights file) and precision
-``length_prior_precision`` (10: about 100 near-even annotations of evidence). Set the
-precision to 0 for the plain maximum-likelihood fit.
+``length_prior_precision`` (10: about 100 near-even annotations of evidence; AlpacaEval's
+gamed rows weigh about 160). Like AlpacaEval's, it outweighs the data of a small set (a few
+dozen items); set the precision to 0 for the plain maximum-likelihood fit.
 
 **Instruction difficulty.** AlpacaEval estimates ``d_i`` once, jointly across the systems
 on its leaderboard, and keeps it fixed (``instruction_difficulty.csv``, on Hugging Face).

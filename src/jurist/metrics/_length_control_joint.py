@@ -111,8 +111,12 @@ def fit_length_controlled(
     or reordered subsets of the instructions; without it row ``i`` is item ``i`` everywhere.
     """
     names = list(preferences)
-    if not names:
-        raise DataError("preferences is empty: pass at least one system")
+    if len(names) < 2:
+        raise DataError(
+            f"fit_length_controlled needs at least two systems, got {len(names)}: with one, "
+            "instruction difficulty cannot be told apart from the system's own per-item "
+            "quality (use length_controlled_win_rate)"
+        )
     if difficulty_prior_precision <= 0:
         raise DataError(f"difficulty_prior_precision must be > 0, got {difficulty_prior_precision}")
     p: dict[str, FloatArray] = {}
