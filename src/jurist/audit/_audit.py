@@ -29,9 +29,8 @@ from jurist._sync import run_sync
 from jurist.audit._report import AuditReport, ProbeResult
 from jurist.audit._transforms import as_markdown, pad
 from jurist.errors import ConfigError, DataError
-from jurist.judges import PairwiseJudge
+from jurist.judges import PairJudgment, PairwiseJudge
 from jurist.judges._items import as_item_dicts
-from jurist.judges._pairwise_results import PairJudgment
 
 __all__ = ["DEFAULT_THRESHOLD", "PROBES", "audit", "audit_sync"]
 
