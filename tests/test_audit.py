@@ -17,6 +17,8 @@ from jurist.errors import ConfigError, DataError
 from jurist.judges import PairwiseJudge
 from tests._bias_server import POSITION, SELF, VERBOSITY, BiasServer
 
+pytestmark = pytest.mark.slow  # a loopback server and a few thousand judge calls
+
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[BiasServer]:
