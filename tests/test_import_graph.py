@@ -171,6 +171,7 @@ LAYERS = (
     "runs",
     "rewards",
     "catalog",
+    "audit",
     "trust",
     "judges",
     "batching",

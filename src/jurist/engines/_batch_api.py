@@ -40,7 +40,7 @@ WORKERS = 256
 """Items run at once in a pass: a parked item holds no task, so this bounds memory, not
 the size of a round (a round holds every item parked in the pass)."""
 
-logger = get_logger("jurist.evaluate")
+logger = get_logger("jurist.engines")
 
 
 def _carried(model: object) -> bool:

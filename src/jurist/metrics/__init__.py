@@ -1,4 +1,4 @@
-"""Agreement and bias statistics; knows nothing of models.
+"""Agreement, bias and ranking statistics; knows nothing of models.
 
 numpy alone, so everything here works on the base install (``pip install jurist``); the
 figures match scipy, scikit-learn and krippendorff, which tests/test_stats_differential.py
@@ -19,6 +19,16 @@ from jurist.metrics._bias import (
     length_bias_pairwise,
     position_consistency,
 )
+from jurist.metrics._bradley_terry import (
+    BradleyTerryResult,
+    BradleyTerryRow,
+    StyleCoefficient,
+    bootstrap_interval,
+    bradley_terry,
+    win_rate_from_ratings,
+)
+from jurist.metrics._length_control import LengthControlledWinRate, length_controlled_win_rate
+from jurist.metrics._length_control_joint import LengthControlledFit, fit_length_controlled
 from jurist.metrics._measures import (
     accuracy,
     cohen_kappa,
@@ -38,30 +48,48 @@ from jurist.metrics._rubric import (
     criteria_info,
     rubric_metrics,
 )
+from jurist.metrics._style import MarkdownCounts, markdown_counts, style_differences
+from jurist.metrics._winrate import WinRate, preference_from_alpaca, win_rate
 
 __all__ = [
     "Agreement",
+    "BradleyTerryResult",
+    "BradleyTerryRow",
     "CriterionInfo",
     "CriterionMetrics",
     "Estimate",
     "Kind",
     "LengthBias",
+    "LengthControlledFit",
+    "LengthControlledWinRate",
+    "MarkdownCounts",
     "RubricMetrics",
+    "StyleCoefficient",
+    "WinRate",
     "accuracy",
     "agreement",
     "bootstrap_ci",
+    "bootstrap_interval",
+    "bradley_terry",
     "cohen_kappa",
     "confusion",
     "criteria_info",
+    "fit_length_controlled",
     "fleiss_kappa",
     "kendall_tau",
     "krippendorff_alpha",
     "length_bias",
     "length_bias_pairwise",
+    "length_controlled_win_rate",
     "mae",
+    "markdown_counts",
     "pearson",
     "position_consistency",
+    "preference_from_alpaca",
     "rmse",
     "rubric_metrics",
     "spearman",
+    "style_differences",
+    "win_rate",
+    "win_rate_from_ratings",
 ]
