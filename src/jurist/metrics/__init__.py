@@ -31,6 +31,7 @@ from jurist.metrics._measures import (
     rmse,
     spearman,
 )
+from jurist.metrics._binomial import binomial_cdf, clopper_pearson_upper
 from jurist.metrics._rubric import (
     CriterionInfo,
     CriterionMetrics,
@@ -38,19 +39,37 @@ from jurist.metrics._rubric import (
     criteria_info,
     rubric_metrics,
 )
+from jurist.metrics._selective import (
+    Confidences,
+    SelectiveThreshold,
+    confidence_from_logprobs,
+    confidence_from_panel,
+    confidence_from_probs,
+    confidence_from_repeats,
+    selective_agreement,
+    selective_threshold,
+)
 
 __all__ = [
     "Agreement",
+    "Confidences",
     "CriterionInfo",
     "CriterionMetrics",
     "Estimate",
     "Kind",
     "LengthBias",
     "RubricMetrics",
+    "SelectiveThreshold",
     "accuracy",
     "agreement",
+    "binomial_cdf",
     "bootstrap_ci",
+    "clopper_pearson_upper",
     "cohen_kappa",
+    "confidence_from_logprobs",
+    "confidence_from_panel",
+    "confidence_from_probs",
+    "confidence_from_repeats",
     "confusion",
     "criteria_info",
     "fleiss_kappa",
@@ -63,5 +82,7 @@ __all__ = [
     "position_consistency",
     "rmse",
     "rubric_metrics",
+    "selective_agreement",
+    "selective_threshold",
     "spearman",
 ]
