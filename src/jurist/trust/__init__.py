@@ -1,5 +1,18 @@
-"""Trust a judge: selective judging with a guarantee, and cascades of judges."""
+"""Trust a judge: selective judging with a guarantee, and cascades of judges.
 
+- :class:`CascadeJudge`: judges in tiers, cheapest first; each tier decides the items it
+  is confident on and passes the rest on; items no tier decides are left for people.
+  :meth:`CascadeJudge.fit` fits its thresholds on labelled items so the items it decides
+  agree with people at a chosen level, with a chosen confidence (Jung et al., 2025);
+- :func:`fit_cascade` / :func:`replay_cascade`: the same fit and its evaluation offline,
+  from recorded confidences, with no model call;
+- :func:`write_review` / :func:`cascade_summary`: after a run, the human-review file and the
+  figures per tier (coverage, agreement, calls, tokens, cost).
+
+The threshold of one judge alone is :func:`jurist.metrics.selective_threshold`.
+"""
+
+from jurist.trust._cascade import CascadeJudge
 from jurist.trust._fit import (
     CascadeFit,
     CascadeReplay,
@@ -9,13 +22,33 @@ from jurist.trust._fit import (
     fit_cascade,
     replay_cascade,
 )
+from jurist.trust._outcome import (
+    CascadeJudgment,
+    CascadeResults,
+    ConfidenceFn,
+    NotAsked,
+    TierStep,
+    outcome_confidence,
+)
+from jurist.trust._review import CascadeSummary, TierSummary, cascade_summary, write_review
 
 __all__ = [
     "CascadeFit",
+    "CascadeJudge",
+    "CascadeJudgment",
     "CascadeReplay",
+    "CascadeResults",
+    "CascadeSummary",
+    "ConfidenceFn",
     "DeltaSplit",
+    "NotAsked",
     "TierFit",
     "TierReplay",
+    "TierStep",
+    "TierSummary",
+    "cascade_summary",
     "fit_cascade",
+    "outcome_confidence",
     "replay_cascade",
+    "write_review",
 ]
