@@ -187,7 +187,10 @@ def test_a_cascade_runs_through_evaluate_with_its_review_file_and_tier_figures(
         agree=agree,
         prices=[(1.0, 1.0), (10.0, 10.0)],
     )
-    assert [(t.reached, t.decided, t.calls) for t in summary.tiers] == [(200, 150, 200), (50, 25, 50)]
+    assert [(t.reached, t.decided, t.calls) for t in summary.tiers] == [
+        (200, 150, 200),
+        (50, 25, 50),
+    ]
     assert [t.agreement for t in summary.tiers] == [1.0, 1.0]
     assert summary.coverage == pytest.approx(175 / 200) and summary.abstained == 25
     assert summary.tiers[1].cost == pytest.approx(50 * 101 * 10 / 1e6)

@@ -93,10 +93,8 @@ def test_threshold_is_the_fixed_sequence_procedure(resolution: float | None) -> 
         ok = rng.uniform(size=n) < np.clip(conf + rng.normal(0, 0.1), 0, 1)
         target = float(rng.choice([0.7, 0.8, 0.85, 0.9]))
         got = selective_threshold(conf, ok, target=target, delta=0.1, resolution=resolution)
-        if resolution is None:
-            grid = conf
-        else:  # the multiples of the resolution (the paper's linspace for 1/4999)
-            grid = np.floor(conf / resolution) * resolution
+        # the multiples of the resolution (the paper's linspace for 1/4999)
+        grid = conf if resolution is None else np.floor(conf / resolution) * resolution
         want = reference(conf, ok, target, 0.1, grid, 30)
         if want is None:
             assert got is None, trial

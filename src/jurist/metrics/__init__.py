@@ -19,6 +19,7 @@ from jurist.metrics._bias import (
     length_bias_pairwise,
     position_consistency,
 )
+from jurist.metrics._binomial import binomial_cdf, clopper_pearson_upper
 from jurist.metrics._measures import (
     accuracy,
     cohen_kappa,
@@ -31,7 +32,6 @@ from jurist.metrics._measures import (
     rmse,
     spearman,
 )
-from jurist.metrics._binomial import binomial_cdf, clopper_pearson_upper
 from jurist.metrics._rubric import (
     CriterionInfo,
     CriterionMetrics,

@@ -219,7 +219,9 @@ def confidence_from_probs(probs: ArrayLike) -> Confidences:
     with np.errstate(invalid="ignore", divide="ignore"):
         p = p / total
     conf = p.max(axis=1)
-    verdict = [int(i) if np.isfinite(c) else None for i, c in zip(p.argmax(axis=1), conf)]
+    verdict = [
+        int(i) if np.isfinite(c) else None for i, c in zip(p.argmax(axis=1), conf, strict=True)
+    ]
     return Confidences(conf, verdict)
 
 

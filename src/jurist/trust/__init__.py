@@ -6,6 +6,7 @@
   agree with people at a chosen level, with a chosen confidence (Jung et al., 2025);
 - :func:`fit_cascade` / :func:`replay_cascade`: the same fit and its evaluation offline,
   from recorded confidences, with no model call;
+- :func:`guarantee_study`: the guarantee checked over random calibration/test splits;
 - :func:`write_review` / :func:`cascade_summary`: after a run, the human-review file and the
   figures per tier (coverage, agreement, calls, tokens, cost).
 
@@ -31,6 +32,7 @@ from jurist.trust._outcome import (
     outcome_confidence,
 )
 from jurist.trust._review import CascadeSummary, TierSummary, cascade_summary, write_review
+from jurist.trust._study import GuaranteeStudy, guarantee_study
 
 __all__ = [
     "CascadeFit",
@@ -41,6 +43,7 @@ __all__ = [
     "CascadeSummary",
     "ConfidenceFn",
     "DeltaSplit",
+    "GuaranteeStudy",
     "NotAsked",
     "TierFit",
     "TierReplay",
@@ -48,6 +51,7 @@ __all__ = [
     "TierSummary",
     "cascade_summary",
     "fit_cascade",
+    "guarantee_study",
     "outcome_confidence",
     "replay_cascade",
     "write_review",

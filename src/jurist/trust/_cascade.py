@@ -302,8 +302,8 @@ class CascadeJudge(BatchJudge[CascadeJudgment, "CascadeResults"]):
         open_ = list(range(n))
         for i, tier in enumerate(self.tiers):
 
-            async def one(j: int, tier: ItemJudge = tier) -> Any:
-                return await self._one(tier, mapped[open_[j]], retries)
+            async def one(j: int, tier: ItemJudge = tier, asked: list[int] = open_) -> Any:
+                return await self._one(tier, mapped[asked[j]], retries)
 
             outs = await run_items(
                 one, len(open_), concurrency=concurrency or self.concurrency, progress=progress

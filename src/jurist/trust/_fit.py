@@ -31,7 +31,7 @@ each item, the coverage, and, with labels, the realised agreement per tier and o
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -132,13 +132,15 @@ def tier_delta(delta: float, tiers: int, split: DeltaSplit) -> float:
     raise ValueError(f"delta_split must be 'union' or 'per_tier', got {split!r}")
 
 
-def _matrix(values: Sequence[ArrayLike], what: str, dtype: type) -> list[NDArray[np.generic]]:
-    rows = [np.asarray(v, dtype=dtype).ravel() for v in values]
+def _matrix(values: Sequence[ArrayLike], what: str, dtype: type) -> list[NDArray[Any]]:
+    rows: list[NDArray[Any]] = [np.asarray(v, dtype=dtype).ravel() for v in values]
     if not rows:
         raise ValueError(f"a cascade needs at least one tier of {what}")
     sizes = {r.size for r in rows}
     if len(sizes) != 1:
-        raise ValueError(f"every tier's {what} must cover the same items, got sizes {sorted(sizes)}")
+        raise ValueError(
+            f"every tier's {what} must cover the same items, got sizes {sorted(sizes)}"
+        )
     return rows
 
 

@@ -39,6 +39,7 @@ from jurist.errors import DataError, OutputError
 
 __all__ = ["CascadeSummary", "TierSummary", "cascade_summary", "write_review"]
 
+
 class TierSummary(BaseModel):
     """One tier over a run: ``reached`` items came to it (its calls), it decided
     ``decided`` (``coverage`` of all items), ``agreement`` among those (with labels), its
