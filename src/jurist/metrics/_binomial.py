@@ -86,10 +86,19 @@ def clopper_pearson_upper(k: int, n: int, delta: float) -> float:
         raise ValueError(f"clopper_pearson_upper needs 0 <= k <= n, got k={k}, n={n}")
     if k == n:
         return 1.0
+    logf = _log_factorials(n)
+    j = np.arange(k + 1)
+    log_choose = logf[n] - logf[j] - logf[n - j]
+
+    def cdf(p: float) -> float:  # P(X <= k) at p, the coefficients computed once
+        terms = log_choose + j * math.log(p) + (n - j) * math.log1p(-p)
+        top = float(terms.max())
+        return math.exp(top + math.log(float(np.exp(terms - top).sum())))
+
     lo, hi = 0.0, 1.0  # P(X <= k) falls from 1 to 0 as p rises: find where it is delta
     for _ in range(_BISECTIONS):
         mid = (lo + hi) / 2
-        if binomial_cdf(k, n, mid) > delta:
+        if cdf(mid) > delta:
             lo = mid
         else:
             hi = mid
