@@ -11,7 +11,8 @@ that was asked; ``judgments`` holds each tier's own outcome in tier order, a
 
 - an outcome with a ``confidence`` (an :class:`~jurist.LLMJudge` scoring from logprobs:
   the top verdict's probability);
-- a panel's outcome: the share of its scoring judges that gave the most common score;
+- a panel's outcome: the share of its judges that gave the most common score (a judge
+  that failed does not agree);
 - a pairwise outcome: the mean of its orders' confidences (each from logprobs);
   ``None`` when its two orders named different winners;
 - anything else: ``None`` (the tier cannot be trusted on that item: it passes it on).
@@ -106,8 +107,10 @@ def _finite(value: Any) -> float | None:
 def outcome_confidence(outcome: Any) -> float | None:
     """A tier's confidence from its outcome (see the module docs), ``None`` when it has none."""
     if isinstance(outcome, PanelJudgment):
-        share = confidence_from_panel([outcome.judge_scores]).confidence[0]
-        return _finite(share)
+        scores = outcome.judge_scores
+        share = confidence_from_panel([scores]).confidence[0]
+        counted = sum(1 for s in scores if s is not None)
+        return _finite(share * counted / len(scores)) if scores else None
     if isinstance(outcome, PairJudgment):
         if outcome.consistent is False:  # the two orders named different winners
             return None
