@@ -216,3 +216,20 @@ def test_offline_fit_and_replay_use_no_model() -> None:
         replay_cascade(conf, [0.9])
     with pytest.raises(ValueError, match="same items"):
         fit_cascade([conf[0], conf[1][:10]], ok, target=0.85, delta=0.1)
+
+
+def test_the_report_shows_each_tier(tmp_path: Path) -> None:
+    _, _, judges = tiers()
+    run = jurist.evaluate(
+        items(40), CascadeJudge(judges, thresholds=[0.97, 0.99]), run_dir=tmp_path
+    )
+    html = run.report(labels="human").read_text(encoding="utf-8")
+    section = html[
+        html.index('<h2 id="cascade">') : html.index("</table>", html.index('id="cascade"'))
+    ]
+    rows = section.split("<tr>")[2:]
+    cells = [[c.split(">", 1)[1].split("<")[0] for c in r.split("<td")[1:]] for r in rows]
+    # tier, threshold, reached, decided, coverage, agreement (verdict vs label), tokens
+    assert cells[0][:6] == ["cheap", "0.9700", "40", "30", "0.7500", "1.0000"]
+    assert cells[1][:6] == ["strong", "0.9900", "10", "5", "0.1250", "1.0000"]
+    assert cells[2][0] == "(abstained: for people)" and cells[2][3] == "5"

@@ -49,6 +49,7 @@ from jurist._version import __version__
 from jurist.errors import MissingDependencyError
 from jurist.evaluate._coverage import coverages
 from jurist.evaluate._report_browse import COLUMNS, DATA, browse_row, script_tag, write_page
+from jurist.evaluate._report_cascade import cascade_section
 from jurist.evaluate._report_charts import bars, histogram, scatter
 from jurist.evaluate._report_scale import (
     FAILED,
@@ -157,6 +158,8 @@ class _Collector:
         if isinstance(subs, list):
             out = []
             for i, sub in enumerate(subs):
+                if isinstance(sub, dict) and sub.get("asked") is False:
+                    continue  # a cascade's tier the item never reached
                 name = self.judge_names[i] if i < len(self.judge_names) else f"judge {i + 1}"
                 out.append((name, sub.get("score") if isinstance(sub, dict) else None))
             return out
@@ -405,7 +408,7 @@ def write_report(run: ReportSource, path: Path, labels: str | None = None) -> Pa
     judge_cfg = run.manifest.judge
     names = [
         str(j.get("name", f"judge {i + 1}"))
-        for i, j in enumerate(judge_cfg.get("judges") or [])
+        for i, j in enumerate(judge_cfg.get("judges") or judge_cfg.get("tiers") or [])
         if isinstance(j, dict)
     ]
     c = _Collector(labels, names, scale_of(judge_cfg))
@@ -442,6 +445,8 @@ def write_report(run: ReportSource, path: Path, labels: str | None = None) -> Pa
     script, script_src = script_tag()
     page = Template(resources.files("jurist.evaluate").joinpath("report.html").read_text("utf-8"))
     pairwise = c.pairwise.section() if judge_cfg.get("kind") == "pairwise" else ""
+    if judge_cfg.get("kind") == "cascade":
+        pairwise = cascade_section(run.rows(), judge_cfg, _agrees(c, comparison), _table)
     html = page.substitute(
         title=escape(scrub(str(run.run_dir))),
         version=escape(__version__),
@@ -459,6 +464,22 @@ def write_report(run: ReportSource, path: Path, labels: str | None = None) -> Pa
         script=script,
     )
     return write_page(path, html, meta, _browse_rows(run, c, comparison), redact_known)
+
+
+def _agrees(c: _Collector, comparison: Comparison | None) -> Any:
+    """Whether a row's verdict agrees with its label, as the agreement section compares."""
+    if comparison is None or c.labels is None:
+        return None
+    labels = c.labels
+
+    def agrees(row: dict[str, Any]) -> bool | None:
+        verdict, _ = _verdict(row, c.scale)
+        far = comparison.disagreement(
+            comparison.values(row["score"], verdict, row["item"].get(labels), c.scale)
+        )
+        return None if far is None else far <= comparison.tolerance
+
+    return agrees
 
 
 def _browse_rows(

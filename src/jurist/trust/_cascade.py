@@ -43,6 +43,7 @@ from jurist._sync import run_sync
 from jurist.errors import ConfigError, DataError, JuristError, UserError
 from jurist.judges._batch import BatchJudge, map_items, run_items
 from jurist.judges._items import as_item_dicts
+from jurist.judges._panel import FailedOutcome
 from jurist.judges._protocol import ItemJudge, ModelFn, models_of, with_models_of
 from jurist.metrics import selective_threshold
 from jurist.models import Model
@@ -202,8 +203,10 @@ class CascadeJudge(BatchJudge[CascadeJudgment, "CascadeResults"]):
             steps.append(step)
             usage = usage + step.usage
             if step.certified:
+                verdict = getattr(outcome, "verdict", getattr(outcome, "winner", None))
                 return CascadeJudgment(
                     score=step.score,
+                    verdict=verdict if isinstance(verdict, str | int | float) else None,
                     tier=i,
                     tier_name=step.name,
                     confidence=step.confidence,
@@ -246,9 +249,9 @@ class CascadeJudge(BatchJudge[CascadeJudgment, "CascadeResults"]):
         except UserError:
             raise
         except JuristError as e:
-            return NotAsked(error=f"{e.category}: {e}", asked=True)
+            return FailedOutcome(error=f"{e.category}: {e}")
         except Exception as e:  # a custom tier broke its contract: record, don't lose the item
-            return NotAsked(error=f"error: {type(e).__name__}: {e}", asked=True)
+            return FailedOutcome(error=f"error: {type(e).__name__}: {e}")
 
     # -- batches ------------------------------------------------------------------------------
 

@@ -57,7 +57,7 @@ class NotAsked(BaseModel):
 
     score: float | None = None
     error: str | None = None
-    asked: bool = False
+    asked: bool = False  # always False: tells it apart in a stored record
     usage: Usage = Usage()
 
 
@@ -78,12 +78,14 @@ class TierStep(BaseModel):
 
 
 class CascadeJudgment(BaseModel):
-    """A cascade's verdict on one item (see the module docs)."""
+    """A cascade's verdict on one item (see the module docs); ``verdict`` is the deciding
+    tier's own (its ``verdict``, or a pairwise judge's ``winner``)."""
 
     model_config = ConfigDict(frozen=True)
 
     score: float | None
     error: str | None = None
+    verdict: str | float | None = None
     tier: int | None = None
     tier_name: str | None = None
     confidence: float | None = None

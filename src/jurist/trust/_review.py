@@ -10,8 +10,9 @@ engines knows about cascades; these read the records back:
 - :func:`cascade_summary` gives, per tier, how many items reached it (its calls), how many
   it decided (its coverage), their agreement with labels, and its tokens and cost.
 
-Both take ``run.records()``, so they work the same whichever engine ran the items, and
-again on a resumed run (the records are the store's, not a side file kept during the run).
+Both take ``run.records()`` (or the store rows, ``run.rows()``), so they work the same
+whichever engine ran the items, and again on a resumed run (the records are the store's,
+not a side file kept during the run).
 
 >>> recs = [{"q": "a", "judge_score": 1.0, "judge_tier": 0, "judge_abstained": False,
 ...          "judge_steps": [{"tier": 0, "name": "cheap", "score": 1.0, "confidence": 0.99,
@@ -71,8 +72,19 @@ class CascadeSummary(BaseModel):
     tiers: tuple[TierSummary, ...]
 
 
+def _view(record: Mapping[str, Any]) -> tuple[Mapping[str, Any], Mapping[str, Any]]:
+    """``(outcome, item)`` of a run record (``judge_``-prefixed outcome fields, as
+    ``Run.records()`` gives them) or of a store row (``outcome`` and ``item`` mappings,
+    as ``Run.rows()`` gives them)."""
+    outcome, item = record.get("outcome"), record.get("item")
+    if isinstance(outcome, Mapping) and isinstance(item, Mapping):
+        return outcome, item
+    fields = {k.removeprefix("judge_"): v for k, v in record.items() if k.startswith("judge_")}
+    return fields, {k: v for k, v in record.items() if not k.startswith("judge_")}
+
+
 def _abstained(record: Mapping[str, Any]) -> bool:
-    return bool(record.get("judge_abstained"))
+    return bool(_view(record)[0].get("abstained"))
 
 
 def write_review(records: Iterable[Mapping[str, Any]], path: str | Path) -> int:
@@ -86,12 +98,12 @@ def write_review(records: Iterable[Mapping[str, Any]], path: str | Path) -> int:
             for record in records:
                 if not _abstained(record):
                     continue
-                item = {k: v for k, v in record.items() if not k.startswith("judge_")}
+                outcome, item = _view(record)
                 tiers = [
                     {k: s.get(k) for k in ("name", "score", "confidence", "threshold", "error")}
-                    for s in record.get("judge_steps") or []
+                    for s in outcome.get("steps") or []
                 ]
-                line = {**item, "reason": record.get("judge_error"), "tiers": tiers}
+                line = {**item, "reason": outcome.get("error"), "tiers": tiers}
                 f.write(json.dumps(line, default=str) + "\n")
                 n += 1
     except OSError as e:
@@ -105,10 +117,11 @@ def _labels(
     if labels is None:
         return None
     if isinstance(labels, str):
-        missing = [i for i, r in enumerate(records) if labels not in r]
+        items = [_view(r)[1] for r in records]
+        missing = [i for i, item in enumerate(items) if labels not in item]
         if missing:
             raise DataError(f"record {missing[0]}: no label column {labels!r}")
-        return [r[labels] for r in records]
+        return [item[labels] for item in items]
     if len(labels) != len(records):
         raise DataError(f"{len(labels)} labels for {len(records)} records")
     return list(labels)
@@ -129,7 +142,7 @@ def cascade_summary(
     """Per-tier coverage, agreement, tokens and cost of a cascade's run (module docs).
 
     Args:
-        records: ``run.records()`` of a cascade's run.
+        records: ``run.records()`` (or ``run.rows()``) of a cascade's run.
         tier_names: the cascade's ``tier_names`` (every tier is listed, asked or not).
         labels: a record column holding the human label, or one label per record.
         agree: ``agree(score, label)`` (default: equal to 1e-9).
@@ -144,17 +157,18 @@ def cascade_summary(
     reached, decided, right = [0] * k, [0] * k, [0] * k
     calls, prompt, completion = [0] * k, [0] * k, [0] * k
     for j, row in enumerate(rows):
-        for step in row.get("judge_steps") or []:
+        outcome = _view(row)[0]
+        for step in outcome.get("steps") or []:
             i = int(step["tier"])
             usage = step.get("usage") or {}
             reached[i] += 1
             calls[i] += int(usage.get("calls", 0))
             prompt[i] += int(usage.get("prompt_tokens", 0))
             completion[i] += int(usage.get("completion_tokens", 0))
-        tier = row.get("judge_tier")
+        tier = outcome.get("tier")
         if tier is not None:
             decided[int(tier)] += 1
-            if gold is not None and same(float(row["judge_score"]), gold[j]):
+            if gold is not None and same(float(outcome["score"]), gold[j]):
                 right[int(tier)] += 1
     n = len(rows)
     tiers = []
