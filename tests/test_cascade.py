@@ -26,7 +26,9 @@ from jurist.trust import (
     NotAsked,
     cascade_summary,
     fit_cascade,
+    fit_recorded,
     replay_cascade,
+    replay_recorded,
     write_review,
 )
 from jurist.types import Completion, Request, TokenLogprob, TopLogprob, Usage
@@ -233,3 +235,25 @@ def test_the_report_shows_each_tier(tmp_path: Path) -> None:
     assert cells[0][:6] == ["cheap", "0.9700", "40", "30", "0.7500", "1.0000"]
     assert cells[1][:6] == ["strong", "0.9900", "10", "5", "0.1250", "1.0000"]
     assert cells[2][0] == "(abstained: for people)" and cells[2][3] == "5"
+
+
+def test_fit_and_replay_from_a_panel_run_of_the_tiers_call_no_model(tmp_path: Path) -> None:
+    """Every tier judges the labelled items once (a panel run); the cascade is then fitted
+    from the stored outcomes with the live fit's thresholds, and replayed, with no call."""
+    cheap, strong, judges = tiers()
+    data = items()
+    run = jurist.evaluate(data, jurist.Panel(judges), run_dir=tmp_path)
+    calls = (cheap.calls, strong.calls)
+    recorded = [[row["outcome"]["judgments"][t] for row in run.rows()] for t in range(2)]
+    labels = [d["human"] for d in data]
+    cascade = fit_recorded(
+        CascadeJudge(judges), recorded, labels, target=0.85, delta=0.1, agree=agree, min_selected=20
+    )
+    live = CascadeJudge(tiers()[2]).fit_sync(
+        data, labels, target=0.85, delta=0.1, agree=agree, min_selected=20
+    )
+    assert cascade.thresholds == live.thresholds == (pytest.approx(0.97), pytest.approx(0.99))
+    out = replay_recorded(cascade, recorded, labels, agree=agree, cost_per_call=[1.0, 10.0])
+    assert [t.decided for t in out.tiers] == [150, 25] and out.abstained == 25
+    assert out.cost == 200 * 1.0 + 50 * 10.0
+    assert (cheap.calls, strong.calls) == calls  # no model was called

@@ -5,7 +5,8 @@
   :meth:`CascadeJudge.fit` fits its thresholds on labelled items so the items it decides
   agree with people at a chosen level, with a chosen confidence (Jung et al., 2025);
 - :func:`fit_cascade` / :func:`replay_cascade`: the same fit and its evaluation offline,
-  from recorded confidences, with no model call;
+  from recorded confidences, with no model call; :func:`fit_recorded` /
+  :func:`replay_recorded` the same from recorded outcomes (a panel run of the tiers);
 - :func:`guarantee_study`: the guarantee checked over random calibration/test splits;
 - :func:`write_review` / :func:`cascade_summary`: after a run, the human-review file and the
   figures per tier (coverage, agreement, calls, tokens, cost).
@@ -30,7 +31,9 @@ from jurist.trust._outcome import (
     NotAsked,
     TierStep,
     outcome_confidence,
+    outcome_field,
 )
+from jurist.trust._recorded import fit_recorded, replay_recorded
 from jurist.trust._review import CascadeSummary, TierSummary, cascade_summary, write_review
 from jurist.trust._study import GuaranteeStudy, guarantee_study
 
@@ -51,8 +54,11 @@ __all__ = [
     "TierSummary",
     "cascade_summary",
     "fit_cascade",
+    "fit_recorded",
     "guarantee_study",
     "outcome_confidence",
+    "outcome_field",
     "replay_cascade",
+    "replay_recorded",
     "write_review",
 ]

@@ -55,6 +55,7 @@ from jurist.trust._outcome import (
     NotAsked,
     TierStep,
     outcome_confidence,
+    outcome_field,
 )
 from jurist.types import Usage
 
@@ -225,10 +226,10 @@ class CascadeJudge(BatchJudge[CascadeJudgment, "CascadeResults"]):
 
     def step(self, i: int, outcome: Any, threshold: float | None) -> TierStep:
         """Tier ``i``'s :class:`TierStep` for its ``outcome`` under ``threshold``."""
-        score = getattr(outcome, "score", None)
+        score = outcome_field(outcome, "score")
         score = float(score) if isinstance(score, int | float) else None
         conf = self.confidence(outcome) if score is not None else None
-        u = getattr(outcome, "usage", None)
+        u = outcome_field(outcome, "usage")
         return TierStep(
             tier=i,
             name=self.tier_names[i],
@@ -239,8 +240,8 @@ class CascadeJudge(BatchJudge[CascadeJudgment, "CascadeResults"]):
             and conf is not None
             and threshold is not None
             and conf >= threshold,
-            error=getattr(outcome, "error", None),
-            usage=u if isinstance(u, Usage) else Usage(),
+            error=outcome_field(outcome, "error"),
+            usage=u if isinstance(u, Usage) else Usage.model_validate(u or {}),
         )
 
     async def _one(self, judge: ItemJudge, item: Mapping[str, Any], retries: int) -> Any:

@@ -27,7 +27,7 @@ True
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
@@ -44,6 +44,7 @@ __all__ = [
     "NotAsked",
     "TierStep",
     "outcome_confidence",
+    "outcome_field",
 ]
 
 ConfidenceFn = Callable[[Any], float | None]
@@ -106,22 +107,38 @@ def _finite(value: Any) -> float | None:
     return out if math.isfinite(out) else None
 
 
+def outcome_field(outcome: Any, key: str) -> Any:
+    """An outcome's field, from the object or from its stored (``model_dump``) form."""
+    if isinstance(outcome, Mapping):
+        return outcome.get(key)
+    return getattr(outcome, key, None)
+
+
 def outcome_confidence(outcome: Any) -> float | None:
-    """A tier's confidence from its outcome (see the module docs), ``None`` when it has none."""
-    if isinstance(outcome, PanelJudgment):
-        scores = outcome.judge_scores
+    """A tier's confidence from its outcome (see the module docs), ``None`` when it has none.
+
+    It takes the outcome object or its stored form (a run's ``rows()[i]["outcome"]``).
+    """
+    if isinstance(outcome, PanelJudgment) or (
+        isinstance(outcome, Mapping) and "aggregation" in outcome and "judgments" in outcome
+    ):
+        judgments = outcome_field(outcome, "judgments") or ()
+        scores = [_finite(outcome_field(j, "score")) for j in judgments]
+        if not scores:
+            return None
         share = confidence_from_panel([scores]).confidence[0]
         counted = sum(1 for s in scores if s is not None)
-        return _finite(share * counted / len(scores)) if scores else None
-    if isinstance(outcome, PairJudgment):
-        if outcome.consistent is False:  # the two orders named different winners
+        return _finite(share * counted / len(scores))
+    if isinstance(outcome, PairJudgment) or (isinstance(outcome, Mapping) and "forward" in outcome):
+        if outcome_field(outcome, "consistent") is False:  # the two orders named different winners
             return None
-        orders = [outcome.forward, outcome.swapped] if outcome.swapped else [outcome.forward]
-        values = [_finite(o.confidence) for o in orders]
+        swapped = outcome_field(outcome, "swapped")
+        orders = [outcome_field(outcome, "forward")] + ([swapped] if swapped else [])
+        values = [_finite(outcome_field(o, "confidence")) for o in orders]
         if any(v is None for v in values):
             return None
         return sum(v for v in values if v is not None) / len(values)
-    return _finite(getattr(outcome, "confidence", None))
+    return _finite(outcome_field(outcome, "confidence"))
 
 
 class CascadeResults(OutcomeResults[CascadeJudgment]):
