@@ -120,7 +120,8 @@ def test_an_item_no_tier_is_sure_of_is_abstained_never_scored() -> None:
         {"prompt": "q0?", "response": "ans-0"}
     )
     assert out.abstained and "broken: " in (out.error or "")
-    assert "strong: confidence 0.99, no certified threshold" in (out.error or "")
+    assert "strong: no certified threshold, not asked" in (out.error or "")
+    assert [s.name for s in out.steps] == ["broken"] and isinstance(out.judgments[1], NotAsked)
 
 
 def test_models_with_models_describe_and_an_unfitted_cascade() -> None:
@@ -211,7 +212,9 @@ def test_offline_fit_and_replay_use_no_model() -> None:
     assert [t.delta for t in fit.tiers] == [0.1, 0.1]
     out = replay_cascade(conf, fit.thresholds, correct=ok, cost_per_call=[1.0, 20.0])
     assert out.tiers[0].reached == 500 and out.tiers[1].reached == 500 - out.tiers[0].decided
-    assert out.cost == pytest.approx(500 + 20 * out.tiers[1].reached)
+    # tier a's 30 surest items hold 3 errors here: it is certified nothing, so never asked
+    assert fit.thresholds[0] is None and [t.calls for t in out.tiers] == [0, 500]
+    assert out.cost == pytest.approx(20 * 500)
     assert out.abstained == sum(1 for t in out.decided_by if t is None)
     assert out.coverage == pytest.approx(fit.coverage) and out.agreement == fit.agreement
     with pytest.raises(ValueError, match="1 thresholds for 2 tiers"):

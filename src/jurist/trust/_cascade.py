@@ -69,8 +69,9 @@ class CascadeJudge(BatchJudge[CascadeJudgment, "CascadeResults"]):
         tiers: the judges, cheapest first (an :class:`~jurist.LLMJudge`, a panel, a
             pairwise judge or any :class:`~jurist.judges.ItemJudge`).
         thresholds: one per tier: the tier keeps an item whose confidence is at least it;
-            ``None`` keeps nothing (every item goes on). ``None`` for the whole list: the
-            cascade is not fitted yet and refuses to judge (:meth:`fit` fits it).
+            ``None`` keeps nothing, so that tier is never asked (its items go on). ``None``
+            for the whole list: the cascade is not fitted yet and refuses to judge
+            (:meth:`fit` fits it).
         confidence: reads a tier's confidence from its outcome (default
             :func:`~jurist.trust.outcome_confidence`).
         name: the cascade's name (default ``"cascade"``).
@@ -187,20 +188,15 @@ class CascadeJudge(BatchJudge[CascadeJudgment, "CascadeResults"]):
                 "(cascade.fit_sync(items, labels, target=..., delta=...)) or pass thresholds="
             )
         map_items([item], None, self.required_fields, self._who())
-        return await self.judge_from(item, 0, retries=retries)
-
-    async def judge_from(
-        self, item: Mapping[str, Any], first: int, *, retries: int = 0
-    ) -> CascadeJudgment:
-        """The cascade on ``item`` from tier ``first`` on (the tiers before it not asked)."""
-        thresholds = self.thresholds or tuple(None for _ in self.tiers)
         steps: list[TierStep] = []
         outcomes: list[Any] = [NotAsked() for _ in self.tiers]
         usage = Usage()
-        for i in range(first, len(self.tiers)):
+        for i, threshold in enumerate(self.thresholds):
+            if threshold is None:  # it can decide nothing: not asked
+                continue
             outcome = await self._one(self.tiers[i], item, retries)
             outcomes[i] = outcome
-            step = self.step(i, outcome, thresholds[i])
+            step = self.step(i, outcome, threshold)
             steps.append(step)
             usage = usage + step.usage
             if step.certified:
@@ -215,9 +211,15 @@ class CascadeJudge(BatchJudge[CascadeJudgment, "CascadeResults"]):
                     judgments=tuple(outcomes),
                     usage=usage,
                 )
+        skipped = [
+            f"{self.tier_names[i]}: no certified threshold, not asked"
+            for i, t in enumerate(self.thresholds)
+            if t is None
+        ]
+        reasons = "; ".join([*map(_why, steps), *skipped])
         return CascadeJudgment(
             score=None,
-            error="abstain: no tier was confident enough (" + "; ".join(map(_why, steps)) + ")",
+            error=f"abstain: no tier was confident enough ({reasons})",
             abstained=True,
             steps=tuple(steps),
             judgments=tuple(outcomes),
@@ -351,8 +353,6 @@ def _why(step: TierStep) -> str:
         return f"{step.name}: {step.error or 'no score'}"
     if step.confidence is None:
         return f"{step.name}: no confidence"
-    if step.threshold is None:
-        return f"{step.name}: confidence {step.confidence:.4g}, no certified threshold"
     return f"{step.name}: confidence {step.confidence:.4g} < {step.threshold:.4g}"
 
 

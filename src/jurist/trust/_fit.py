@@ -11,7 +11,7 @@ holds with probability ``>= 1 - sum(delta_tier)`` (a union bound). ``delta_split
 (the default) gives each of the ``k`` tiers ``delta / k``, which makes the cascade's
 guarantee hold at ``delta``; ``"per_tier"`` gives each tier ``delta`` as the paper's code
 does (more coverage, a formal level of ``k * delta`` for the whole cascade). A tier with
-no certified threshold keeps nothing (``None``): all its items go on.
+no certified threshold keeps nothing (``None``): it is never asked, and all its items go on.
 
 :func:`replay_cascade` applies thresholds to recorded confidences: which tier decided
 each item, the coverage, and, with labels, the realised agreement per tier and overall.
@@ -89,15 +89,17 @@ class CascadeFit(BaseModel):
 
 
 class TierReplay(BaseModel):
-    """One tier over a replay: ``reached`` items came to it (its calls), ``decided`` of
+    """One tier over a replay: ``reached`` items came to it, ``calls`` of them it was asked
+    (all of them, or none for a tier with no threshold: it is never asked), ``decided`` of
     them it kept; ``coverage = decided / n``; ``agreement`` among those it kept (with
-    labels); ``cost`` is ``reached * cost_per_call`` when a cost was given."""
+    labels); ``cost`` is ``calls * cost_per_call`` when a cost was given."""
 
     model_config = ConfigDict(frozen=True)
 
     name: str
     threshold: float | None
     reached: int
+    calls: int
     decided: int
     coverage: float
     agreement: float | None = None
@@ -241,12 +243,14 @@ def replay_cascade(
         by[take] = i
         decided = int(take.sum())
         agreement = float(ok[i][take].mean()) if ok is not None and decided else None
-        cost = reached * float(cost_per_call[i]) if cost_per_call is not None else None
+        calls = reached if t is not None else 0
+        cost = calls * float(cost_per_call[i]) if cost_per_call is not None else None
         tiers.append(
             TierReplay(
                 name=name,
                 threshold=t,
                 reached=reached,
+                calls=calls,
                 decided=decided,
                 coverage=decided / n if n else 0.0,
                 agreement=agreement,

@@ -123,7 +123,7 @@ def guarantee_study(
         )
         coverage.append(out.coverage)
         tier_cov += [t.coverage for t in out.tiers]
-        tier_reach += [t.reached / out.n for t in out.tiers]
+        tier_reach += [t.calls / out.n for t in out.tiers]
         kept = out.n - out.abstained
         if out.agreement is None or kept == 0:
             raw.append(True)
