@@ -21,7 +21,6 @@ from jurist.evaluate._cost import PriceTable, bill
 from jurist.evaluate._store import StoredResult
 from jurist.judges._panel import Panel
 from jurist.judges._protocol import ItemJudge, models_of
-from jurist.trust._cascade import CascadeJudge
 from jurist.types import Usage
 
 __all__ = [
@@ -72,6 +71,8 @@ class Coster:
     """
 
     def __init__(self, judge: Any, table: PriceTable) -> None:
+        from jurist.trust._cascade import CascadeJudge  # here: `import jurist` stays light
+
         self.specs = judge_models(judge)
         prices = {table.price_for(s) for s in self.specs}
         self.price = prices.pop() if len(prices) == 1 else None

@@ -49,7 +49,6 @@ from jurist._version import __version__
 from jurist.errors import MissingDependencyError
 from jurist.evaluate._coverage import coverages
 from jurist.evaluate._report_browse import COLUMNS, DATA, browse_row, script_tag, write_page
-from jurist.evaluate._report_cascade import cascade_section
 from jurist.evaluate._report_charts import bars, histogram, scatter
 from jurist.evaluate._report_scale import (
     FAILED,
@@ -446,6 +445,8 @@ def write_report(run: ReportSource, path: Path, labels: str | None = None) -> Pa
     page = Template(resources.files("jurist.evaluate").joinpath("report.html").read_text("utf-8"))
     pairwise = c.pairwise.section() if judge_cfg.get("kind") == "pairwise" else ""
     if judge_cfg.get("kind") == "cascade":
+        from jurist.evaluate._report_cascade import cascade_section  # `import jurist` stays light
+
         pairwise = cascade_section(run.rows(), judge_cfg, _agrees(c, comparison), _table)
     html = page.substitute(
         title=escape(scrub(str(run.run_dir))),

@@ -51,6 +51,9 @@ __all__ = [
 ]
 
 DeltaSplit = Literal["union", "per_tier"]
+"""How a cascade's ``delta`` is shared by its tiers: ``"union"`` (each of ``k`` tiers at
+``delta / k``: the whole cascade's guarantee holds at ``delta``) or ``"per_tier"`` (each
+tier at ``delta``, as the paper's code does)."""
 
 
 class TierFit(BaseModel):
