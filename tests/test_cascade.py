@@ -129,7 +129,12 @@ def test_models_with_models_describe_and_an_unfitted_cascade() -> None:
     cascade = CascadeJudge(judges)
     assert cascade.models() == (cheap, strong)
     seen: list[str] = []
-    copy = cascade.with_models(lambda m: seen.append(m.spec) or m)
+
+    def note(model: Any) -> Any:
+        seen.append(model.spec)
+        return model
+
+    copy = cascade.with_models(note)
     assert seen == ["mock:cheap", "mock:strong"] and copy is not cascade
     desc = cascade.with_thresholds([0.9, None]).describe()
     assert desc["kind"] == "cascade" and desc["thresholds"] == [0.9, None]

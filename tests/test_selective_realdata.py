@@ -23,6 +23,7 @@ sys.path.insert(0, str(BENCHMARKS))
 
 import selective  # noqa: E402
 
+FOLDER: Path | None
 try:
     FOLDER = selective.realdata()
 except FileNotFoundError:
