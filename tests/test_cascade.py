@@ -182,8 +182,11 @@ def test_a_cascade_runs_through_evaluate_with_its_review_file_and_tier_figures(
     assert records[0]["judge_cost"] == pytest.approx(101 / 1e6)
     assert records[3]["judge_cost"] == pytest.approx(101 / 1e6 + 1010 / 1e6)
 
+    # the run wrote its review file; write_review writes the same anywhere
+    kept = (tmp_path / "run" / "review.jsonl").read_text()
     n = write_review(run.records(), tmp_path / "review.jsonl")
-    lines = [json.loads(x) for x in (tmp_path / "review.jsonl").read_text().splitlines()]
+    assert (tmp_path / "review.jsonl").read_text() == kept
+    lines = [json.loads(x) for x in kept.splitlines()]
     assert n == 25 and [x["response"] for x in lines[:2]] == ["ans-7", "ans-15"]
     assert lines[0]["reason"].startswith("abstain: ")
     assert [t["name"] for t in lines[0]["tiers"]] == ["cheap", "strong"]

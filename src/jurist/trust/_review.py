@@ -7,6 +7,8 @@ engines knows about cascades; these read the records back:
 
 - :func:`write_review` writes the items no tier decided to a JSON Lines file for human
   review (each line: the item's fields, the reason, and each tier's score and confidence);
+  :func:`jurist.evaluate` writes it as ``review.jsonl`` in a cascade's run folder after
+  every session;
 - :func:`cascade_summary` gives, per tier, how many items reached it (its calls), how many
   it decided (its coverage), their agreement with labels, and its tokens and cost.
 
