@@ -225,9 +225,9 @@ def test_offline_fit_and_replay_use_no_model() -> None:
     assert out.cost == pytest.approx(20 * 500)
     assert out.abstained == sum(1 for t in out.decided_by if t is None)
     assert out.coverage == pytest.approx(fit.coverage) and out.agreement == fit.agreement
-    with pytest.raises(ValueError, match="1 thresholds for 2 tiers"):
+    with pytest.raises(DataError, match="1 thresholds for 2 tiers"):
         replay_cascade(conf, [0.9])
-    with pytest.raises(ValueError, match="same items"):
+    with pytest.raises(DataError, match="same items"):
         fit_cascade([conf[0], conf[1][:10]], ok, target=0.85, delta=0.1)
 
 

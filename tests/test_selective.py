@@ -9,6 +9,7 @@ import math
 import numpy as np
 import pytest
 
+from jurist.errors import ConfigError, DataError
 from jurist.metrics import (
     SelectiveThreshold,
     binomial_cdf,
@@ -51,11 +52,11 @@ def test_clopper_pearson_upper_matches_scipy_beta() -> None:
 
 
 def test_binomial_bad_arguments_are_refused() -> None:
-    with pytest.raises(ValueError, match="0 <= k <= n"):
+    with pytest.raises(DataError, match="0 <= k <= n"):
         binomial_cdf(5, 3, 0.5)
-    with pytest.raises(ValueError, match="0 <= p <= 1"):
+    with pytest.raises(DataError, match="0 <= p <= 1"):
         binomial_cdf(1, 3, 1.5)
-    with pytest.raises(ValueError, match="delta"):
+    with pytest.raises(ConfigError, match="delta"):
         clopper_pearson_upper(1, 3, 0.0)
 
 
@@ -125,13 +126,13 @@ def test_missing_confidence_is_never_kept_but_counts_in_coverage() -> None:
 
 
 def test_bad_input_is_refused_with_its_reason() -> None:
-    with pytest.raises(ValueError, match="differ in length: 3 and 2"):
+    with pytest.raises(DataError, match="differ in length: 3 and 2"):
         selective_threshold([0.9, 0.8, 0.7], [True, False], target=0.8, delta=0.1)
-    with pytest.raises(ValueError, match="booleans"):
+    with pytest.raises(DataError, match="booleans"):
         selective_threshold([0.9, 0.8], [2, 1], target=0.8, delta=0.1)
-    with pytest.raises(ValueError, match="target"):
+    with pytest.raises(ConfigError, match="target"):
         selective_threshold([0.9], [True], target=1.0, delta=0.1)
-    with pytest.raises(ValueError, match="resolution"):
+    with pytest.raises(ConfigError, match="resolution"):
         selective_threshold([0.9], [True], target=0.8, delta=0.1, resolution=0)
 
 
@@ -172,7 +173,7 @@ def test_confidence_from_probs_and_logprobs() -> None:
     assert math.isnan(c.confidence[2]) and c.verdict == [1, 0, None]
     lp = confidence_from_logprobs([[math.log(0.2), math.log(0.3), -math.inf]])
     assert lp.confidence.tolist() == pytest.approx([0.6]) and lp.verdict == [1]
-    with pytest.raises(ValueError, match="2\\+ classes"):
+    with pytest.raises(DataError, match="2\\+ classes"):
         confidence_from_probs([0.5, 0.5])
 
 

@@ -22,6 +22,8 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from jurist.errors import ConfigError, DataError
+
 __all__ = ["binomial_cdf", "binomial_cdfs", "clopper_pearson_upper"]
 
 _BISECTIONS = 64  # halves [0, 1] to below 1e-19: past float precision
@@ -41,9 +43,9 @@ def binomial_cdfs(k: ArrayLike, n: ArrayLike, p: ArrayLike) -> NDArray[np.float6
         np.asarray(k, dtype=np.int64), np.asarray(n, dtype=np.int64), np.asarray(p, dtype=float)
     )
     if np.any(nn < 0) or np.any(kk < 0) or np.any(kk > nn):
-        raise ValueError("binomial_cdf needs 0 <= k <= n")
+        raise DataError("binomial_cdf needs 0 <= k <= n")
     if np.any((pp < 0) | (pp > 1) | np.isnan(pp)):
-        raise ValueError("binomial_cdf needs 0 <= p <= 1")
+        raise DataError("binomial_cdf needs 0 <= p <= 1")
     flat_k, flat_n, flat_p = kk.ravel(), nn.ravel(), pp.ravel()
     out = np.ones(flat_k.shape, dtype=float)  # k == n, p == 0: every outcome is <= k
     if flat_k.size == 0:
@@ -81,9 +83,9 @@ def clopper_pearson_upper(k: int, n: int, delta: float) -> float:
     probability after ``k`` successes in ``n`` trials: with probability at least
     ``1 - delta`` the true rate is at most this. ``1.0`` when ``k == n`` (and ``n == 0``)."""
     if not 0 < delta < 1:
-        raise ValueError(f"delta must be in (0, 1), got {delta}")
+        raise ConfigError(f"delta must be in (0, 1), got {delta}")
     if n < 0 or not 0 <= k <= n:
-        raise ValueError(f"clopper_pearson_upper needs 0 <= k <= n, got k={k}, n={n}")
+        raise DataError(f"clopper_pearson_upper needs 0 <= k <= n, got k={k}, n={n}")
     if k == n:
         return 1.0
     logf = _log_factorials(n)

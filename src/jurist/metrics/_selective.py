@@ -39,6 +39,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from pydantic import BaseModel, ConfigDict
 
+from jurist.errors import ConfigError, DataError
 from jurist.metrics._binomial import binomial_cdfs, clopper_pearson_upper
 
 __all__ = [
@@ -81,21 +82,19 @@ class SelectiveThreshold(BaseModel):
 
 def _check_rates(target: float, delta: float) -> None:
     if not 0 < target < 1:
-        raise ValueError(f"target must be in (0, 1), got {target}")
+        raise ConfigError(f"target must be in (0, 1), got {target}")
     if not 0 < delta < 1:
-        raise ValueError(f"delta must be in (0, 1), got {delta}")
+        raise ConfigError(f"delta must be in (0, 1), got {delta}")
 
 
 def _vectors(confidence: ArrayLike, correct: ArrayLike) -> tuple[NDArray[Any], NDArray[Any]]:
     conf = np.asarray(confidence, dtype=float).ravel()
     ok = np.asarray(correct).ravel()
     if conf.shape != ok.shape:
-        raise ValueError(
-            f"confidence and correct differ in length: {conf.size} and {ok.size} items"
-        )
+        raise DataError(f"confidence and correct differ in length: {conf.size} and {ok.size} items")
     if ok.dtype != bool:
         if not np.all(np.isin(ok, (0, 1))):
-            raise ValueError("correct must hold booleans (or 0/1): does the judge agree?")
+            raise DataError("correct must hold booleans (or 0/1): does the judge agree?")
         ok = ok.astype(bool)
     return conf, ok
 
@@ -130,10 +129,10 @@ def selective_threshold(
     """
     _check_rates(target, delta)
     if min_selected < 1:
-        raise ValueError(f"min_selected must be at least 1, got {min_selected}")
+        raise ConfigError(f"min_selected must be at least 1, got {min_selected}")
     conf, ok = _vectors(confidence, correct)
     if resolution is not None and not resolution > 0:
-        raise ValueError(f"resolution must be positive, got {resolution}")
+        raise ConfigError(f"resolution must be positive, got {resolution}")
     finite = ~np.isnan(conf)
     order = np.argsort(-conf[finite], kind="stable")
     sorted_conf = conf[finite][order]
@@ -212,9 +211,9 @@ def confidence_from_probs(probs: ArrayLike) -> Confidences:
     """
     p = np.asarray(probs, dtype=float)
     if p.ndim != 2 or p.shape[1] < 2:
-        raise ValueError(f"probs must be (items, classes) with 2+ classes, got shape {p.shape}")
+        raise DataError(f"probs must be (items, classes) with 2+ classes, got shape {p.shape}")
     if np.any(p < 0):
-        raise ValueError("probs must be non-negative")
+        raise DataError("probs must be non-negative")
     total = p.sum(axis=1, keepdims=True)
     with np.errstate(invalid="ignore", divide="ignore"):
         p = p / total
@@ -235,7 +234,7 @@ def confidence_from_logprobs(logprobs: ArrayLike) -> Confidences:
     """
     lp = np.asarray(logprobs, dtype=float)
     if lp.ndim != 2:
-        raise ValueError(f"logprobs must be (items, classes), got shape {lp.shape}")
+        raise DataError(f"logprobs must be (items, classes), got shape {lp.shape}")
     top = np.max(lp, axis=1, keepdims=True)
     return confidence_from_probs(np.exp(lp - np.where(np.isfinite(top), top, 0.0)))
 

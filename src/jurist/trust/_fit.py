@@ -37,6 +37,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from pydantic import BaseModel, ConfigDict
 
+from jurist.errors import ConfigError, DataError
 from jurist.metrics import SelectiveThreshold, selective_threshold
 
 __all__ = [
@@ -134,18 +135,16 @@ def tier_delta(delta: float, tiers: int, split: DeltaSplit) -> float:
         return delta / tiers
     if split == "per_tier":
         return delta
-    raise ValueError(f"delta_split must be 'union' or 'per_tier', got {split!r}")
+    raise ConfigError(f"delta_split must be 'union' or 'per_tier', got {split!r}")
 
 
 def _matrix(values: Sequence[ArrayLike], what: str, dtype: type) -> list[NDArray[Any]]:
     rows: list[NDArray[Any]] = [np.asarray(v, dtype=dtype).ravel() for v in values]
     if not rows:
-        raise ValueError(f"a cascade needs at least one tier of {what}")
+        raise DataError(f"a cascade needs at least one tier of {what}")
     sizes = {r.size for r in rows}
     if len(sizes) != 1:
-        raise ValueError(
-            f"every tier's {what} must cover the same items, got sizes {sorted(sizes)}"
-        )
+        raise DataError(f"every tier's {what} must cover the same items, got sizes {sorted(sizes)}")
     return rows
 
 
@@ -153,7 +152,7 @@ def _names(names: Sequence[str] | None, k: int) -> list[str]:
     if names is None:
         return [f"tier_{i + 1}" for i in range(k)]
     if len(names) != k:
-        raise ValueError(f"{len(names)} names for {k} tiers")
+        raise DataError(f"{len(names)} names for {k} tiers")
     return list(names)
 
 
@@ -183,7 +182,7 @@ def fit_cascade(
     conf = _matrix(confidence, "confidences", float)
     ok = _matrix(correct, "correctness", bool)
     if len(ok) != len(conf) or ok[0].size != conf[0].size:
-        raise ValueError("confidence and correct must have the same tiers and items")
+        raise DataError("confidence and correct must have the same tiers and items")
     labels = _names(names, len(conf))
     level = tier_delta(delta, len(conf), delta_split)
     n = conf[0].size
@@ -229,12 +228,12 @@ def replay_cascade(
     (per tier, one per item; ``NaN`` passes the item on), with no model call."""
     conf = _matrix(confidence, "confidences", float)
     if len(thresholds) != len(conf):
-        raise ValueError(f"{len(thresholds)} thresholds for {len(conf)} tiers")
+        raise DataError(f"{len(thresholds)} thresholds for {len(conf)} tiers")
     ok = _matrix(correct, "correctness", bool) if correct is not None else None
     if ok is not None and (len(ok) != len(conf) or ok[0].size != conf[0].size):
-        raise ValueError("confidence and correct must have the same tiers and items")
+        raise DataError("confidence and correct must have the same tiers and items")
     if cost_per_call is not None and len(cost_per_call) != len(conf):
-        raise ValueError(f"{len(cost_per_call)} costs for {len(conf)} tiers")
+        raise DataError(f"{len(cost_per_call)} costs for {len(conf)} tiers")
     labels = _names(names, len(conf))
     n = conf[0].size
     by = np.full(n, -1)
