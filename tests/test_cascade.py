@@ -268,3 +268,20 @@ def test_fit_and_replay_from_a_panel_run_of_the_tiers_call_no_model(tmp_path: Pa
     assert [t.decided for t in out.tiers] == [150, 25] and out.abstained == 25
     assert out.cost == 200 * 1.0 + 50 * 10.0
     assert (cheap.calls, strong.calls) == calls  # no model was called
+
+
+def test_the_catalog_stores_and_rebuilds_a_cascade(tmp_path: Path) -> None:
+    judges = [
+        jurist.LLMJudge("mock:cheap", name="cheap"),
+        jurist.LLMJudge("mock:strong", name="strong"),
+    ]
+    jurist.catalog.add(CascadeJudge(judges, thresholds=[0.97, None]), "judges.tiers", root=tmp_path)
+    text = (tmp_path / "judges" / "tiers.yaml").read_text()
+    assert "kind: cascade" in text and "description: cascade of 2 tiers" in text
+    again = jurist.catalog.get("judges.tiers", root=tmp_path)
+    assert isinstance(again, CascadeJudge) and again.thresholds == (0.97, None)
+    assert [t.name for t in again.tiers] == ["cheap", "strong"]
+    assert again.describe() == CascadeJudge(judges, thresholds=[0.97, None]).describe()
+    custom = CascadeJudge(judges, thresholds=[0.9, 0.9], confidence=lambda o: 1.0)
+    with pytest.raises(ConfigError, match="its confidence function is code"):
+        jurist.catalog.add(custom, "judges.custom", root=tmp_path)
