@@ -192,6 +192,8 @@ def _describe(obj: Any, kind: str) -> str:
         return f"{judge.template.name} judge on {judge.model.spec}"
     if kind == "panel":
         return f"panel of {len(obj.judges)} judges ({obj.aggregation})"
+    if kind == "cascade":
+        return f"cascade of {len(obj.tiers)} tiers"
     if kind == "rubric_judge":
         return f"rubric of {len(obj.rubric)} criteria"
     if kind == "calibrated_judge":

@@ -36,13 +36,14 @@ def kind_of(obj: Any) -> str:
     from jurist.judges import LLMJudge, PairwiseJudge, Panel, RubricJudge
     from jurist.judges.rubric import Rubric
     from jurist.templates import Template
-    from jurist.trust import CalibratedJudge
+    from jurist.trust import CalibratedJudge, CascadeJudge
 
     for cls, kind in (
         (CalibratedJudge, "calibrated_judge"),
         (LLMJudge, "judge"),
         (PairwiseJudge, "pairwise_judge"),
         (Panel, "panel"),
+        (CascadeJudge, "cascade"),
         (RubricJudge, "rubric_judge"),
         (Template, "template"),
         (Rubric, "rubric"),
@@ -51,7 +52,7 @@ def kind_of(obj: Any) -> str:
             return kind
     raise ConfigError(
         f"cannot store a {type(obj).__name__} in the catalog: it takes an LLMJudge, "
-        "PairwiseJudge, Panel, RubricJudge, CalibratedJudge, Template or Rubric"
+        "PairwiseJudge, Panel, CascadeJudge, RubricJudge, CalibratedJudge, Template or Rubric"
     )
 
 
@@ -87,6 +88,16 @@ def entry_of(obj: Any, description: str | None = None) -> dict[str, Any]:
         out.update(judges=judges, aggregation=obj.aggregation, name=obj.name)
         if obj.weights is not None:
             out["weights"] = [float(w) for w in obj.weights]
+        out["concurrency"] = obj.concurrency
+    elif kind == "cascade":
+        if "confidence" in obj.describe():
+            raise ConfigError(
+                f"cannot store cascade {obj.name!r} in the catalog: its confidence function "
+                "is code (the catalog keeps the default, outcome_confidence)"
+            )
+        tiers = [entry_of(tier) for tier in obj.tiers]
+        thresholds = list(obj.thresholds) if obj.thresholds is not None else None
+        out.update(tiers=tiers, thresholds=thresholds, name=obj.name)
         out["concurrency"] = obj.concurrency
     elif kind == "rubric_judge":
         out.update(_rubric_judge(obj))

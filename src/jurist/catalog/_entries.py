@@ -14,6 +14,8 @@ keys depend on the kind (unknown keys are errors, so a typo never goes unnoticed
   ``template``, ``swap``, ``consistency`` and sampling parameters;
 - ``panel`` (a :class:`~jurist.Panel`): ``judges`` (catalog names, overrides allowed, or
   inline judge entries), ``aggregation``, ``weights``;
+- ``cascade`` (a :class:`~jurist.trust.CascadeJudge`): ``tiers`` (as a panel's
+  ``judges``, cheapest first) and ``thresholds`` (one per tier, ``null`` keeps nothing);
 - ``rubric_judge`` (a :class:`~jurist.CriterionGrader` bound to a rubric): ``rubric`` (a
   catalog name ``rubrics.x`` or inline rubric data), ``models`` (the grader's judges),
   the grader's settings and the item fields;
@@ -112,6 +114,16 @@ class PanelEntry(_Base):
     name: str | None = None
 
 
+class CascadeEntry(_Base):
+    """Judges in tiers, cheapest first, each deciding what it is confident of."""
+
+    kind: Literal["cascade"] = "cascade"
+    tiers: list[str | dict[str, Any]] = Field(min_length=1)
+    thresholds: list[float | None] | None = None
+    concurrency: int = Field(default=16, ge=1)
+    name: str | None = None
+
+
 class RubricJudgeEntry(_Base):
     """A rubric grader bound to a rubric, judging one item at a time."""
 
@@ -168,6 +180,8 @@ Entry = (
     | PanelEntry
     | RubricJudgeEntry
     | CalibratedJudgeEntry
+    | CascadeEntry
+    | RubricJudgeEntry
     | TemplateEntry
     | RubricEntry
 )
@@ -176,6 +190,7 @@ KINDS: dict[str, type[_Base]] = {
     "judge": JudgeEntry,
     "pairwise_judge": PairwiseEntry,
     "panel": PanelEntry,
+    "cascade": CascadeEntry,
     "rubric_judge": RubricJudgeEntry,
     "calibrated_judge": CalibratedJudgeEntry,
     "template": TemplateEntry,

@@ -17,6 +17,7 @@ from pydantic import ValidationError
 
 from jurist.catalog._entries import (
     CalibratedJudgeEntry,
+    CascadeEntry,
     JudgeEntry,
     PairwiseEntry,
     PanelEntry,
@@ -165,6 +166,16 @@ def _make(
             name=spec.name or entry.name,
             concurrency=spec.concurrency,
         )
+    if isinstance(spec, CascadeEntry):
+        from jurist.trust import CascadeJudge
+
+        tiers = [_panel_judge(t, i, entry, root, stack, "tiers") for i, t in enumerate(spec.tiers)]
+        return CascadeJudge(
+            tiers,
+            spec.thresholds,
+            name=spec.name or entry.name,
+            concurrency=spec.concurrency,
+        )
     if isinstance(spec, RubricJudgeEntry):
         return _rubric_judge(spec, entry, model_obj, root, stack)
     if isinstance(spec, CalibratedJudgeEntry):
@@ -209,6 +220,7 @@ def _panel_judge(
     entry: EntryFile,
     root: str | Path | None,
     stack: tuple[str, ...],
+    field: str = "judges",
 ) -> Any:
     from jurist.judges import ItemJudge
 
@@ -217,17 +229,17 @@ def _panel_judge(
     else:
         data = {"kind": "judge", **item}
         inner = EntryFile(
-            name=f"{entry.name}.judges[{index}]",
+            name=f"{entry.name}.{field}[{index}]",
             path=entry.path,
             source=entry.source,
             data=data,
-            lines={k: entry.lines.get("judges", 0) for k in data},
+            lines={k: entry.lines.get(field, 0) for k in data},
         )
         entry_model(data["kind"])
         judge = build_entry(inner, root=root, stack=stack)
     if not isinstance(judge, ItemJudge):
         raise ConfigError(
-            f"{entry.where('judges')}: judges[{index}]: {item!r} is a {type(judge).__name__}, "
+            f"{entry.where(field)}: {field}[{index}]: {item!r} is a {type(judge).__name__}, "
             "not a judge"
         )
     return judge

@@ -182,7 +182,22 @@ async def _evaluate(data: Any, judge: ItemJudge, opts: RunOptions, engine: Engin
             await run_session(ctx, lambda: engine.run(ctx))
         finally:
             store.close()
-    return Run(folder)
+    run = Run(folder)
+    _write_review(judge, run)
+    return run
+
+
+REVIEW_NAME = "review.jsonl"
+"""The file of a cascade's run folder that lists the items for people."""
+
+
+def _write_review(judge: ItemJudge, run: Run) -> None:
+    """A cascade's run: the items no tier decided, for people, in ``review.jsonl`` of the
+    run folder (written again from the store after every session)."""
+    from jurist.trust import CascadeJudge, write_review  # here: `import jurist` stays light
+
+    if isinstance(judge, CascadeJudge):
+        write_review(run.records(), run.run_dir / REVIEW_NAME)
 
 
 def stored_manifest(store: RunStore, folder: Path) -> Manifest | None:

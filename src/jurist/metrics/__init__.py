@@ -19,6 +19,7 @@ from jurist.metrics._bias import (
     length_bias_pairwise,
     position_consistency,
 )
+from jurist.metrics._binomial import binomial_cdf, clopper_pearson_upper
 from jurist.metrics._bradley_terry import (
     BradleyTerryResult,
     BradleyTerryRow,
@@ -48,6 +49,16 @@ from jurist.metrics._rubric import (
     criteria_info,
     rubric_metrics,
 )
+from jurist.metrics._selective import (
+    Confidences,
+    SelectiveThreshold,
+    confidence_from_logprobs,
+    confidence_from_panel,
+    confidence_from_probs,
+    confidence_from_repeats,
+    selective_agreement,
+    selective_threshold,
+)
 from jurist.metrics._style import MarkdownCounts, markdown_counts, style_differences
 from jurist.metrics._winrate import WinRate, preference_from_alpaca, win_rate
 
@@ -55,6 +66,7 @@ __all__ = [
     "Agreement",
     "BradleyTerryResult",
     "BradleyTerryRow",
+    "Confidences",
     "CriterionInfo",
     "CriterionMetrics",
     "Estimate",
@@ -64,14 +76,21 @@ __all__ = [
     "LengthControlledWinRate",
     "MarkdownCounts",
     "RubricMetrics",
+    "SelectiveThreshold",
     "StyleCoefficient",
     "WinRate",
     "accuracy",
     "agreement",
+    "binomial_cdf",
     "bootstrap_ci",
     "bootstrap_interval",
     "bradley_terry",
+    "clopper_pearson_upper",
     "cohen_kappa",
+    "confidence_from_logprobs",
+    "confidence_from_panel",
+    "confidence_from_probs",
+    "confidence_from_repeats",
     "confusion",
     "criteria_info",
     "fit_length_controlled",
@@ -88,6 +107,8 @@ __all__ = [
     "preference_from_alpaca",
     "rmse",
     "rubric_metrics",
+    "selective_agreement",
+    "selective_threshold",
     "spearman",
     "style_differences",
     "win_rate",

@@ -157,6 +157,8 @@ class _Collector:
         if isinstance(subs, list):
             out = []
             for i, sub in enumerate(subs):
+                if isinstance(sub, dict) and sub.get("asked") is False:
+                    continue  # a cascade's tier the item never reached
                 name = self.judge_names[i] if i < len(self.judge_names) else f"judge {i + 1}"
                 out.append((name, sub.get("score") if isinstance(sub, dict) else None))
             return out
@@ -405,7 +407,7 @@ def write_report(run: ReportSource, path: Path, labels: str | None = None) -> Pa
     judge_cfg = run.manifest.judge
     names = [
         str(j.get("name", f"judge {i + 1}"))
-        for i, j in enumerate(judge_cfg.get("judges") or [])
+        for i, j in enumerate(judge_cfg.get("judges") or judge_cfg.get("tiers") or [])
         if isinstance(j, dict)
     ]
     c = _Collector(labels, names, scale_of(judge_cfg))
@@ -443,6 +445,10 @@ def write_report(run: ReportSource, path: Path, labels: str | None = None) -> Pa
     text = resources.files("jurist.runs.report").joinpath("report.html").read_text("utf-8")
     page = Template(text)
     pairwise = c.pairwise.section() if judge_cfg.get("kind") == "pairwise" else ""
+    if judge_cfg.get("kind") == "cascade":
+        from jurist.runs.report._cascade import cascade_section  # `import jurist` stays light
+
+        pairwise = cascade_section(run.rows(), judge_cfg, _agrees(c, comparison), _table)
     html = page.substitute(
         title=escape(scrub(str(run.run_dir))),
         version=escape(__version__),
@@ -460,6 +466,22 @@ def write_report(run: ReportSource, path: Path, labels: str | None = None) -> Pa
         script=script,
     )
     return write_page(path, html, meta, _browse_rows(run, c, comparison), redact_known)
+
+
+def _agrees(c: _Collector, comparison: Comparison | None) -> Any:
+    """Whether a row's verdict agrees with its label, as the agreement section compares."""
+    if comparison is None or c.labels is None:
+        return None
+    labels = c.labels
+
+    def agrees(row: dict[str, Any]) -> bool | None:
+        verdict, _ = _verdict(row, c.scale)
+        far = comparison.disagreement(
+            comparison.values(row["score"], verdict, row["item"].get(labels), c.scale)
+        )
+        return None if far is None else far <= comparison.tolerance
+
+    return agrees
 
 
 def _browse_rows(
