@@ -31,6 +31,14 @@ from jurist.metrics._measures import (
     rmse,
     spearman,
 )
+from jurist.metrics._repeats import (
+    ItemRepeats,
+    flip_rate,
+    repeat_stats,
+    self_consistency,
+    two_level_difference,
+    two_level_interval,
+)
 from jurist.metrics._rubric import (
     CriterionInfo,
     CriterionMetrics,
@@ -44,6 +52,7 @@ __all__ = [
     "CriterionInfo",
     "CriterionMetrics",
     "Estimate",
+    "ItemRepeats",
     "Kind",
     "LengthBias",
     "RubricMetrics",
@@ -54,6 +63,7 @@ __all__ = [
     "confusion",
     "criteria_info",
     "fleiss_kappa",
+    "flip_rate",
     "kendall_tau",
     "krippendorff_alpha",
     "length_bias",
@@ -61,7 +71,11 @@ __all__ = [
     "mae",
     "pearson",
     "position_consistency",
+    "repeat_stats",
     "rmse",
     "rubric_metrics",
+    "self_consistency",
     "spearman",
+    "two_level_difference",
+    "two_level_interval",
 ]

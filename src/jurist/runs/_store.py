@@ -45,6 +45,7 @@ import orjson
 from jurist._sqlite import connect, use_wal
 from jurist.errors import ConfigError, JuristError, OutputError
 from jurist.runs._batch_store import BatchStore, batch_calls_in
+from jurist.runs._repeat_store import PENDING_TOTALS, REPEATS_SCHEMA, RepeatTable
 from jurist.types import Usage
 
 __all__ = ["FORMAT", "Bitmap", "RunStore", "StoredResult", "Totals", "is_jurist_store"]
@@ -118,6 +119,10 @@ _SPENT = (
     "cache_hits",
     "attempts",
     "cost",
+)
+_REPLACE = (
+    f"INSERT OR REPLACE INTO results ({', '.join(_WRITTEN)}) "
+    f"VALUES ({', '.join('?' * len(_WRITTEN))})"
 )
 _KEEP_REPLACED = (
     f"INSERT INTO superseded (idx, {', '.join(_SPENT)}) "
@@ -236,9 +241,9 @@ class RunStore:
                 self._attempts = "attempts" in {
                     r[1] for r in self._db.execute("PRAGMA table_info(results)")
                 }
-                self._superseded = "superseded" in {
-                    r[0] for r in self._db.execute("SELECT name FROM sqlite_master")
-                }
+                tables = {r[0] for r in self._db.execute("SELECT name FROM sqlite_master")}
+                self._superseded = "superseded" in tables
+                self._repeats = "repeats" in tables
             else:
                 problem = _schema_problem(self._db)
                 if problem is None:
@@ -249,6 +254,7 @@ class RunStore:
                         self._db.execute(
                             "ALTER TABLE results ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0"
                         )
+                    self._db.executescript(REPEATS_SCHEMA)  # older stores get it empty
                     self._attempts = True
                     self._superseded = True
         except sqlite3.DatabaseError as e:
@@ -256,6 +262,8 @@ class RunStore:
         if problem is not None:
             self._db.close()
             raise ConfigError(f"{self.path}: not a jurist run store: {problem}")
+
+    _repeats = True
 
     def _error(self, doing: str, e: sqlite3.Error) -> JuristError:
         text = str(e)
@@ -282,6 +290,11 @@ class RunStore:
         """How many answers a provider's batch API gave run ``run_id`` (0 when the run
         never used the batch API, or its batch tables belong to an earlier run)."""
         return batch_calls_in(self._db, run_id)
+
+    def repeat_table(self) -> RepeatTable | None:
+        """The ``repeats`` table (one row per item and repeat, see
+        :mod:`jurist.runs._repeat_store`); ``None`` for an older store read read-only."""
+        return RepeatTable(self._db, self.path) if self._repeats else None
 
     # -- writing -----------------------------------------------------------------------
 
@@ -330,6 +343,34 @@ class RunStore:
             raise self._error(f"write item {r.idx} to", e) from None
         return written
 
+    def write_item(self, r: StoredResult) -> None:
+        """Commit an item's row of a run with repeats (its outcome over its repeats),
+        replacing the one stored: what it spent is its repeats' (kept in ``repeats``), so
+        nothing moves to ``superseded``."""
+        u = r.usage
+        values = (
+            r.idx,
+            r.item_hash,
+            dumps(r.item),
+            r.score,
+            r.error,
+            dumps(r.outcome),
+            u.prompt_tokens,
+            u.completion_tokens,
+            u.cached_tokens,
+            u.calls,
+            u.cache_hits,
+            r.cost,
+            int(r.cost_estimated),
+            r.latency,
+            time.time(),
+            u.attempts,
+        )
+        try:
+            self._db.execute(_REPLACE, values)
+        except sqlite3.Error as e:
+            raise self._error(f"write item {r.idx} to", e) from None
+
     def start(self, manifest: dict[str, Any]) -> str:
         """Begin a run: delete every result and meta entry, mark the file as jurist's and
         keep ``manifest`` (with a new ``run_id``), all in one transaction; the run id."""
@@ -340,6 +381,7 @@ class RunStore:
             try:
                 self._db.execute("DELETE FROM results")
                 self._db.execute("DELETE FROM superseded")
+                self._db.execute("DELETE FROM repeats")
                 self._db.execute("DELETE FROM meta")
                 for key, value in (("format", FORMAT), ("manifest", manifest)):
                     self._db.execute("INSERT INTO meta VALUES (?, ?)", (key, dumps(value).decode()))
@@ -355,6 +397,7 @@ class RunStore:
         """Delete every result and meta entry (a run started over)."""
         self._db.execute("DELETE FROM results")
         self._db.execute("DELETE FROM superseded")
+        self._db.execute("DELETE FROM repeats")
         self._db.execute("DELETE FROM meta")
 
     def set_meta(self, key: str, value: Any) -> None:
@@ -449,6 +492,13 @@ class RunStore:
                 "TOTAL(cached_tokens), TOTAL(calls), TOTAL(cache_hits), TOTAL(attempts), "
                 "TOTAL(cost), SUM(cost IS NULL AND (calls > 0 OR attempts > 0)) FROM superseded"
             ).fetchone()
+        if self._repeats:  # repeats of items not aggregated yet (a killed run)
+            pending = self._db.execute(PENDING_TOTALS).fetchone()
+            old = (
+                old[0],
+                *(a + b for a, b in zip(old[1:8], pending[:7], strict=True)),
+                int(old[8] or 0) + int(pending[7] or 0),
+            )
         items = int(row[0])
         unknown = int(row[9] or 0)
         return Totals(
