@@ -40,6 +40,8 @@ BOUNDS: dict[str, tuple[float, float]] = {
     "max_pairs": (1, 10**6),  # pairs judged per group of a group reward
     "failure_value": (-1e9, 1e9),
     "tolerance": (0.0, 1e9),
+    "repeats": (1, 10_000),  # judgments of each item (--repeats)
+    "min_repeats": (1, 10_000),
 }
 
 

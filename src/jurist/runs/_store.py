@@ -35,7 +35,7 @@ from __future__ import annotations
 import sqlite3
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Container, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -417,12 +417,14 @@ class RunStore:
     def count(self) -> int:
         return int(self._db.execute("SELECT COUNT(*) FROM results").fetchone()[0])
 
-    def done_bitmap(self, *, scored_only: bool = False) -> Bitmap:
-        """The stored indices (only those with a score when ``scored_only``)."""
+    def done_bitmap(self, *, scored_only: bool = False, exclude: Container[int] = ()) -> Bitmap:
+        """The stored indices (only those with a score when ``scored_only``), but those in
+        ``exclude``."""
         bits = Bitmap()
         sql = "SELECT idx FROM results" + (" WHERE score IS NOT NULL" if scored_only else "")
         for (idx,) in self._db.execute(sql):
-            bits.add(int(idx))
+            if idx not in exclude:
+                bits.add(int(idx))
         return bits
 
     def hash_of(self, idx: int) -> str | None:
