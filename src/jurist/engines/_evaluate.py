@@ -146,13 +146,13 @@ async def aevaluate(
 async def _evaluate(data: Any, judge: ItemJudge, opts: RunOptions, engine: Engine) -> Run:
     """:func:`aevaluate` with its options and engine resolved."""
     check_judge(judge, opts.retries)
-    engine.check(judge, opts)  # before the folder and any model load
     plan = opts.repeat_plan()
     if plan is not None and not isinstance(engine, LocalEngine):
         raise ConfigError(
             f"repeats are judged by the local engine only; the {engine.name} engine does not "
             "run them yet: use engine=LocalEngine() (the CLI's default), or repeats=1"
         )
+    engine.check(judge, opts)  # before the folder and any model load
     workers = opts.concurrency or int(getattr(judge, "concurrency", 0) or DEFAULT_CONCURRENCY)
     if workers < 1:
         raise ConfigError(f"concurrency must be at least 1, got {workers}")
