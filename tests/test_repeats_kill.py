@@ -1,0 +1,115 @@
+"""A run with repeats killed with SIGKILL halfway and started again: every (item, repeat)
+pair is judged exactly once across both processes (none twice, none missing), except the
+calls in flight at the kill, whose answers were never stored.
+
+The run goes in a subprocess judging with a mock model with latency; every answered call
+appends ``item repeat`` to a log file (the side channel), so calls are counted across both
+processes; the store's ``repeats`` table says which pairs were kept.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+import jurist
+
+N = 60
+REPEATS = 4
+
+SCRIPT = """
+import re, sys, time
+import jurist
+
+data, run_dir, log = sys.argv[1:4]
+
+def answer(request):
+    time.sleep(0.004)  # answers come one at a time: the kill falls inside items
+    found = re.search(r"ITEM-(\\d+)-END", request.messages[-1].content)
+    with open(log, "a") as f:
+        f.write(f"{found.group(1)} {request.repeat}\\n")
+    return "Correct" if (int(found.group(1)) + request.repeat) % 3 else "Incorrect"
+
+model = jurist.get_model("mock:judge", outputs=answer, latency=0.02)
+jurist.evaluate(data, jurist.LLMJudge(model), run_dir=run_dir, concurrency=4, repeats=REPEATS)
+""".replace("REPEATS", str(REPEATS))
+
+
+def stored_pairs(store: Path) -> list[tuple[int, int]]:
+    if not store.exists():
+        return []
+    db = sqlite3.connect(f"file:{store}?mode=ro", uri=True, timeout=10)
+    try:
+        return [(int(i), int(r)) for i, r in db.execute("SELECT idx, repeat FROM repeats")]
+    except sqlite3.OperationalError:  # the table is not made yet
+        return []
+    finally:
+        db.close()
+
+
+def logged(log: Path) -> list[tuple[int, int]]:
+    if not log.exists():
+        return []
+    return [(int(a), int(b)) for a, b in (line.split() for line in log.read_text().splitlines())]
+
+
+@pytest.mark.slow
+def test_sigkill_halfway_then_resume_judges_each_item_repeat_once(tmp_path: Path) -> None:
+    data = tmp_path / "data.jsonl"
+    data.write_text(
+        "".join(json.dumps({"prompt": f"ITEM-{i}-END", "response": "4"}) + "\n" for i in range(N))
+    )
+    script = tmp_path / "run.py"
+    script.write_text(SCRIPT)
+    run_dir, log = tmp_path / "run", tmp_path / "calls.log"
+    store = run_dir / "run.sqlite"
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    args = [sys.executable, str(script), str(data), str(run_dir), str(log)]
+    everything = {(i, r) for i in range(N) for r in range(REPEATS)}
+
+    proc = subprocess.Popen(args, env=env)
+    deadline = time.monotonic() + 120
+    while len(stored_pairs(store)) < len(everything) // 2:
+        assert proc.poll() is None, "the run ended before it could be killed"
+        assert time.monotonic() < deadline, "the run made no progress"
+        time.sleep(0.02)
+    os.kill(proc.pid, signal.SIGKILL)
+    assert proc.wait(timeout=30) == -signal.SIGKILL
+
+    after_kill = set(stored_pairs(store))
+    calls_before = logged(log)
+    assert len(everything) // 2 <= len(after_kill) < len(everything)
+    assert after_kill <= set(calls_before)
+    # some items were cut between their repeats: the kill fell inside an item
+    items_started = {i for i, _ in after_kill}
+    assert any(sum(1 for i2, _ in after_kill if i2 == i) < REPEATS for i in items_started)
+
+    subprocess.run(args, env=env, check=True, timeout=300)
+    calls_after = logged(log)[len(calls_before) :]
+    final = stored_pairs(store)
+    assert sorted(final) == sorted(everything)  # every (item, repeat) stored, once
+    assert not after_kill & set(calls_after)  # no stored pair judged again
+    assert set(calls_after) == everything - after_kill  # exactly the missing ones
+    assert max(Counter(calls_after).values()) == 1
+    # at most the calls in flight when killed (4 items x 4 repeats) were answered but lost
+    assert len(calls_before) + len(calls_after) <= len(everything) + 4 * REPEATS
+
+    run = jurist.Run(run_dir)
+    summary = run.summary()
+    assert summary.status == "complete" and summary.items == N
+    assert summary.repeats is not None and summary.repeats.judgments == N * REPEATS
+    for record in run.records():
+        i = int(record["prompt"].split("-")[1])
+        expected = [0.0 if (i + r) % 3 == 0 else 1.0 for r in range(REPEATS)]
+        assert record["judge_repeats"]["scores"] == expected
+    # what the lost in-flight calls spent is not counted; every stored repeat is
+    assert summary.calls == N * REPEATS
