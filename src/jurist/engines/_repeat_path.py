@@ -15,18 +15,29 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from jurist.engines._item_path import Coster, judge_one
+from jurist.judges._protocol import ItemJudge
 from jurist.runs._repeat_store import StoredRepeat
-from jurist.runs._store import StoredResult
-from jurist.trust._repeats import aggregate_repeats, judge_for_repeat
+from jurist.runs._store import RunStore, StoredResult
+from jurist.trust._repeats import RepeatPlan, aggregate_repeats, judge_for_repeat
 from jurist.types import Usage
 
-if TYPE_CHECKING:
-    from jurist.engines._session import EngineContext
+__all__ = ["RepeatContext", "item_row", "judge_repeats", "repeat_row"]
 
-__all__ = ["item_row", "judge_repeats", "repeat_row"]
+
+class RepeatContext(Protocol):
+    """What :func:`judge_repeats` reads of an engine session
+    (:class:`~jurist.engines.EngineContext` has it)."""
+
+    judge: ItemJudge
+    store: RunStore
+    retries: int
+    retry_failed: bool
+    plan: RepeatPlan | None
+    coster: Coster
+    repeat_judges: dict[int, Any]
 
 
 def repeat_row(idx: int, repeat: int, outcome: Any, coster: Coster) -> StoredRepeat:
@@ -69,7 +80,7 @@ def item_row(
 
 
 async def judge_repeats(
-    ctx: EngineContext, idx: int, digest: str, row: Mapping[str, Any], values: Mapping[str, Any]
+    ctx: RepeatContext, idx: int, digest: str, row: Mapping[str, Any], values: Mapping[str, Any]
 ) -> StoredResult:
     """Judge item ``idx``'s missing repeats, store each, and give its ``results`` row."""
     plan = ctx.plan

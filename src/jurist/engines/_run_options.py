@@ -21,13 +21,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from jurist.errors import ConfigError
 from jurist.runs._cost import PriceTable
-from jurist.trust._repeats import RepeatPlan
+
+if TYPE_CHECKING:
+    from jurist.trust._repeats import RepeatPlan
 
 __all__ = ["RunOptions", "with_overrides"]
 
@@ -87,6 +89,8 @@ class RunOptions(BaseModel):
         """How many times each item is judged (``None``: once, no repeats)."""
         if self.repeats == 1 and not self.adaptive and self.min_repeats is None:
             return None
+        from jurist.trust._repeats import RepeatPlan  # jurist.trust loads on first use
+
         return RepeatPlan(
             repeats=self.repeats, adaptive=self.adaptive, min_repeats=self.min_repeats
         )

@@ -27,19 +27,20 @@ import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jurist._progress import BatchProgress
 from jurist.data._source import ItemSource, item_hash, map_fields
 from jurist.engines._item_path import Coster, judge_one, stored_result
-from jurist.engines._repeat_path import judge_repeats
 from jurist.errors import DataError, JuristError
 from jurist.judges._protocol import ItemJudge
 from jurist.judges._state import JudgeState
 from jurist.runs._cost import PriceTable
 from jurist.runs._manifest import Manifest
 from jurist.runs._store import Bitmap, RunStore, StoredResult
-from jurist.trust._repeats import RepeatPlan
+
+if TYPE_CHECKING:
+    from jurist.trust._repeats import RepeatPlan
 
 __all__ = [
     "EngineContext",
@@ -227,6 +228,8 @@ async def judge_locally(ctx: EngineContext, *, workers: int | None = None) -> No
     """The local engine's loop: ``workers`` asyncio workers (default ``ctx.workers``) take
     items in order and record each outcome as it finishes."""
     rows = ctx.todo()
+    if ctx.plan is not None:
+        from jurist.engines._repeat_path import judge_repeats  # jurist.trust on first use
 
     async def worker() -> None:
         for idx, digest, row, values in rows:

@@ -12,11 +12,6 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from jurist.metrics._repeats import (
-    flip_rate,
-    self_consistency,
-    two_level_interval,
-)
 from jurist.runs._run_types import RepeatSummary
 from jurist.runs._store import RunStore
 
@@ -46,6 +41,8 @@ def repeat_summary(
     plan = options.get("repeats")
     if not isinstance(plan, dict):
         return None
+    from jurist.metrics._repeats import flip_rate, self_consistency, two_level_interval
+
     flips = [f for f in (flip_rate(s) for s in scores) if f is not None]
     low, high = two_level_interval(scores, confidence=level)
     means = [[sum(v) / len(v)] for v in ([x for x in s if x is not None] for s in scores) if v]

@@ -35,7 +35,6 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
 from jurist.errors import ConfigError, DataError
-from jurist.metrics._repeats import two_level_difference, two_level_interval
 
 __all__ = ["Bar", "Check", "GateResult", "gate_scores"]
 
@@ -168,6 +167,8 @@ def gate_scores(
     """Check ``scores`` (per item, its repeats' scores) against ``bar`` (see the module's
     docs); ``baseline``: the baseline run's scores, for ``max_drop``; ``paired``: both runs
     judged the same items, in the same order."""
+    from jurist.metrics._repeats import two_level_difference, two_level_interval
+
     if bar.max_drop is not None and baseline is None:
         raise ConfigError("max_drop needs a baseline run to compare with")
     scored = sum(1 for item in scores if any(s is not None for s in item))

@@ -31,7 +31,6 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, model_validator
 
 from jurist.judges._protocol import with_models_of
-from jurist.metrics._repeats import ItemRepeats
 from jurist.models import Model, WrapperModel
 from jurist.types import Completion, Request
 
@@ -133,6 +132,8 @@ def aggregate_repeats(outcomes: Sequence[dict[str, Any]]) -> dict[str, Any]:
     >>> out["verdict"], round(out["score"], 3), out["repeats"]["mode"]
     ('Correct', 0.667, 1.0)
     """
+    from jurist.metrics._repeats import ItemRepeats  # numpy on first use
+
     scores = [o.get("score") for o in outcomes]
     stats = ItemRepeats.of(scores)
     chosen = outcomes[0]
