@@ -13,9 +13,11 @@ from typing import Any
 
 import numpy as np
 import pytest
+from rich.console import Console
 
 import jurist
 from jurist._sync import run_sync
+from jurist.cli._summary import print_summary
 from jurist.engines import BatchAPIEngine, RayEngine
 from jurist.errors import ConfigError
 from jurist.metrics import (
@@ -241,3 +243,15 @@ def test_a_store_from_before_repeats_opens_and_reads(tmp_path: Path) -> None:
     table = store.repeat_table()
     assert table is not None and table.count() == 0
     store.close()
+
+
+def test_the_summary_and_the_report_show_the_repeat_figures(tmp_path: Path) -> None:
+    script = Scripted(lambda i, r: "Incorrect" if (i, r) == (1, 0) else "Correct")
+    run = jurist.evaluate(ITEMS, judge_with(script), run_dir=tmp_path / "run", repeats=3)
+    html = run.report().read_text()
+    assert "unstable items (flip rate &gt; 0)" in html and "1 of 4, mean flip rate" in html
+    assert "self-consistency (alpha)" in html and "with the judge variance" in html
+    console = Console(width=200, record=True)
+    print_summary(console, {**run.summary().model_dump(), "results": "r.jsonl"}, [])
+    text = console.export_text()
+    assert "repeats" in text and "3 per item: 12 judgments" in text

@@ -9,6 +9,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from jurist.runs._coverage import CoverageSummary
+from jurist.runs._run_types import RepeatSummary
 
 __all__ = ["print_summary"]
 
@@ -124,30 +125,7 @@ def _repeat_rows(summary: dict[str, Any]) -> list[tuple[str, str]]:
     r = summary.get("repeats")
     if not r:
         return []
-    per = (
-        f"{r['min_repeats']} to {r['repeats']} per item (adaptive)"
-        if r["adaptive"]
-        else (f"{r['repeats']} per item")
-    )
-
-    def num(value: float | None) -> str:
-        return "-" if value is None else f"{value:.4f}"
-
-    level = f"{r['level']:.0%}"
-    return [
-        ("repeats", f"{per}: {r['judgments']} judgments"),
-        (
-            "unstable items (flip rate > 0)",
-            f"{r['unstable_items']} of {summary['items']}, mean flip rate "
-            f"{num(r['mean_flip_rate'])}",
-        ),
-        ("self-consistency (alpha)", num(r["self_consistency"])),
-        (
-            f"mean score {level} interval",
-            f"[{num(r['mean_low'])}, {num(r['mean_high'])}] with the judge variance; "
-            f"[{num(r['items_low'])}, {num(r['items_high'])}] items only",
-        ),
-    ]
+    return RepeatSummary.model_validate(r).rows(int(summary["items"]))
 
 
 def _cost_text(summary: dict[str, Any]) -> str:

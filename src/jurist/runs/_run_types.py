@@ -45,6 +45,31 @@ class RepeatSummary(BaseModel):
     items_high: float | None = None
     """The mean score's interval over items alone (each item at its mean), for contrast."""
 
+    def rows(self, items: int) -> list[tuple[str, str]]:
+        """``(what, value)`` lines for a summary table (the CLI's, the report's)."""
+        per = (
+            f"{self.min_repeats} to {self.repeats} per item (adaptive)"
+            if self.adaptive
+            else f"{self.repeats} per item"
+        )
+
+        def num(value: float | None) -> str:
+            return "-" if value is None else f"{value:.4f}"
+
+        return [
+            ("repeats", f"{per}: {self.judgments} judgments"),
+            (
+                "unstable items (flip rate > 0)",
+                f"{self.unstable_items} of {items}, mean flip rate {num(self.mean_flip_rate)}",
+            ),
+            ("self-consistency (alpha)", num(self.self_consistency)),
+            (
+                f"mean score {self.level:.0%} interval",
+                f"[{num(self.mean_low)}, {num(self.mean_high)}] with the judge variance; "
+                f"[{num(self.items_low)}, {num(self.items_high)}] items only",
+            ),
+        ]
+
 
 class RunSummary(BaseModel):
     """The totals of a run."""
