@@ -192,6 +192,7 @@ def test_resume_judges_again_only_the_failed_repeats(tmp_path: Path) -> None:
     first = jurist.evaluate(ITEMS, judge_with(script), run_dir=tmp_path, repeats=2)
     assert first.item_scores()[2] == [1.0, None]
     assert first.summary().scored == 4  # the item has a score from its other repeat
+    assert first.summary().repeats.failed == 1  # type: ignore[union-attr]
     script.seen.clear()
     again = jurist.evaluate(ITEMS, judge_with(script), run_dir=tmp_path, repeats=2)
     assert script.seen == [(2, 1, None)]
@@ -255,3 +256,41 @@ def test_the_summary_and_the_report_show_the_repeat_figures(tmp_path: Path) -> N
     print_summary(console, {**run.summary().model_dump(), "results": "r.jsonl"}, [])
     text = console.export_text()
     assert "repeats" in text and "3 per item: 12 judgments" in text
+
+
+def test_an_adaptive_run_cut_inside_items_resumes_where_it_stopped(tmp_path: Path) -> None:
+    """The store of a whole adaptive run, less some repeats and item rows (what a kill
+    leaves), resumed: exactly the missing repeats are judged, and the result is the same."""
+
+    def verdict(i: int, r: int) -> str:
+        return "Correct" if i % 2 == 0 or (i * 7 + r * 3) % 5 < 3 else "Incorrect"
+
+    items = [{"prompt": f"question {i}", "response": "answer"} for i in range(8)]
+    script = Scripted(verdict)
+    whole = jurist.evaluate(items, judge_with(script), run_dir=tmp_path, repeats=7, adaptive=True)
+    expected = whole.item_scores()
+    assert {len(s) for s in expected[0::2]} == {3} and max(len(s) for s in expected) > 3
+    db = sqlite3.connect(tmp_path / "run.sqlite")
+    cut = db.execute(
+        "SELECT idx, repeat FROM repeats WHERE (idx % 2 = 1 AND repeat >= 2) OR idx = 4"
+    ).fetchall()
+    db.execute("DELETE FROM repeats WHERE (idx % 2 = 1 AND repeat >= 2) OR idx = 4")
+    db.execute("DELETE FROM results WHERE idx % 2 = 1 OR idx = 4")
+    db.commit()
+    db.close()
+    script.seen.clear()
+    again = jurist.evaluate(items, judge_with(script), run_dir=tmp_path, repeats=7, adaptive=True)
+    assert sorted((i, r) for i, r, _ in script.seen) == sorted(cut)
+    assert again.item_scores() == expected
+    assert again.summary().calls == sum(len(s) for s in expected)
+
+
+def test_a_pairwise_judge_repeats_with_both_orders(tmp_path: Path) -> None:
+    pairs = [{"prompt": f"q{i}", "response_a": "a", "response_b": "b"} for i in range(3)]
+    model = jurist.get_model("mock:judge", outputs=["[[A]]"], cycle=True)
+    judge = jurist.PairwiseJudge(model, template="mt_bench_pair", swap=True)
+    run = jurist.evaluate(pairs, judge, run_dir=tmp_path, repeats=2)
+    records = list(run.records())
+    assert [r["judge_repeats"]["n"] for r in records] == [2, 2, 2]
+    assert all(r["judge_calls"] == 4 for r in records)  # 2 repeats x 2 orders
+    assert run.summary().repeats.judgments == 6  # type: ignore[union-attr]

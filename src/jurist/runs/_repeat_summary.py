@@ -52,6 +52,7 @@ def repeat_summary(
         adaptive=bool(plan["adaptive"]),
         min_repeats=int(plan["min_repeats"]),
         judgments=sum(len(s) for s in scores),
+        failed=sum(1 for s in scores for x in s if x is None),
         unstable_items=sum(1 for f in flips if f > 0),
         mean_flip_rate=sum(flips) / len(flips) if flips else None,
         self_consistency=_number(self_consistency(scores)),

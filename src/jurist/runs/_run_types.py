@@ -31,6 +31,8 @@ class RepeatSummary(BaseModel):
     min_repeats: int
     judgments: int
     """Repeats stored, over every item (an adaptive run spends fewer than items x repeats)."""
+    failed: int = 0
+    """Repeats stored without a score (judged again on resume, unless ``retry_failed``)."""
     unstable_items: int
     """Items whose repeats did not all agree (flip rate > 0)."""
     mean_flip_rate: float | None
@@ -57,7 +59,11 @@ class RepeatSummary(BaseModel):
             return "-" if value is None else f"{value:.4f}"
 
         return [
-            ("repeats", f"{per}: {self.judgments} judgments"),
+            (
+                "repeats",
+                f"{per}: {self.judgments} judgments"
+                + (f", {self.failed} failed" if self.failed else ""),
+            ),
             (
                 "unstable items (flip rate > 0)",
                 f"{self.unstable_items} of {items}, mean flip rate {num(self.mean_flip_rate)}",

@@ -25,16 +25,17 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from jurist.runs import Run
-from jurist.trust import Bar, GateResult, gate_scores
+if TYPE_CHECKING:  # jurist itself loads when a test first gates: pytest starts as fast
+    from jurist.runs import Run
+    from jurist.trust import GateResult
 
 __all__ = ["JudgedWarning", "assert_judged"]
 
-_RESULTS = pytest.StashKey[list[tuple[str, GateResult]]]()
+_RESULTS = pytest.StashKey[list[tuple[str, "GateResult"]]]()
 
 
 class JudgedWarning(UserWarning):
@@ -43,6 +44,8 @@ class JudgedWarning(UserWarning):
 
 def _scores(value: Any) -> tuple[list[list[float | None]], Run | None]:
     """Per-item repeat scores of ``value`` (and the run, when it is one)."""
+    from jurist.runs import Run
+
     if isinstance(value, str | Path):
         value = Run(value)
     if isinstance(value, Run):
@@ -73,6 +76,8 @@ def _gate(
     strict: bool = False,
     paired: bool | None = None,
 ) -> tuple[GateResult, str]:
+    from jurist.trust import Bar, gate_scores
+
     bar = Bar(min_score=min_score, max_drop=max_drop, level=level, strict=strict)
     scores, the_run = _scores(run)
     base_scores, base_run = _scores(baseline) if baseline is not None else (None, None)
