@@ -7,6 +7,7 @@ request, with its ``repeat``).
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -30,7 +31,7 @@ from jurist.metrics import (
 )
 from jurist.runs._store import RunStore
 from jurist.trust import RepeatModel, RepeatPlan, judge_for_repeat
-from jurist.types import Message, Request
+from jurist.types import Completion, Message, Request, Usage
 
 # -- statistics ----------------------------------------------------------------------------
 
@@ -301,3 +302,28 @@ def test_a_pairwise_judge_repeats_with_both_orders(tmp_path: Path) -> None:
     assert [r["judge_repeats"]["n"] for r in records] == [2, 2, 2]
     assert all(r["judge_calls"] == 4 for r in records)  # 2 repeats x 2 orders
     assert run.summary().repeats.judgments == 6  # type: ignore[union-attr]
+
+
+class Counting(jurist.models.Model):
+    """A model that answers "Correct" after a short wait and keeps the most calls it had
+    in flight at once."""
+
+    provider, name = "count", "calls"
+
+    def __init__(self) -> None:
+        self.now = self.peak = self.calls = 0
+
+    async def complete(self, request: Request) -> Completion:
+        self.now += 1
+        self.calls += 1
+        self.peak = max(self.peak, self.now)
+        await asyncio.sleep(0.005)
+        self.now -= 1
+        return Completion(text="Correct", usage=Usage(calls=1, attempts=1))
+
+
+def test_concurrency_bounds_the_calls_in_flight_over_all_repeats(tmp_path: Path) -> None:
+    model = Counting()
+    items = [{"prompt": f"question {i}", "response": "a"} for i in range(12)]
+    jurist.evaluate(items, jurist.LLMJudge(model), run_dir=tmp_path, repeats=5, concurrency=4)
+    assert model.calls == 60 and model.peak == 4

@@ -5,7 +5,8 @@ and committed to the run store's ``repeats`` table as it finishes; a resumed run
 item's stored repeats first and judges only the missing ones (and, with
 ``retry_failed``, the failed ones), so no (item, repeat) pair is judged twice and none is
 left out. The first repeats of an item (all N, or ``min_repeats`` when adaptive) go at
-once; an adaptive item then takes one more at a time until
+once, within the session's ``concurrency``, which bounds the judge calls in flight over
+every item's repeats; an adaptive item then takes one more at a time until
 :meth:`~jurist.trust.RepeatPlan.settled` says its verdict is settled. The item's row in
 ``results`` (:func:`jurist.trust.aggregate_repeats` over every stored repeat) is written
 last, so an item counts as done only once its repeats are.
@@ -14,6 +15,7 @@ last, so an item counts as done only once its repeats are.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
@@ -38,6 +40,7 @@ class RepeatContext(Protocol):
     plan: RepeatPlan | None
     coster: Coster
     repeat_judges: dict[int, Any]
+    slots: asyncio.Semaphore | None
 
 
 def repeat_row(idx: int, repeat: int, outcome: Any, coster: Coster) -> StoredRepeat:
@@ -94,7 +97,8 @@ async def judge_repeats(
         judge = ctx.repeat_judges.get(repeat)
         if judge is None:
             judge = ctx.repeat_judges[repeat] = judge_for_repeat(ctx.judge, repeat)
-        outcome = await judge_one(judge, values, idx, ctx.retries)
+        async with ctx.slots or contextlib.nullcontext():
+            outcome = await judge_one(judge, values, idx, ctx.retries)
         stored = repeat_row(idx, repeat, outcome, ctx.coster)
         table.write(stored)
         return stored

@@ -89,6 +89,8 @@ class EngineContext:
     _done: Bitmap = field(init=False)
     _stored: Bitmap = field(init=False)
     repeat_judges: dict[int, Any] = field(default_factory=dict, init=False)
+    slots: asyncio.Semaphore | None = field(default=None, init=False)
+    """With repeats: the judge calls in flight, over every item's repeats."""
 
     def __post_init__(self) -> None:
         self.coster = Coster(self.judge, self.table)
@@ -230,6 +232,8 @@ async def judge_locally(ctx: EngineContext, *, workers: int | None = None) -> No
     rows = ctx.todo()
     if ctx.plan is not None:
         from jurist.engines._repeat_path import judge_repeats  # jurist.trust on first use
+
+        ctx.slots = asyncio.Semaphore(workers or ctx.workers)  # calls, not items, in flight
 
     async def worker() -> None:
         for idx, digest, row, values in rows:
