@@ -2,9 +2,11 @@
 pair is judged exactly once across both processes (none twice, none missing), except the
 calls in flight at the kill, whose answers were never stored.
 
-The run goes in a subprocess judging with a mock model with latency; every answered call
-appends ``item repeat`` to a log file (the side channel), so calls are counted across both
-processes; the store's ``repeats`` table says which pairs were kept.
+The run goes in a subprocess judging with a model whose later repeats answer later; every
+answered call appends ``item repeat`` to a log file (the side channel), so calls are
+counted across both processes; the store's ``repeats`` table says which pairs were kept.
+The test stops the process (SIGSTOP) once half the pairs are stored and kills it only
+when some item has part of its repeats stored, so the kill always falls inside an item.
 """
 
 from __future__ import annotations
@@ -27,21 +29,33 @@ N = 60
 REPEATS = 4
 
 SCRIPT = """
-import re, sys, time
+import asyncio, re, sys
 import jurist
+from jurist.types import Completion, Usage
 
 data, run_dir, log = sys.argv[1:4]
 
-def answer(request):
-    time.sleep(0.004)  # answers come one at a time: the kill falls inside items
-    found = re.search(r"ITEM-(\\d+)-END", request.messages[-1].content)
-    with open(log, "a") as f:
-        f.write(f"{found.group(1)} {request.repeat}\\n")
-    return "Correct" if (int(found.group(1)) + request.repeat) % 3 else "Incorrect"
+class Staggered(jurist.models.Model):
+    # a repeat's answer takes longer the later the repeat: items finish one repeat at a time
+    provider, name = "mock", "staggered"
 
-model = jurist.get_model("mock:judge", outputs=answer, latency=0.02)
-jurist.evaluate(data, jurist.LLMJudge(model), run_dir=run_dir, concurrency=4, repeats=REPEATS)
+    async def complete(self, request):
+        item = int(re.search(r"ITEM-(\\d+)-END", request.messages[-1].content).group(1))
+        await asyncio.sleep(0.004 * (1 + 2 * request.repeat))
+        with open(log, "a") as f:
+            f.write(f"{item} {request.repeat}\\n")
+        text = "Correct" if (item + request.repeat) % 3 else "Incorrect"
+        return Completion(text=text, usage=Usage(calls=1, attempts=1))
+
+judge = jurist.LLMJudge(Staggered())
+jurist.evaluate(data, judge, run_dir=run_dir, concurrency=4, repeats=REPEATS)
 """.replace("REPEATS", str(REPEATS))
+
+
+def partial(pairs: list[tuple[int, int]]) -> bool:
+    """Whether some item has some of its repeats stored, not all."""
+    counts = Counter(i for i, _ in pairs)
+    return any(n < REPEATS for n in counts.values())
 
 
 def stored_pairs(store: Path) -> list[tuple[int, int]]:
@@ -78,10 +92,15 @@ def test_sigkill_halfway_then_resume_judges_each_item_repeat_once(tmp_path: Path
 
     proc = subprocess.Popen(args, env=env)
     deadline = time.monotonic() + 120
-    while len(stored_pairs(store)) < len(everything) // 2:
+    while True:  # stop the run when half is stored, and kill it while an item is cut
         assert proc.poll() is None, "the run ended before it could be killed"
         assert time.monotonic() < deadline, "the run made no progress"
-        time.sleep(0.02)
+        if len(stored_pairs(store)) >= len(everything) // 2:
+            os.kill(proc.pid, signal.SIGSTOP)  # nothing is written while we look
+            if partial(stored_pairs(store)):
+                break
+            os.kill(proc.pid, signal.SIGCONT)
+        time.sleep(0.005)
     os.kill(proc.pid, signal.SIGKILL)
     assert proc.wait(timeout=30) == -signal.SIGKILL
 
@@ -89,9 +108,7 @@ def test_sigkill_halfway_then_resume_judges_each_item_repeat_once(tmp_path: Path
     calls_before = logged(log)
     assert len(everything) // 2 <= len(after_kill) < len(everything)
     assert after_kill <= set(calls_before)
-    # some items were cut between their repeats: the kill fell inside an item
-    items_started = {i for i, _ in after_kill}
-    assert any(sum(1 for i2, _ in after_kill if i2 == i) < REPEATS for i in items_started)
+    assert partial(sorted(after_kill))  # the kill fell inside an item
 
     subprocess.run(args, env=env, check=True, timeout=300)
     calls_after = logged(log)[len(calls_before) :]

@@ -7,7 +7,9 @@ position in the dataset) is the primary key, so an item can never have two resul
 new result replaces a stored one only when that one has no score (a failure judged again
 on resume), never a scored one. What a replaced (or refused) result spent, its tokens,
 calls, attempts and cost, moves to the ``superseded`` table in the same transaction, so
-:meth:`RunStore.totals` counts every request any session of the run sent.
+:meth:`RunStore.totals` counts every request any session of the run sent. A run with
+repeats keeps each (item, repeat) in the ``repeats`` table (:mod:`jurist.runs._repeat_store`)
+and here one row per item over its repeats (:meth:`RunStore.write_item`).
 
 The ``meta`` table marks the file as jurist's (``format = jurist-run/1``) and keeps the
 run's manifest, written in the same transaction that clears a run started over, so the
