@@ -46,6 +46,9 @@ class Message(BaseModel):
     content: str
 
 
+_UNKEYED = {"timeout", "repeat"}
+
+
 class Request(BaseModel):
     """What a model is asked to do: messages plus everything that shapes the output.
 
@@ -53,7 +56,10 @@ class Request(BaseModel):
     ``extra`` carries provider-specific body fields (a llama.cpp ``grammar``, say) and is
     part of the cache key. ``attempt`` is the judge's re-ask number for an unparseable
     verdict: never sent to the model, but part of the cache key, so each re-ask is cached
-    apart and a rerun replays the same sequence.
+    apart and a rerun replays the same sequence. ``repeat`` is the engine's repeat number
+    of the item (``repeats=N``): never sent either, and part of the cache key only when
+    not 0, so each repeat is a draw of its own while repeat 0 keys as a run without
+    repeats does.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -70,10 +76,12 @@ class Request(BaseModel):
     extra: dict[str, Any] = Field(default_factory=dict)
     attempt: int = 0
     timeout: float | None = None
+    repeat: int = 0
 
     def cache_fields(self) -> dict[str, Any]:
-        """The fields that change the output (everything but ``timeout``)."""
-        return self.model_dump(mode="json", exclude={"timeout"})
+        """The fields that change the output (everything but ``timeout``; ``repeat`` when
+        it is not 0)."""
+        return self.model_dump(mode="json", exclude={"timeout"} if self.repeat else _UNKEYED)
 
 
 class TopLogprob(BaseModel):

@@ -40,6 +40,11 @@ BOUNDS: dict[str, tuple[float, float]] = {
     "max_pairs": (1, 10**6),  # pairs judged per group of a group reward
     "failure_value": (-1e9, 1e9),
     "tolerance": (0.0, 1e9),
+    "repeats": (1, 10_000),  # judgments of each item (--repeats)
+    "min_repeats": (1, 10_000),
+    "min_score": (0.0, 1.0),  # jurist gate: scores are normalised to [0, 1]
+    "max_drop": (0.0, 1.0),
+    "level": (0.5, 0.9999),  # an interval's confidence level
 }
 
 

@@ -26,6 +26,7 @@ from jurist.cli._judge import (
     run_engine,
 )
 from jurist.cli._model_options import ModelOptions, model_options
+from jurist.cli._repeat_flags import AdaptiveFlag, MinRepeatsFlag, RepeatsFlag
 from jurist.data import open_source
 from jurist.engines import RunOptions
 from jurist.errors import ConfigError, DataError
@@ -109,6 +110,9 @@ def compare(
     resume: Annotated[bool, typer.Option(help="Continue the run in the folder.")] = True,
     retry_failed: Annotated[bool, typer.Option(help=RETRY_FAILED_HELP)] = True,
     overwrite: Annotated[bool, typer.Option(help=OVERWRITE_HELP)] = False,
+    repeats: RepeatsFlag = 1,
+    adaptive: AdaptiveFlag = False,
+    min_repeats: MinRepeatsFlag = None,
     *,
     options: ModelOptions,
     engine_options: EngineOptions,
@@ -148,6 +152,9 @@ def compare(
         overwrite=overwrite,
         retries=retries,
         progress=progress,
+        repeats=repeats,
+        adaptive=adaptive,
+        min_repeats=min_repeats,
     )
     engine = engine_options.build(options)
     run = run_engine(judge, pairs, run_options, engine, command="compare", prepare=judge_model)

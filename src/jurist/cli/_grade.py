@@ -24,6 +24,7 @@ from jurist.cli._judge import (
     run_engine,
 )
 from jurist.cli._model_options import ModelOptions, model_options
+from jurist.cli._repeat_flags import AdaptiveFlag, MinRepeatsFlag, RepeatsFlag
 from jurist.engines import RunOptions
 from jurist.judges.rubric._aggregate import BINARY_AGGREGATIONS
 from jurist.judges.rubric._criteria import NOMINAL_AGGREGATIONS, ORDINAL_AGGREGATIONS
@@ -67,6 +68,9 @@ def grade(
     resume: Annotated[bool, typer.Option(help="Continue the run in the folder.")] = True,
     retry_failed: Annotated[bool, typer.Option(help=RETRY_FAILED_HELP)] = True,
     overwrite: Annotated[bool, typer.Option(help=OVERWRITE_HELP)] = False,
+    repeats: RepeatsFlag = 1,
+    adaptive: AdaptiveFlag = False,
+    min_repeats: MinRepeatsFlag = None,
     *,
     options: ModelOptions,
     engine_options: EngineOptions,
@@ -103,6 +107,9 @@ def grade(
         overwrite=overwrite,
         retries=retries,
         progress=progress,
+        repeats=repeats,
+        adaptive=adaptive,
+        min_repeats=min_repeats,
     )
     engine = engine_options.build(options)
     run = run_engine(judge, data, run_options, engine, command="grade", prepare=models)

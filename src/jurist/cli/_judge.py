@@ -22,6 +22,7 @@ from jurist.cli._bounds import VERDICT_MAX_TOKENS_HELP, bounded
 from jurist.cli._engine_options import EngineOptions, engine_options
 from jurist.cli._help import choices_metavar, template_help
 from jurist.cli._model_options import ModelOptions, model_options
+from jurist.cli._repeat_flags import AdaptiveFlag, MinRepeatsFlag, RepeatsFlag
 from jurist.cli._resume import resume_command
 from jurist.cli._summary import print_summary
 from jurist.data import open_source
@@ -99,6 +100,9 @@ def judge(
     ] = True,
     retry_failed: Annotated[bool, typer.Option(help=RETRY_FAILED_HELP)] = True,
     overwrite: Annotated[bool, typer.Option(help=OVERWRITE_HELP)] = False,
+    repeats: RepeatsFlag = 1,
+    adaptive: AdaptiveFlag = False,
+    min_repeats: MinRepeatsFlag = None,
     scoring: Annotated[
         str,
         typer.Option(
@@ -175,6 +179,9 @@ def judge(
         fields=fields,
         retries=retries,
         progress=progress,
+        repeats=repeats,
+        adaptive=adaptive,
+        min_repeats=min_repeats,
     )
     engine = engine_options.build(options)
     run = run_engine(the_judge, data, run_options, engine, command="judge", prepare=the_judge.model)

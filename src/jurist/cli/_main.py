@@ -27,6 +27,7 @@ from jurist.cli import (  # noqa: F401
     _catalog,
     _compare,
     _eval_model,
+    _gate,
     _grade,
     _ingest,
     _judge,

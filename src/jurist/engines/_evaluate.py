@@ -80,6 +80,9 @@ async def aevaluate(
     concurrency: int | None = None,
     progress: bool | None = None,
     prices: PriceTable | Mapping[str, Any] | None = None,
+    repeats: int | None = None,
+    adaptive: bool | None = None,
+    min_repeats: int | None = None,
     ray: RayOptions | None = None,
     batch_api: BatchAPIOptions | None = None,
 ) -> Run:
@@ -111,6 +114,14 @@ async def aevaluate(
         progress: draw a progress bar (items/s, ETA, failures, tokens, cost).
         prices: a :class:`PriceTable`, or spec -> ``{"prompt", "completion", "cached"}``
             (USD per million tokens) overriding the default table.
+        repeats: judge each item this many times (default 1); each repeat is a fresh
+            draw (never a cached answer of another repeat), stored and resumed on its own;
+            the item's score is the mean over its repeats (local engine only).
+        adaptive: with ``repeats``, judge ``min_repeats`` first and more, up to
+            ``repeats``, only while the item's verdict is not settled (see
+            :class:`~jurist.trust.RepeatPlan` for the stopping rule).
+        min_repeats: with ``adaptive``, the repeats every item gets (default
+            ``min(3, repeats)``).
         ray: deprecated, ``engine=RayEngine(options)``.
         batch_api: deprecated, ``engine=BatchAPIEngine(options)``.
     """
@@ -125,6 +136,9 @@ async def aevaluate(
         concurrency=concurrency,
         progress=progress,
         prices=prices,
+        repeats=repeats,
+        adaptive=adaptive,
+        min_repeats=min_repeats,
     )
     opts = with_overrides(options, given)
     return await _evaluate(data, judge, opts, chosen)
@@ -133,6 +147,12 @@ async def aevaluate(
 async def _evaluate(data: Any, judge: ItemJudge, opts: RunOptions, engine: Engine) -> Run:
     """:func:`aevaluate` with its options and engine resolved."""
     check_judge(judge, opts.retries)
+    plan = opts.repeat_plan()
+    if plan is not None and not isinstance(engine, LocalEngine):
+        raise ConfigError(
+            f"repeats are judged by the local engine only; the {engine.name} engine does not "
+            "run them yet: use engine=LocalEngine() (the CLI's default), or repeats=1"
+        )
     engine.check(judge, opts)  # before the folder and any model load
     workers = opts.concurrency or int(getattr(judge, "concurrency", 0) or DEFAULT_CONCURRENCY)
     if workers < 1:
@@ -151,7 +171,11 @@ async def _evaluate(data: Any, judge: ItemJudge, opts: RunOptions, engine: Engin
         # scrubbed here, so a stored manifest and a new one compare alike
         judge=scrub(normalised(judge.describe())),
         dataset=dataset,
-        options={"fields": dict(fields or {}), "retries": opts.retries},
+        options={
+            "fields": dict(fields or {}),
+            "retries": opts.retries,
+            **({"repeats": plan.describe()} if plan is not None else {}),
+        },
         prices=table.model_dump(mode="json")["prices"],
         settings={
             "concurrency": workers,
@@ -178,6 +202,7 @@ async def _evaluate(data: Any, judge: ItemJudge, opts: RunOptions, engine: Engin
                 opts.progress,
                 table,
                 opts.retry_failed,
+                plan,
             )
             await run_session(ctx, lambda: engine.run(ctx))
         finally:
@@ -266,6 +291,9 @@ def evaluate(
     concurrency: int | None = None,
     progress: bool | None = None,
     prices: PriceTable | Mapping[str, Any] | None = None,
+    repeats: int | None = None,
+    adaptive: bool | None = None,
+    min_repeats: int | None = None,
     ray: RayOptions | None = None,
     batch_api: BatchAPIOptions | None = None,
 ) -> Run:
@@ -282,6 +310,9 @@ def evaluate(
         concurrency=concurrency,
         progress=progress,
         prices=prices,
+        repeats=repeats,
+        adaptive=adaptive,
+        min_repeats=min_repeats,
     )
     opts = with_overrides(options, given)
     return run_sync(aevaluate(data, judge, opts, engine=chosen))

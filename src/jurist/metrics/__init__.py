@@ -42,6 +42,14 @@ from jurist.metrics._measures import (
     rmse,
     spearman,
 )
+from jurist.metrics._repeats import (
+    ItemRepeats,
+    flip_rate,
+    repeat_stats,
+    self_consistency,
+    two_level_difference,
+    two_level_interval,
+)
 from jurist.metrics._rubric import (
     CriterionInfo,
     CriterionMetrics,
@@ -70,6 +78,7 @@ __all__ = [
     "CriterionInfo",
     "CriterionMetrics",
     "Estimate",
+    "ItemRepeats",
     "Kind",
     "LengthBias",
     "LengthControlledFit",
@@ -95,6 +104,7 @@ __all__ = [
     "criteria_info",
     "fit_length_controlled",
     "fleiss_kappa",
+    "flip_rate",
     "kendall_tau",
     "krippendorff_alpha",
     "length_bias",
@@ -105,12 +115,16 @@ __all__ = [
     "pearson",
     "position_consistency",
     "preference_from_alpaca",
+    "repeat_stats",
     "rmse",
     "rubric_metrics",
     "selective_agreement",
     "selective_threshold",
+    "self_consistency",
     "spearman",
     "style_differences",
+    "two_level_difference",
+    "two_level_interval",
     "win_rate",
     "win_rate_from_ratings",
 ]

@@ -1,4 +1,4 @@
-"""Trust a judge: selective judging with a guarantee, cascades of judges, calibration.
+"""Trust a judge: repeats, selective judging with a guarantee, cascades, calibration, gates.
 
 - :class:`CascadeJudge`: judges in tiers, cheapest first; each tier decides the items it
   is confident on and passes the rest on; items no tier decides are left for people.
@@ -13,6 +13,10 @@
 - :func:`fit_calibration` fits a monotone map from a judge's score to the labels' scale on
   one part of the labelled items and reports agreement before and after on the rest;
   :class:`CalibratedJudge` applies a fitted :class:`Calibration` to any judge.
+
+- :class:`RepeatModel` / :func:`judge_for_repeat`: a judge asked again (``repeats=N`` in
+  :func:`jurist.evaluate`), each repeat its own cache key; :func:`gate_scores`: the CI gate
+  behind ``jurist gate`` (pass, fail or inconclusive from an interval).
 
 The threshold of one judge alone is :func:`jurist.metrics.selective_threshold`.
 """
@@ -29,6 +33,7 @@ from jurist.trust._fit import (
     fit_cascade,
     replay_cascade,
 )
+from jurist.trust._gate import Bar, GateResult, gate_scores
 from jurist.trust._outcome import (
     CascadeJudgment,
     CascadeResults,
@@ -39,10 +44,12 @@ from jurist.trust._outcome import (
     outcome_field,
 )
 from jurist.trust._recorded import fit_recorded, replay_recorded
+from jurist.trust._repeats import RepeatModel, RepeatPlan, aggregate_repeats, judge_for_repeat
 from jurist.trust._review import CascadeSummary, TierSummary, cascade_summary, write_review
 from jurist.trust._study import GuaranteeStudy, guarantee_study
 
 __all__ = [
+    "Bar",
     "CalibratedJudge",
     "CalibratedJudgment",
     "CalibratedResults",
@@ -57,17 +64,23 @@ __all__ = [
     "ConfidenceFn",
     "DeltaSplit",
     "FittedOn",
+    "GateResult",
     "GuaranteeStudy",
     "NotAsked",
+    "RepeatModel",
+    "RepeatPlan",
     "TierFit",
     "TierReplay",
     "TierStep",
     "TierSummary",
+    "aggregate_repeats",
     "cascade_summary",
     "fit_calibration",
     "fit_cascade",
     "fit_recorded",
+    "gate_scores",
     "guarantee_study",
+    "judge_for_repeat",
     "outcome_confidence",
     "outcome_field",
     "replay_cascade",

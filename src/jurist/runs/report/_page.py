@@ -281,6 +281,7 @@ def _summary_section(s: RunSummary) -> str:
         ("time", f"{s.seconds:.2f} s over {s.sessions} session(s)"),
         ("errors", ", ".join(f"{k}: {v}" for k, v in sorted(s.errors.items())) or None),
         ("decided during the run", "; ".join(s.decisions) or None),
+        *(s.repeats.rows(s.items) if s.repeats is not None else ()),
     ]
     return _table(["what", "value"], rows, table_id="summary")
 
