@@ -12,8 +12,10 @@ from jurist.templates._chat import ChatMessage, parse_messages
 from jurist.templates._conversation import (
     DEFAULT_MAX_TOOL_CHARS,
     Turn,
+    check_item,
     conversation_fields,
     render_conversation,
+    supplies,
 )
 from jurist.templates._forms import VerdictForm
 from jurist.templates._images import image_refs, load_image
@@ -48,6 +50,7 @@ __all__ = [
     "Template",
     "Turn",
     "VerdictForm",
+    "check_item",
     "conversation_fields",
     "field_text",
     "get_template",
@@ -61,4 +64,5 @@ __all__ = [
     "register_template",
     "render_conversation",
     "split_reasoning",
+    "supplies",
 ]

@@ -45,13 +45,14 @@ from jurist._missing import is_missing
 from jurist.errors import DataError
 from jurist.templates._chat import ChatMessage, parse_messages
 from jurist.templates._escape import neutralise
-from jurist.templates._images import image_refs
+from jurist.templates._images import check_image, image_refs
 
 __all__ = [
     "DEFAULT_MAX_TOOL_CHARS",
     "EXPANDED",
     "IMAGES",
     "Turn",
+    "check_item",
     "conversation_fields",
     "has_conversation",
     "render_conversation",
@@ -68,6 +69,26 @@ IMAGES = "__jurist_images__"
 _TAGS = frozenset({"system", "user", "assistant", "tool_call", "tool_result", "conversation"})
 _SINGLE = ("prompt", "response", "conversation")
 _PAIR = ("prompt", "response_a", "response_b")
+
+
+def check_item(values: Mapping[str, Any], *, where: str) -> None:
+    """Check an item's conversation fields and images before any call: each message (see
+    :func:`~jurist.templates.parse_messages`), and each image reference's form and, for
+    a local file, that it exists; errors name ``where``, the message and the field.
+
+    >>> check_item({"messages": [{"role": "tool", "content": "x"}]}, where="d.jsonl:2")
+    Traceback (most recent call last):
+    ...
+    jurist.errors.DataError: d.jsonl:2: messages[0]: a tool message needs the tool_call_id ...
+    """
+    refs = image_refs(values.get("images"), where=where)
+    for field in ("messages", "messages_a", "messages_b"):
+        if not _missing(values.get(field)):
+            for m in parse_messages(values[field], where=where, field=field):
+                if not isinstance(m.content, str) and m.content is not None:
+                    refs += [p["image_url"] for p in m.content if p["type"] == "image_url"]
+    for ref in refs:
+        check_image(ref, where=where)
 
 
 def has_conversation(row: Mapping[str, Any]) -> bool:

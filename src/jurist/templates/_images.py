@@ -40,7 +40,7 @@ from jurist._missing import is_missing
 from jurist.errors import DataError
 from jurist.types import ImagePart
 
-__all__ = ["MAX_IMAGE_BYTES", "image_refs", "load_image", "load_images"]
+__all__ = ["MAX_IMAGE_BYTES", "check_image", "image_refs", "load_image", "load_images"]
 
 MAX_IMAGE_BYTES = 20 * 1024 * 1024
 """The largest local image file read (OpenAI's own limit per image is 20 MB)."""
@@ -87,6 +87,18 @@ def _scalar_missing(value: Any) -> bool:
         return bool(is_missing(value))
     except (TypeError, ValueError):
         return False
+
+
+def check_image(ref: Any, *, where: str) -> None:
+    """Check a reference without reading a file: its form, and that a local file exists."""
+    url = ref
+    if isinstance(ref, Mapping):
+        inner = ref.get("image_url", ref)
+        url = inner.get("url") if isinstance(inner, Mapping) else inner
+    if isinstance(url, str) and url.strip().startswith(("data:", "http://", "https://")):
+        load_image(ref, where=where)  # no file to read: the whole check is cheap
+    elif not isinstance(url, str) or not Path(url.strip()).expanduser().is_file():
+        load_image(ref, where=where)  # raises, naming what is wrong
 
 
 def load_images(refs: list[Any], *, where: str) -> tuple[ImagePart, ...]:
