@@ -45,7 +45,7 @@ a bare output, clamped into [0, 1] however far out it was. It pays for garbage
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from jurist._sync import run_sync
@@ -187,11 +187,17 @@ async def llm_as_judge_reward_async(
     retries: int = 0,
     tolerance: float = DEFAULT_TOLERANCE,
     lenient: bool = False,
+    messages: Sequence[Mapping[str, Any]] | str | None = None,
+    images: Sequence[Any] | None = None,
 ) -> dict[str, Any]:
     """Async variant of :func:`llm_as_judge_reward`."""
     _check_tolerance(tolerance)
     backend = _backend(llm_backend)
-    item = {"response": prediction, "reference": golden_answer, "prompt": prompt}
+    item: dict[str, Any] = {"response": prediction, "reference": golden_answer, "prompt": prompt}
+    if messages is not None:
+        item["messages"] = messages
+    if images is not None:
+        item["images"] = list(images)
     judgment = await backend.judge.judge(item, retries=retries)
     return judgment_to_reward(judgment, tolerance=tolerance, lenient=lenient)
 
@@ -206,6 +212,8 @@ def llm_as_judge_reward(
     retries: int = 0,
     tolerance: float = DEFAULT_TOLERANCE,
     lenient: bool = False,
+    messages: Sequence[Mapping[str, Any]] | str | None = None,
+    images: Sequence[Any] | None = None,
 ) -> dict[str, Any]:
     """Score ``prediction`` against ``golden_answer`` with a judge model (sync).
 
@@ -216,6 +224,12 @@ def llm_as_judge_reward(
     unreadable verdict. ``tolerance`` is how far outside [0, 1] a score may be and still be
     clamped (further out is a parse failure); ``lenient=True`` is the seed's reading, which
     clamps any number (see the module doc).
+
+    ``messages`` is a multi-turn rollout's conversation before the prediction (OpenAI chat
+    format, tool calls and results included): the judge sees it, rendered compactly, as
+    the question (``prompt`` given too wins). ``images`` (paths, URLs, data URIs) are sent
+    with the judge's prompt, as are the image parts of ``messages``; the judge model must
+    take image input.
     """
     return run_sync(
         llm_as_judge_reward_async(
@@ -226,6 +240,8 @@ def llm_as_judge_reward(
             retries=retries,
             tolerance=tolerance,
             lenient=lenient,
+            messages=messages,
+            images=images,
         )
     )
 
