@@ -60,7 +60,9 @@ __all__ = [
 ]
 
 Turn = int | Literal["last", "all"]
+"""The turn of a conversation judged: ``"last"`` reply, ``"all"``, or a reply's index."""
 DEFAULT_MAX_TOOL_CHARS = 2000
+"""A tool result (or tool-call arguments) longer than this is cut, with a marker."""
 EXPANDED = "__jurist_conversation__"
 """Set on an item once its conversation fields are placed (they are not placed twice)."""
 IMAGES = "__jurist_images__"
