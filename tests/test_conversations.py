@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 import jurist
+from jurist._sync import run_sync
 from jurist.errors import DataError
 from jurist.models import CachedModel, MockModel
 from jurist.models._cache import cache_key
@@ -375,3 +376,18 @@ def test_cli_judge_and_compare_take_conversations(
     assert json.loads((tmp_path / "r4" / "results.jsonl").read_text())["judge_score"] == 1.0
     assert len(image_parts(server.bodies[-1])) == 1
     assert not server.rejected
+
+
+def test_a_local_hf_model_refuses_images_naming_model_and_item(tiny_model_dir: Path) -> None:
+    pytest.importorskip("transformers")
+    model = jurist.get_model(f"hf:{tiny_model_dir}")
+    assert model.capabilities.images is False
+    judge = jurist.LLMJudge(model, template="likert", max_tokens=2)
+    item = {"prompt": "q", "response": "a", "images": [DATA_URI]}
+    (out,) = judge.judge_sync([item])
+    assert out.error is not None and out.error.startswith(f"capability: {model.spec} takes no")
+    assert "sha256:" in out.error
+    msgs = judge.messages(item)
+    with pytest.raises(jurist.errors.CapabilityError, match="takes no image input"):
+        run_sync(model.complete(Request(messages=msgs)))  # the backend itself refuses too
+    assert judge.judge_sync([{"messages": AGENT}])[0].judge_prompt.startswith("<question>")
