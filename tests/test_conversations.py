@@ -391,3 +391,45 @@ def test_a_local_hf_model_refuses_images_naming_model_and_item(tiny_model_dir: P
     with pytest.raises(jurist.errors.CapabilityError, match="takes no image input"):
         run_sync(model.complete(Request(messages=msgs)))  # the backend itself refuses too
     assert judge.judge_sync([{"messages": AGENT}])[0].judge_prompt.startswith("<question>")
+
+
+def test_rubric_per_criterion_calls_carry_the_images_and_context() -> None:
+    rubric = jurist.Rubric.from_dict(
+        [{"name": "a", "requirement": "Says 20 C"}, {"name": "b", "requirement": "Is polite"}]
+    )
+    model = MockModel("g", outputs=['{"verdict": "MET"}'], cycle=True, images=True)
+    grader = jurist.CriterionGrader(judges=[model], calls="per_criterion", turn="last")
+    conv = [_user_with_image("Weather?"), *AGENT[1:]]
+    judge = grader.for_rubric(rubric)
+    assert judge.judge_sync({"messages": conv}).score == 1.0
+    assert len(model.requests) == 2
+    for request in model.requests:
+        (image,) = request.images
+        assert image.ref.startswith("sha256:")
+        text = request.messages[-1].content
+        assert "Weather? [image 1]" in text and "<submission>\n20 C.\n</submission>" in text
+    # a submission of its own: the whole conversation is the query
+    model.requests.clear()
+    judge.judge_sync({"messages": AGENT[:4], "response": "Sunny."})
+    text = model.requests[0].messages[-1].content
+    assert "<submission>\nSunny.\n</submission>" in text and "18 C." in text
+
+
+def test_a_panel_and_a_custom_template_over_the_whole_conversation() -> None:
+    from jurist.templates import Label, LabelScale, Template
+
+    whole = Template(
+        name="helpful_agent",
+        instructions="Was the agent helpful over the whole conversation?",
+        item="<transcript>\n{conversation}\n</transcript>",
+        fields=("conversation",),
+        scale=LabelScale(labels=(Label(name="Yes", score=1.0), Label(name="No", score=0.0))),
+    )
+    model = MockModel("j", outputs=["Yes"], cycle=True)
+    panel = jurist.Panel(
+        [jurist.LLMJudge(model, template=whole), jurist.LLMJudge(model, template=whole)]
+    )
+    out = panel.judge_sync([{"messages": AGENT}])
+    assert out.scores == [1.0]
+    sent = model.requests[-1].messages[-1].content
+    assert sent.startswith("<transcript>\n<user>\nWeather in Paris?") and "20 C." in sent
