@@ -69,6 +69,7 @@ IMAGES = "__jurist_images__"
 """The image references of an expanded item, in ``[image N]`` order."""
 
 _TAGS = frozenset({"system", "user", "assistant", "tool_call", "tool_result", "conversation"})
+_KEYS = frozenset({"messages", "messages_a", "messages_b", "images"})
 _SINGLE = ("prompt", "response", "conversation")
 _PAIR = ("prompt", "response_a", "response_b")
 
@@ -83,6 +84,8 @@ def check_item(values: Mapping[str, Any], *, where: str) -> None:
     ...
     jurist.errors.DataError: d.jsonl:2: messages[0]: a tool message needs the tool_call_id ...
     """
+    if _KEYS.isdisjoint(values):
+        return  # a plain item: nothing to check (the common case, kept cheap)
     refs = image_refs(values.get("images"), where=where)
     for field in ("messages", "messages_a", "messages_b"):
         if not _missing(values.get(field)):
@@ -95,6 +98,8 @@ def check_item(values: Mapping[str, Any], *, where: str) -> None:
 
 def has_conversation(row: Mapping[str, Any]) -> bool:
     """Whether ``row`` holds a conversation (``messages``, or ``messages_a`` and ``_b``)."""
+    if _KEYS.isdisjoint(row):
+        return False
     return any(not _missing(row.get(k)) for k in ("messages", "messages_a", "messages_b"))
 
 

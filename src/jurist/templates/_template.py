@@ -45,7 +45,6 @@ from jurist.templates._conversation import (
     IMAGES,
     Turn,
     conversation_fields,
-    has_conversation,
 )
 from jurist.templates._escape import neutralise as _neutralise
 from jurist.templates._forms import VerdictForm
@@ -67,6 +66,8 @@ __all__ = ["Template"]
 
 _FIELD = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _TAG = re.compile(r"</?([A-Za-z_][\w-]*)>")
+# Keys that make an item more than its fields: a conversation, images.
+_ITEM_KEYS = frozenset({"messages", "messages_a", "messages_b", "images"})
 # Outputs longer than this are parsed in a worker thread by :meth:`Template.aparse`.
 PARSE_INLINE_MAX = 16_384
 
@@ -240,8 +241,8 @@ class Template(BaseModel):
         :func:`~jurist.templates.conversation_fields`); the image references under
         ``IMAGES``. An item without a conversation or images is returned as it is.
         """
-        if values.get(EXPANDED) or not (has_conversation(values) or "images" in values):
-            return dict(values)
+        if _ITEM_KEYS.isdisjoint(values) or values.get(EXPANDED):
+            return values if isinstance(values, dict) else dict(values)
         return conversation_fields(
             values,
             pairwise=self.kind == "pairwise",
