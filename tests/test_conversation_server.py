@@ -201,3 +201,19 @@ def test_a_text_only_model_refuses_images_and_sends_nothing(
     assert result.error is not None and result.error.startswith("capability: openai:judge")
     assert str(image) in result.error  # the item's image, named
     assert len(server.bodies) == before  # nothing was sent without its image
+
+
+def test_batch_rewards_take_each_rollouts_conversation(server: ChatServer, image: Path) -> None:
+    from jurist.rewards import llm_as_judge_rewards
+
+    before = len(server.bodies)
+    backend = RewardBackend(_model(server, "reward"), max_tokens=16)
+    rollout = _conversation(image)
+    out = llm_as_judge_rewards(
+        ["Paris is at 18 C.", "No idea."], ["18 C", "18 C"], backend, messages=[rollout[:-1], None]
+    )
+    assert [r["reward"] for r in out] == [0.9, 0.9]
+    bodies = sorted(server.bodies[before:], key=lambda b: "No idea." in user_text(b))
+    _check_body(bodies[0], image)
+    assert image_parts(bodies[1]) == [] and "<question>" not in user_text(bodies[1])
+    assert not server.rejected

@@ -256,8 +256,13 @@ async def llm_as_judge_rewards_async(
     concurrency: int = 32,
     tolerance: float = DEFAULT_TOLERANCE,
     lenient: bool = False,
+    messages: Sequence[Sequence[Mapping[str, Any]] | str | None] | None = None,
 ) -> list[dict[str, Any]]:
-    """Rewards for a batch, judged concurrently (a local model batches them); in order."""
+    """Rewards for a batch, judged concurrently (a local model batches them); in order.
+
+    ``messages`` holds each rollout's conversation before its prediction (or ``None``), as
+    :func:`llm_as_judge_reward` takes it.
+    """
     _check_tolerance(tolerance)
     if len(predictions) != len(golden_answers):
         raise DataError(
@@ -267,6 +272,10 @@ async def llm_as_judge_rewards_async(
     if prompts is not None and len(prompts) != len(predictions):
         raise DataError(
             f"prompts and predictions differ in length: {len(prompts)} != {len(predictions)}"
+        )
+    if messages is not None and len(messages) != len(predictions):
+        raise DataError(
+            f"messages and predictions differ in length: {len(messages)} != {len(predictions)}"
         )
     backend = _backend(llm_backend)
 
@@ -279,6 +288,7 @@ async def llm_as_judge_rewards_async(
             retries=retries,
             tolerance=tolerance,
             lenient=lenient,
+            messages=messages[i] if messages is not None else None,
         )
 
     return await run_items(one, len(predictions), concurrency=concurrency, ok=_rewarded)
@@ -298,6 +308,7 @@ def llm_as_judge_rewards(
     concurrency: int = 32,
     tolerance: float = DEFAULT_TOLERANCE,
     lenient: bool = False,
+    messages: Sequence[Sequence[Mapping[str, Any]] | str | None] | None = None,
 ) -> list[dict[str, Any]]:
     """Sync twin of :func:`llm_as_judge_rewards_async` (the batch form for RL loops)."""
     return run_sync(
@@ -310,5 +321,6 @@ def llm_as_judge_rewards(
             concurrency=concurrency,
             tolerance=tolerance,
             lenient=lenient,
+            messages=messages,
         )
     )
