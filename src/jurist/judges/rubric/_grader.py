@@ -35,7 +35,7 @@ from jurist.judges.rubric._criteria import (
     ORDINAL_AGGREGATIONS,
     Criterion,
 )
-from jurist.judges.rubric._inputs import conversation_input
+from jurist.judges.rubric._inputs import item_input
 from jurist.judges.rubric._item_judge import RubricJudge
 from jurist.judges.rubric._judge_spec import JudgeSpec, resolve_judges
 from jurist.judges.rubric._report import GradeReport
@@ -392,24 +392,17 @@ class CriterionGrader:
         *,
         messages: Any = None,
     ) -> ItemInput:
-        """One item to grade; a conversation (``messages``, or a list submission) gives the
-        submission and, where none is given, the query."""
-        if isinstance(submission, list | tuple):
-            messages, submission = submission, None
-        if messages is None and not images:
-            if not isinstance(submission, str):
-                raise DataError(
-                    f"{where} must be text or a conversation (a list of messages), got "
-                    f"{type(submission).__name__}"
-                )
-            return ItemInput(submission, query, reference, item_key(query, submission))
-        values = {"messages": messages, "response": submission, "prompt": query}
-        values["images"] = list(images or [])
-        text, asked, parts = conversation_input(
-            values, turn=self.turn, max_tool_chars=self.max_tool_chars, where=where
+        """One item to grade (see :func:`~jurist.judges.rubric._inputs.item_input`)."""
+        return item_input(
+            submission,
+            query,
+            reference,
+            images,
+            where,
+            messages=messages,
+            turn=self.turn,
+            max_tool_chars=self.max_tool_chars,
         )
-        key = item_key(asked, text + "".join(p.sha256 for p in parts))
-        return ItemInput(text, asked, reference, key, parts)
 
     def _item(self, s: Submission, i: int, queries: Sequence[str | None] | None) -> ItemInput:
         query = queries[i] if queries is not None else None

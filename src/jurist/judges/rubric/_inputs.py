@@ -15,16 +15,50 @@ conversation's image parts) after the text.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from jurist.errors import DataError
+from jurist.judges.rubric._calls import ItemInput
+from jurist.judges.rubric._shuffle import item_key
 from jurist.templates import DEFAULT_MAX_TOOL_CHARS, Turn, conversation_fields
 from jurist.templates._conversation import IMAGES
 from jurist.templates._images import load_images
 from jurist.types import ImagePart
 
-__all__ = ["conversation_input"]
+__all__ = ["conversation_input", "item_input"]
+
+
+def item_input(
+    submission: Any,
+    query: str | None,
+    reference: str | None,
+    images: Sequence[Any] | None,
+    where: str,
+    *,
+    messages: Any = None,
+    turn: Turn = "last",
+    max_tool_chars: int | None = DEFAULT_MAX_TOOL_CHARS,
+) -> ItemInput:
+    """One item to grade: text as it is; a conversation (``messages``, or a list
+    ``submission``) gives the submission and, where none is given, the query; its shuffle
+    key covers the images' hashes."""
+    if isinstance(submission, list | tuple):
+        messages, submission = submission, None
+    if messages is None and not images:
+        if not isinstance(submission, str):
+            raise DataError(
+                f"{where} must be text or a conversation (a list of messages), got "
+                f"{type(submission).__name__}"
+            )
+        return ItemInput(submission, query, reference, item_key(query, submission))
+    values = {"messages": messages, "response": submission, "prompt": query}
+    values["images"] = list(images or [])
+    text, asked, parts = conversation_input(
+        values, turn=turn, max_tool_chars=max_tool_chars, where=where
+    )
+    key = item_key(asked, text + "".join(p.sha256 for p in parts))
+    return ItemInput(text, asked, reference, key, parts)
 
 
 def conversation_input(
