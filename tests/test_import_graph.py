@@ -176,9 +176,9 @@ LAYERS = (
     "judges",
     "batching",
     "metrics",
+    "data",
     "templates",
     "models",
-    "data",
 )
 """DESIGN.md's layers, top down: a package imports only the packages below it (and the
 shared base: ``types``, ``errors`` and the private top-level helpers ``jurist._*``).

@@ -27,6 +27,7 @@ from jurist.cli._judge import (
 )
 from jurist.cli._model_options import ModelOptions, model_options
 from jurist.cli._repeat_flags import AdaptiveFlag, MinRepeatsFlag, RepeatsFlag
+from jurist.cli._turn import MAX_TOOL_CHARS_HELP, TURN_HELP, parse_turn
 from jurist.data import open_source
 from jurist.engines import RunOptions
 from jurist.errors import ConfigError, DataError
@@ -47,6 +48,10 @@ def write_pairs(
             if right is None:
                 raise DataError(f"{a} has more rows than {b} ({n}); compare needs equal rows")
             _, where_b, row_b = right
+            if row_a.get("messages") is not None or row_b.get("messages") is not None:
+                f.write(orjson.dumps(_conversation_pair(where_a, row_a, where_b, row_b)) + b"\n")
+                n += 1
+                continue
             for where, row, field in (
                 (where_a, row_a, prompt_field),
                 (where_a, row_a, response_field),
@@ -75,6 +80,20 @@ def write_pairs(
             raise DataError(f"{b} has more rows than {a} ({n}); compare needs equal rows")
     tmp.replace(out)
     return n
+
+
+def _conversation_pair(
+    where_a: str, row_a: dict[str, Any], where_b: str, row_b: dict[str, Any]
+) -> dict[str, Any]:
+    """Two rows holding conversations as one pair (``messages_a``, ``messages_b``); their
+    context before the judged turn must match (checked when the pair is judged)."""
+    for where, row in ((where_a, row_a), (where_b, row_b)):
+        if row.get("messages") is None:
+            raise DataError(
+                f"{where}: no messages, while the other file's row holds a conversation; "
+                "compare conversations with conversations"
+            )
+    return {"messages_a": row_a["messages"], "messages_b": row_b["messages"]}
 
 
 @app.command("compare")
@@ -113,6 +132,8 @@ def compare(
     repeats: RepeatsFlag = 1,
     adaptive: AdaptiveFlag = False,
     min_repeats: MinRepeatsFlag = None,
+    turn: Annotated[str, typer.Option(help=TURN_HELP)] = "last",
+    max_tool_chars: Annotated[int, typer.Option(min=0, help=MAX_TOOL_CHARS_HELP)] = 2000,
     *,
     options: ModelOptions,
     engine_options: EngineOptions,
@@ -144,6 +165,8 @@ def compare(
         temperature=options.temperature,
         concurrency=options.concurrency,
         max_tokens=max_tokens,
+        turn=parse_turn(turn),
+        max_tool_chars=max_tool_chars or None,
     )
     run_options = RunOptions(
         run_dir=run_dir,

@@ -25,6 +25,7 @@ from jurist.cli._model_options import ModelOptions, model_options
 from jurist.cli._repeat_flags import AdaptiveFlag, MinRepeatsFlag, RepeatsFlag
 from jurist.cli._resume import resume_command
 from jurist.cli._summary import print_summary
+from jurist.cli._turn import MAX_TOOL_CHARS_HELP, TURN_HELP, parse_turn
 from jurist.data import open_source
 from jurist.engines import BatchAPIEngine, Engine, RunOptions, aevaluate
 from jurist.errors import ConfigError, OutputError
@@ -134,6 +135,8 @@ def judge(
             help="Judge answer format: auto (JSON where the backend takes a schema), text, json.",
         ),
     ] = "auto",
+    turn: Annotated[str, typer.Option(help=TURN_HELP)] = "last",
+    max_tool_chars: Annotated[int, typer.Option(min=0, help=MAX_TOOL_CHARS_HELP)] = 2000,
     *,
     options: ModelOptions,
     engine_options: EngineOptions,
@@ -170,6 +173,8 @@ def judge(
         min_coverage=min_coverage,
         low_coverage=low_coverage,  # type: ignore[arg-type]
         output=output,  # type: ignore[arg-type]
+        turn=parse_turn(turn),
+        max_tool_chars=max_tool_chars or None,
     )
     run_options = RunOptions(
         run_dir=run_dir,

@@ -18,6 +18,10 @@ before anything is written to it: another program's SQLite file is refused, neve
 cleared. A write that fails (a full disk) raises :class:`~jurist.errors.OutputError`
 naming the file; the rows committed before it stay.
 
+An image an item carries inline (a data URI) is kept once in the ``images`` table by its
+content hash, and the item refers to it as ``sha256:<hex>`` (see
+:mod:`jurist.runs._store_images`; :meth:`RunStore.image` reads one back).
+
 Reading is streamed (:meth:`RunStore.rows` walks a cursor in ``idx`` order), so exports
 and reports of a 100,000-item run hold one row at a time.
 
@@ -48,6 +52,7 @@ from jurist._sqlite import connect, use_wal
 from jurist.errors import ConfigError, JuristError, OutputError
 from jurist.runs._batch_store import BatchStore, batch_calls_in
 from jurist.runs._repeat_store import PENDING_TOTALS, REPEATS_SCHEMA, RepeatTable
+from jurist.runs._store_images import IMAGES_SCHEMA, externalise
 from jurist.types import Usage
 
 __all__ = ["FORMAT", "Bitmap", "RunStore", "StoredResult", "Totals", "is_jurist_store"]
@@ -250,7 +255,7 @@ class RunStore:
                 problem = _schema_problem(self._db)
                 if problem is None:
                     use_wal(self._db)
-                    self._db.executescript(_SCHEMA)
+                    self._db.executescript(_SCHEMA + IMAGES_SCHEMA)
                     columns = {r[1] for r in self._db.execute("PRAGMA table_info(results)")}
                     if "attempts" not in columns:  # a store written before attempts were kept
                         self._db.execute(
@@ -308,10 +313,11 @@ class RunStore:
         totals count every request any session sent.
         """
         u = r.usage
+        item, images = externalise(r.item)
         values = (
             r.idx,
             r.item_hash,
-            dumps(r.item),
+            dumps(item),
             r.score,
             r.error,
             dumps(r.outcome),
@@ -330,6 +336,10 @@ class RunStore:
             self._db.execute("BEGIN")
             try:
                 self._db.execute(_KEEP_REPLACED, (r.idx,))
+                self._db.executemany(
+                    "INSERT OR IGNORE INTO images (sha256, media_type, data) VALUES (?, ?, ?)",
+                    [(digest, media, data) for digest, (media, data) in images.items()],
+                )
                 written = self._db.execute(_INSERT, values).rowcount == 1
                 if not written:
                     spent = (u.prompt_tokens, u.completion_tokens, u.cached_tokens, u.calls)
@@ -372,6 +382,18 @@ class RunStore:
             self._db.execute(_REPLACE, values)
         except sqlite3.Error as e:
             raise self._error(f"write item {r.idx} to", e) from None
+
+    def image(self, sha256: str) -> tuple[str, bytes] | None:
+        """The media type and bytes of an image stored by its hash (an item's
+        ``sha256:<hex>`` reference, without the prefix), or ``None``."""
+        try:
+            row = self._db.execute(
+                "SELECT media_type, data FROM images WHERE sha256 = ?",
+                (sha256.removeprefix("sha256:"),),
+            ).fetchone()
+        except sqlite3.OperationalError:  # a store written before images were kept
+            return None
+        return None if row is None else (str(row[0]), bytes(row[1]))
 
     def start(self, manifest: dict[str, Any]) -> str:
         """Begin a run: delete every result and meta entry, mark the file as jurist's and
