@@ -39,6 +39,7 @@ from pydantic import (
 )
 
 from jurist.errors import ConfigError, DataError
+from jurist.templates._claims import ClaimsForm
 from jurist.templates._forms import VerdictForm
 from jurist.templates._json import find_json_object, json_schema, parse_json, read_json_verdict
 from jurist.templates._parse import (
@@ -82,6 +83,10 @@ class Template(BaseModel):
     preference for response A: A better 1.0, tie 0.5, B better 0.0. ``conflict`` says what
     different verdicts in one output mean: ``"fail"`` (the default), or the ``"first"`` /
     ``"last"`` one wins (see :meth:`with_conflict`).
+
+    ``claims`` makes the judge list claims with a verdict each (see
+    :mod:`jurist.templates._claims`); the score is then the share of claims that earn
+    full marks, on a 0-1 ``scale``.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -100,6 +105,7 @@ class Template(BaseModel):
     form: VerdictForm | None = None
     json_key: str = "verdict"
     json_only: bool = False
+    claims: ClaimsForm | None = None
     conflict: Conflict = "fail"
     output: str = "Reply with only the verdict: {choices}."
     output_explained: str = (
@@ -114,6 +120,9 @@ class Template(BaseModel):
         # The default conflict rule is left out, so a template dumps as it did before the
         # rule existed (run manifests made then still match on resume).
         data: dict[str, Any] = handler(self)
+        if self.claims is None:  # likewise a template without claims
+            data.pop("claims", None)
+
         if self.conflict == "fail":
             data.pop("conflict", None)
         return data
@@ -203,7 +212,9 @@ class Template(BaseModel):
 
         With ``json=True`` the format asks for one JSON object (see :meth:`json_schema`).
         """
-        if json:
+        if json and self.claims is not None:
+            fmt = self.claims.json_format(explanations)
+        elif json:
             fmt = _json_format(self.json_key, self.choices(), explanations)
         else:
             fmt = self.output_explained if explanations else self.output
@@ -262,6 +273,13 @@ class Template(BaseModel):
         with the template's ``json_key``, and text otherwise. Templates with
         ``json_only`` always read JSON.
         """
+        if self.claims is not None:
+            return self.claims.parse(
+                text,
+                explanations=explanations,
+                json=True if self.json_only else json,
+                conflict=self.conflict,
+            )
         if json or self.json_only:
             return parse_json(text, self.scale, self.json_key, explanation=explanations)
         if json is None and "{" in text:
@@ -295,6 +313,8 @@ class Template(BaseModel):
         >>> get_template("mt_bench_pair").json_schema()["properties"]["verdict"]["enum"]
         ['A', 'B', 'tie']
         """
+        if self.claims is not None:
+            return self.claims.json_schema(explanations)
         return json_schema(self.scale, self.json_key, explanations=explanations)
 
     def with_conflict(self, conflict: Conflict) -> Template:
@@ -332,6 +352,8 @@ class Template(BaseModel):
         }
 
     def _verdict_example(self) -> str:
+        if self.claims is not None:
+            return f"{self.claims.claim_key}: ... / {self.claims.verdict_key}: ... per claim"
         if self.json_only:
             return f'{{"{self.json_key}": ...}}'
         form = self.verdict_form

@@ -276,6 +276,7 @@ class CustomCheck:
 
 
 Check = ToolUsed | ToolSequence | ToolArgs | StepCount | CustomCheck
+"""Any check: one that is data (:data:`CheckSpec`) or a Python one (:class:`CustomCheck`)."""
 
 
 def tool_used(tool: str, *, min_times: int = 1, max_times: int | None = None) -> ToolUsed:
