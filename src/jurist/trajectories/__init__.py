@@ -23,11 +23,16 @@ from jurist.trajectories._checks import (
     tool_sequence,
     tool_used,
 )
+from jurist.trajectories._grader import CHECK_JUDGE_ID, TrajectoryGrader
 from jurist.trajectories._import import load_traces, trajectories_from_spans
+from jurist.trajectories._items import trajectory_from_item, trajectory_items
 from jurist.trajectories._model import ChatMessage, Step, ToolCall, ToolUse, Trajectory
 from jurist.trajectories._render import render_step, render_trajectory
+from jurist.trajectories._rubric import CheckCriterion, TrajectoryRubric
 
 __all__ = [
+    "CHECK_JUDGE_ID",
+    "CheckCriterion",
     "ChatMessage",
     "Check",
     "CheckResult",
@@ -41,6 +46,8 @@ __all__ = [
     "ToolUse",
     "ToolUsed",
     "Trajectory",
+    "TrajectoryGrader",
+    "TrajectoryRubric",
     "custom_check",
     "load_traces",
     "render_step",
@@ -50,4 +57,6 @@ __all__ = [
     "tool_sequence",
     "tool_used",
     "trajectories_from_spans",
+    "trajectory_from_item",
+    "trajectory_items",
 ]

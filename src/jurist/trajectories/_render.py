@@ -77,22 +77,24 @@ def render_trajectory(
     max_result: int = DEFAULT_MAX_RESULT,
     max_args: int = DEFAULT_MAX_ARGS,
     system: bool = False,
+    task: bool = True,
 ) -> str:
     """The whole trajectory as numbered steps (module doc); ``system=True`` shows system
-    messages too."""
+    messages too; ``task=False`` leaves out the ``Task:`` line (a template that shows the
+    task apart)."""
     steps = {id(s.message): s for s in trajectory.steps}
     answered = {id(r) for s in steps.values() for r in s.results}
     lines: list[str] = []
-    task = trajectory.task
-    if task is not None:
-        lines.append(f"Task: {task.strip()}")
+    the_task = trajectory.task
+    if the_task is not None and task:
+        lines.append(f"Task: {the_task.strip()}")
     shown_task = False
     n_steps = len(steps)
     for m in trajectory.messages:
         if m.role == "assistant":
             step = steps[id(m)]
             lines += _step_lines(step, step.index == n_steps - 1, max_result, max_args)
-        elif m.role == "user" and not shown_task and m.content == task:
+        elif m.role == "user" and not shown_task and m.content == the_task:
             shown_task = True
         elif (m.role == "system" and system) or m.role == "user":
             lines.append(_other(m, max_result))

@@ -1,0 +1,217 @@
+""":class:`TrajectoryGrader`: a :class:`TrajectoryRubric` graded on trajectory items.
+
+The checks run on the item's trajectory (:func:`trajectory_from_item`); the LLM criteria,
+when the rubric has any, go to a :class:`~jurist.CriterionGrader` with the trajectory
+rendered as the submission and the task as the query. The two are assembled into one
+:class:`~jurist.judges.rubric.GradeReport` by the grader's own aggregation and scoring:
+each check is a binary criterion with one vote (judge id ``"check"``), so the report, the
+run store and the HTML report show checks and judges' verdicts side by side.
+
+A grader is an item judge for :func:`jurist.evaluate`; it never raises for a failed call,
+a malformed trajectory or a check that raises: the report carries the error.
+
+>>> import jurist
+>>> from jurist.trajectories import Trajectory, TrajectoryRubric, trajectory_items
+>>> t = Trajectory.from_messages([{"role": "user", "content": "Weather in Oslo?"},
+...     {"role": "assistant", "tool_calls": [{"id": "1", "function": {"name": "weather",
+...         "arguments": '{"city": "Oslo"}'}}]},
+...     {"role": "tool", "tool_call_id": "1", "content": "-3 C, snow"},
+...     {"role": "assistant", "content": "It is -3 C and snowing in Oslo."}])
+>>> rubric = TrajectoryRubric.from_dict({
+...     "checks": [{"name": "used_weather", "check": {"kind": "tool_used", "tool": "weather"}}],
+...     "criteria": [{"name": "grounded", "requirement": "The answer matches the tool result"}]})
+>>> model = jurist.get_model("mock:j", outputs=['{"c1": {"verdict": "MET"}}'], cycle=True)
+>>> grader = TrajectoryGrader(rubric, jurist.CriterionGrader(judges=[model]))
+>>> report = grader.judge_sync(trajectory_items([t])[0])
+>>> report.score, [(c.name, c.final.label) for c in report.criteria]
+(1.0, [('used_weather', 'MET'), ('grounded', 'MET')])
+>>> report.criteria[0].reason
+"check: 'weather' was called 1 time"
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from jurist._sync import run_sync
+from jurist.errors import ConfigError, JuristError
+from jurist.judges.rubric import CriterionGrader, CriterionVerdict, GradeReport, Vote
+from jurist.judges.rubric._assemble import Strategies, assemble
+from jurist.models import Model
+from jurist.trajectories._items import trajectory_from_item
+from jurist.trajectories._model import Trajectory
+from jurist.trajectories._render import DEFAULT_MAX_ARGS, DEFAULT_MAX_RESULT, render_trajectory
+from jurist.trajectories._rubric import CheckCriterion, TrajectoryRubric
+
+__all__ = ["CHECK_JUDGE_ID", "TrajectoryGrader"]
+
+CHECK_JUDGE_ID = "check"
+"""The judge id of the votes that checks cast in a grade report."""
+
+
+def _check_vote(check: CheckCriterion, trajectory: Trajectory) -> Vote:
+    try:
+        result = check.check.check(trajectory)
+    except Exception as e:  # a custom check that raises fails its criterion, not the run
+        return Vote(
+            judge_id=CHECK_JUDGE_ID,
+            verdict=CriterionVerdict.CANNOT_ASSESS,
+            selected_label=CriterionVerdict.CANNOT_ASSESS.value,
+            na=True,
+            error=f"check: {type(e).__name__}: {e}",
+        )
+    verdict = CriterionVerdict.MET if result.passed else CriterionVerdict.UNMET
+    return Vote(
+        judge_id=CHECK_JUDGE_ID,
+        verdict=verdict,
+        selected_label=verdict.value,
+        value=result.score,
+        reason=result.reason,
+    )
+
+
+class TrajectoryGrader:
+    """Grades trajectory items on a :class:`TrajectoryRubric` (module doc).
+
+    Args:
+        rubric: the checks and LLM criteria.
+        grader: the :class:`~jurist.CriterionGrader` for the LLM criteria (needed when the
+            rubric has any); its aggregation and scoring also assemble the checks.
+        trajectory_field: the item field holding the trajectory (``messages`` is read
+            when it is absent).
+        task_field, reference_field: the item fields of the task and of a reference
+            (expected answer or behaviour), passed to the LLM criteria as query and
+            reference.
+        max_result, max_args: truncation of tool results and arguments in the rendering.
+    """
+
+    def __init__(
+        self,
+        rubric: TrajectoryRubric,
+        grader: CriterionGrader | None = None,
+        *,
+        trajectory_field: str = "trace",
+        task_field: str | None = "prompt",
+        reference_field: str | None = "reference",
+        max_result: int = DEFAULT_MAX_RESULT,
+        max_args: int = DEFAULT_MAX_ARGS,
+        name: str | None = None,
+    ) -> None:
+        if rubric.rubric is not None and grader is None:
+            raise ConfigError(
+                "TrajectoryGrader: the rubric has LLM criteria "
+                f"({rubric.rubric.criterion_names()}); pass a CriterionGrader to judge them"
+            )
+        if grader is not None and CHECK_JUDGE_ID in grader.judge_ids:
+            raise ConfigError(
+                f"TrajectoryGrader: the judge id {CHECK_JUDGE_ID!r} is taken by the checks; "
+                "give that judge another id (JudgeSpec(judge_id=...))"
+            )
+        self.rubric = rubric
+        self.grader = grader
+        self.trajectory_field = trajectory_field
+        self.task_field = task_field
+        self.reference_field = reference_field
+        self.max_result = max_result
+        self.max_args = max_args
+        self.name = name or ("trajectory@" + (grader.name if grader is not None else "checks"))
+
+    def __repr__(self) -> str:
+        return f"TrajectoryGrader({self.name!r}, checks={len(self.rubric.checks)})"
+
+    @property
+    def required_fields(self) -> tuple[str, ...]:
+        return ()  # the trajectory may be under trajectory_field or messages: checked per item
+
+    def models(self) -> tuple[Model, ...]:
+        """The LLM grader's models (none for a checks-only rubric)."""
+        return self.grader.models() if self.grader is not None else ()
+
+    def with_models(self, fn: Callable[[Model], Model]) -> TrajectoryGrader:
+        """A copy whose LLM grader calls ``fn(model)`` instead of each model."""
+        return TrajectoryGrader(
+            self.rubric,
+            None if self.grader is None else self.grader.with_models(fn),
+            trajectory_field=self.trajectory_field,
+            task_field=self.task_field,
+            reference_field=self.reference_field,
+            max_result=self.max_result,
+            max_args=self.max_args,
+            name=self.name,
+        )
+
+    def describe(self) -> dict[str, Any]:
+        """The whole configuration as JSON-able data (for run manifests)."""
+        return {
+            "kind": "trajectory_grader",
+            "name": self.name,
+            "rubric": self.rubric.to_dict(),
+            "grader": None if self.grader is None else self.grader.describe(),
+            "fields": {
+                "trajectory": self.trajectory_field,
+                "task": self.task_field,
+                "reference": self.reference_field,
+            },
+            "max_result": self.max_result,
+            "max_args": self.max_args,
+        }
+
+    def _text(self, item: Mapping[str, Any], field: str | None) -> str | None:
+        value = None if field is None else item.get(field)
+        return value if isinstance(value, str) and value else None
+
+    async def judge(self, item: Mapping[str, Any], *, retries: int = 0) -> GradeReport:
+        """Grade one item (module doc)."""
+        started = time.perf_counter()
+        try:
+            trajectory = trajectory_from_item(item, self.trajectory_field)
+        except JuristError as e:
+            return GradeReport(score=None, error=f"data: {e}")
+        checks = self.rubric.checks
+        criteria = [c.criterion() for c in checks]
+        check_votes: list[Vote | None] = [_check_vote(c, trajectory) for c in checks]
+        votes: dict[str, list[Vote | None]] = {}
+        if checks:
+            votes[CHECK_JUDGE_ID] = check_votes
+        strategies = Strategies()
+        llm: GradeReport | None = None
+        if self.rubric.rubric is not None and self.grader is not None:
+            strategies = self.grader.strategies
+            llm_criteria = self.grader.effective_criteria(self.rubric.rubric)
+            text = render_trajectory(trajectory, max_result=self.max_result, max_args=self.max_args)
+            llm = await self.grader.grade(
+                self.rubric.rubric,
+                text,
+                query=self._text(item, self.task_field) or trajectory.task,
+                reference=self._text(item, self.reference_field),
+                retries=retries,
+            )
+            if not llm.criteria:  # the grade failed before any vote (it carries the error)
+                return llm
+            pad: list[Vote | None] = [None] * len(checks)
+            for judge_id in self.grader.judge_ids:
+                own = [next((v for v in c.votes if v.judge_id == judge_id), None) for c in llm.criteria]
+                votes[judge_id] = [*pad, *own]
+            if checks:
+                votes[CHECK_JUDGE_ID] = [*check_votes, *([None] * len(llm_criteria))]
+            criteria += llm_criteria
+        names = [c.name for c in checks]
+        if self.rubric.rubric is not None:
+            names += self.rubric.rubric.criterion_names()
+        return assemble(
+            criteria,
+            votes,
+            strategies,
+            names=names,
+            usage=llm.usage if llm is not None else None,
+            latency=time.perf_counter() - started,
+            calls=llm.calls if llm is not None else "per_item",
+            seed=llm.seed if llm is not None else None,
+            output_note=llm.output_note if llm is not None else None,
+        )
+
+    def judge_sync(self, item: Mapping[str, Any], *, retries: int = 0) -> GradeReport:
+        """Sync twin of :meth:`judge`."""
+        return run_sync(self.judge(item, retries=retries))
