@@ -131,6 +131,11 @@ class RewardJudge:
         item: dict[str, Any] = {"response": response, "prompt": prompt}
         if reference is not None:
             item["reference"] = str(reference)
+        return await self.score_item(item)
+
+    async def score_item(self, item: Mapping[str, Any]) -> dict[str, Any]:
+        """The reward record of one item with the judge's template fields (a trajectory
+        reward's ``trajectory``, say), under the same timeout and failure value."""
         if self.timeout is None:  # the common case: no timer to arm and cancel per judgment
             judgment = await self.judge.judge(item, retries=self.retries)
         else:

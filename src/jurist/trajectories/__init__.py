@@ -29,6 +29,7 @@ from jurist.trajectories._items import trajectory_from_item, trajectory_items
 from jurist.trajectories._model import ChatMessage, Step, ToolCall, ToolUse, Trajectory
 from jurist.trajectories._render import render_step, render_trajectory
 from jurist.trajectories._rubric import CheckCriterion, TrajectoryRubric
+from jurist.trajectories._steps import StepAggregation, StepJudge, StepReport, StepVerdict
 
 __all__ = [
     "CHECK_JUDGE_ID",
@@ -39,7 +40,11 @@ __all__ = [
     "CheckSpec",
     "CustomCheck",
     "Step",
+    "StepAggregation",
     "StepCount",
+    "StepJudge",
+    "StepReport",
+    "StepVerdict",
     "ToolArgs",
     "ToolCall",
     "ToolSequence",
