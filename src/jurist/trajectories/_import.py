@@ -121,10 +121,10 @@ def _metadata(trace_id: str, spans: list[Span], source: str) -> dict[str, Any]:
     tokens = {"input_tokens": 0, "output_tokens": 0}
     for s in spans:
         a = s.attributes
-        for key in ("gen_ai.response.model", "gen_ai.request.model", "llm.model_name"):
-            if isinstance(a.get(key), str) and a[key] not in models:
-                models.append(a[key])
-                break
+        keys = ("gen_ai.response.model", "gen_ai.request.model", "llm.model_name")
+        model = next((a[k] for k in keys if isinstance(a.get(k), str)), None)
+        if model is not None and model not in models:
+            models.append(model)
         for key, name in (
             ("gen_ai.usage.input_tokens", "input_tokens"),
             ("llm.token_count.prompt", "input_tokens"),
