@@ -92,7 +92,7 @@ class TrajectoryGate(BaseModel):
             )
         except ValidationError as e:
             first = e.errors()[0]
-            where = ".".join(str(p) for p in first["loc"])
+            where = ".".join(str(p) for p in first["loc"] if "[" not in str(p))
             raise ConfigError(f"trajectory reward: {where}: {first['msg']}") from None
 
     def run(

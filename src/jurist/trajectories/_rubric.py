@@ -107,7 +107,7 @@ class TrajectoryRubric(BaseModel):
                 checks.append(CheckCriterion.model_validate(raw))
             except ValidationError as e:
                 first = e.errors()[0]
-                field = ".".join(str(p) for p in first["loc"])
+                field = ".".join(str(p) for p in first["loc"] if "[" not in str(p))
                 raise ConfigError(
                     f"{source}: check {i + 1}{f' ({name!r})' if name else ''}: {field}: "
                     f"{first['msg']}"
