@@ -84,6 +84,11 @@ class TrajectoryGate(BaseModel):
             return None
         try:
             checks = _CHECKS.validate_python(list(given.get("checks") or []))
+        except ValidationError as e:
+            first = e.errors()[0]
+            where = ".".join(str(p) for p in first["loc"] if "[" not in str(p))
+            raise ConfigError(f"trajectory reward: checks.{where}: {first['msg']}") from None
+        try:
             return cls(
                 checks=tuple(checks),
                 min_turns=given.get("min_turns"),
@@ -172,12 +177,13 @@ async def judge_rollout(
         assert gate is not None
         return {"reward": gate.failure_value, "raw_score": None, "judge_output": None,
                 "clamped": False, "parse_failed": False, "error": None, **extras}  # fmt: skip
-    item: dict[str, Any] = {"prompt": question}
+    task = question if question is not None or trajectory is None else trajectory.task
+    item: dict[str, Any] = {"prompt": task}
     if reference is not None:
         item["reference"] = str(reference)
     if wants_trajectory(judge):
         item["trajectory"] = (
-            solution if trajectory is None else render_trajectory(trajectory, task=question is None)
+            solution if trajectory is None else render_trajectory(trajectory, task=task is None)
         )
     else:
         item["response"] = solution
