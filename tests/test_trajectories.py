@@ -151,7 +151,7 @@ def test_a_bad_json_line_names_the_line(tmp_path: Path) -> None:
 def test_a_trace_with_nothing_to_judge_is_an_error(tmp_path: Path) -> None:
     path = tmp_path / "empty.json"
     path.write_text(json.dumps(_otlp({"http.method": "GET"}, name="GET /")))
-    with pytest.raises(DataError, match="trace t has no messages, tool calls or input.value"):
+    with pytest.raises(DataError, match="trace t has no messages, tool calls or input"):
         load_traces(path)
 
 

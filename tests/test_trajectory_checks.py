@@ -50,15 +50,19 @@ def test_tool_used(runs: dict[str, Trajectory]) -> None:
     ("tools", "mode", "run", "passed", "reason"),
     [
         (["search_flights", "book_flight"], "in_order", "good", True,
-         "called ['search_flights', 'book_flight'] in order (called ['search_flights', 'book_flight'])"),
+         "called ['search_flights', 'book_flight'] in order "
+         "(called ['search_flights', 'book_flight'])"),
         (["search_flights", "book_flight"], "in_order", "loop", True, None),
         (["book_flight", "search_flights"], "in_order", "good", False,
-         "called ['search_flights', 'book_flight']: 'search_flights' does not follow ['book_flight'] in order"),
+         "called ['search_flights', 'book_flight']: 'search_flights' does not follow "
+         "['book_flight'] in order"),
         (["search_flights", "book_flight"], "in_order", "hasty", False,
-         "called ['book_flight']: no 'search_flights' to start the sequence ['search_flights', 'book_flight']"),
+         "called ['book_flight']: no 'search_flights' to start the sequence "
+         "['search_flights', 'book_flight']"),
         (["search_flights", "book_flight"], "exact", "good", True, None),
         (["search_flights", "book_flight"], "exact", "loop", False,
-         "the tools called were ['search_flights', 'search_flights', 'search_flights', 'book_flight'], "
+         "the tools called were "
+         "['search_flights', 'search_flights', 'search_flights', 'book_flight'], "
          "not exactly ['search_flights', 'book_flight']"),
         (["book_flight", "search_flights"], "subset", "good", True, None),
         (["book_flight", "search_flights"], "subset", "hasty", False,
@@ -85,12 +89,17 @@ def test_tool_args_exact_subset_nested_and_which(runs: dict[str, Trajectory]) ->
     r = tool_args("book_flight", {"passengers": 1}).check(hasty)
     assert not r.passed
     assert r.reason.startswith("0 of 1 call of 'book_flight' match")
-    assert tool_args("book_flight", {"flight_id": "IB3234", "passengers": 1}, mode="exact").check(good).passed
+    assert (
+        tool_args("book_flight", {"flight_id": "IB3234", "passengers": 1}, mode="exact")
+        .check(good)
+        .passed
+    )
     assert not tool_args("book_flight", {"flight_id": "IB3234"}, mode="exact").check(good).passed
     assert not tool_args("search_flights", {"direct": True}).check(stop).passed  # it left it out
     assert not tool_args("cancel", {"x": 1}).check(good).passed
-    nested = Trajectory.from_messages([{"role": "assistant", "tool_calls": [
-        {"id": "1", "function": {"name": "f", "arguments": '{"a": {"b": 1, "c": 2}, "d": 3}'}}]}])  # fmt: skip
+    args = '{"a": {"b": 1, "c": 2}, "d": 3}'
+    call = {"id": "1", "function": {"name": "f", "arguments": args}}
+    nested = Trajectory.from_messages([{"role": "assistant", "tool_calls": [call]}])
     assert tool_args("f", {"a": {"b": 1}}).check(nested).passed
     assert not tool_args("f", {"a": {"b": 2}}).check(nested).passed
     loop = runs["loop"]
@@ -133,7 +142,9 @@ def test_custom_check_results_and_a_bad_return(runs: dict[str, Trajectory]) -> N
     assert custom_check(pnr, "gives the booking reference").check(runs["good"]).passed
     plain = custom_check(lambda t: len(t.steps) < 3, "is short").check(runs["hasty"])
     assert plain == CheckResult(check="custom", passed=True, reason="is short: yes")
-    with pytest.raises(ConfigError, match="must return a bool, \\(bool, reason\\) or a CheckResult"):
+    with pytest.raises(
+        ConfigError, match="must return a bool, \\(bool, reason\\) or a CheckResult"
+    ):
         custom_check(lambda t: 1, "bad").check(runs["good"])
 
 

@@ -44,8 +44,11 @@ def test_registered_reward_checks_then_judges() -> None:
     fn = get_reward_from_name("trajectory_reward")
     msgs = _rollouts()["good"]
     judge = Seen("5")
-    out = fn("Booked IB3234.", "IB3234", messages=msgs, model="mock:traj-reg", outputs=judge,
-             checks=[{"kind": "tool_sequence", "tools": ["search_flights", "book_flight"]}])  # fmt: skip
+    sequence = [{"kind": "tool_sequence", "tools": ["search_flights", "book_flight"]}]
+    out = fn(
+        "Booked IB3234.", "IB3234", messages=msgs, model="mock:traj-reg", outputs=judge,
+        checks=sequence,
+    )  # fmt: skip
     assert out["reward"] == 1.0 and out["checks_passed"] and out["error"] is None
     (prompt,) = judge.prompts
     assert "<task>\nBook the cheapest direct flight" in prompt
@@ -61,8 +64,13 @@ def test_registered_reward_checks_then_judges() -> None:
 def test_verl_async_path_reads_num_turns_and_messages() -> None:
     rollouts = _rollouts()
     judge = Seen("4")
-    kwargs = {"model": "mock:traj-verl", "outputs": judge, "template": "trajectory",
-              "checks": [{"kind": "tool_used", "tool": "search_flights"}], "max_turns": 8}  # fmt: skip
+    kwargs = {
+        "model": "mock:traj-verl",
+        "outputs": judge,
+        "template": "trajectory",
+        "checks": [{"kind": "tool_used", "tool": "search_flights"}],
+        "max_turns": 8,
+    }
     info = {"question": "Book MAD-FCO", "num_turns": np.int64(6),
             "messages": np.array(rollouts["good"], dtype=object)}  # verl's arrays  # fmt: skip
     out = asyncio.run(compute_score_async("flights", "decoded rollout", "IB3234", info, **kwargs))
@@ -93,21 +101,33 @@ def test_verl_batch_path_keeps_every_dict_the_same_shape() -> None:
     assert [set(o) for o in out] == [KEYS] * 3
     assert [o["score"] for o in out] == [0.25, -1.0, 0.25]
     assert [o["checks_passed"] for o in out] == [1.0, 0.0, 1.0]
-    assert judge.prompts[-1].endswith("<trajectory>\nc\n</trajectory>\n\n<expected>\nIB3234\n</expected>")
+    assert judge.prompts[-1].endswith(
+        "<trajectory>\nc\n</trajectory>\n\n<expected>\nIB3234\n</expected>"
+    )
 
 
 def test_checks_without_messages_and_bad_options_are_clear() -> None:
-    kwargs = {"model": "mock:traj-err", "outputs": ["3"], "checks": [{"kind": "tool_used", "tool": "x"}]}
-    with pytest.raises(DataError, match=r"compute_score_async \(src\): the checks need the rollout's messages"):
+    kwargs = {
+        "model": "mock:traj-err",
+        "outputs": ["3"],
+        "checks": [{"kind": "tool_used", "tool": "x"}],
+    }
+    with pytest.raises(
+        DataError, match=r"compute_score_async \(src\): the checks need the rollout's messages"
+    ):
         asyncio.run(compute_score_async("src", "text", "gt", {"num_turns": 2}, **kwargs))
     with pytest.raises(DataError, match="min_turns / max_turns need num_turns"):
         asyncio.run(compute_score_async("src", "t", "gt", {}, model="mock:traj-err", max_turns=3))
-    with pytest.raises(ConfigError, match=r"trajectory reward: checks\.0\.tool_used\.tool: Field required"):
+    with pytest.raises(
+        ConfigError, match=r"trajectory reward: checks\.0\.tool_used\.tool: Field required"
+    ):
         TrajectoryGate.pop_from({"checks": [{"kind": "tool_used"}]})
     assert TrajectoryGate.pop_from({"model": "x"}) is None
 
 
 def test_plain_reward_template_keeps_its_path() -> None:
     """Without a trajectory template or checks, verl's path is unchanged."""
-    out = asyncio.run(compute_score_async("gsm8k", "42", "42", None, model="mock:plain", outputs=["Score: 1.0"]))
+    out = asyncio.run(
+        compute_score_async("gsm8k", "42", "42", None, model="mock:plain", outputs=["Score: 1.0"])
+    )
     assert set(out) == {"score", "raw_score", "parse_failed", "clamped", "failed"}

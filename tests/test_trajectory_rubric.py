@@ -28,7 +28,11 @@ from tests._fault_server import _completion
 from tests._loopback import Loopback
 
 DATA = Path(__file__).parent / "data" / "traces"
-FILES = [DATA / "flights_genai.json", DATA / "flights_openinference.json", DATA / "flights_legacy.jsonl"]  # fmt: skip
+FILES = [
+    DATA / "flights_genai.json",
+    DATA / "flights_openinference.json",
+    DATA / "flights_legacy.jsonl",
+]
 
 
 class FlightJudge(Loopback):
@@ -78,7 +82,9 @@ NAMES = [
 ]  # fmt: skip
 
 
-def test_rubric_on_recorded_traces_through_evaluate(judge_server: FlightJudge, tmp_path: Path) -> None:
+def test_rubric_on_recorded_traces_through_evaluate(
+    judge_server: FlightJudge, tmp_path: Path
+) -> None:
     items = trajectory_items(load_traces(FILES))
     assert [it["id"] for it in items] == list(EXPECTED)
     run = jurist.evaluate(items, _grader(judge_server), run_dir=tmp_path / "run")
@@ -139,7 +145,10 @@ def test_a_failing_custom_check_fails_its_criterion_only() -> None:
     report = TrajectoryGrader(rubric).judge_sync(trajectory_items(load_traces(FILES[0]))[0])
     assert report.score == 1.0
     assert report.criterion("broken").error == "check: RuntimeError: lookup table missing"
-    assert rubric.to_dict()["checks"][1]["check"] == {"kind": "custom", "description": "a broken check"}
+    assert rubric.to_dict()["checks"][1]["check"] == {
+        "kind": "custom",
+        "description": "a broken check",
+    }
 
 
 def test_bad_items_and_configs_are_clear() -> None:
@@ -150,7 +159,9 @@ def test_bad_items_and_configs_are_clear() -> None:
     report = TrajectoryGrader(checks_only).judge_sync({"prompt": "x"})
     assert report.score is None and report.error is not None
     assert report.error.startswith("data: item: no 'trace' (or 'messages') field")
-    with pytest.raises(ConfigError, match=r"check 1 \('x'\): check\.tool_used\.tool: Field required"):
+    with pytest.raises(
+        ConfigError, match=r"check 1 \('x'\): check\.tool_used\.tool: Field required"
+    ):
         TrajectoryRubric.from_dict({"checks": [{"name": "x", "check": {"kind": "tool_used"}}]})
     with pytest.raises(ConfigError, match="the name 'a' is given to two criteria"):
         TrajectoryRubric.from_dict({

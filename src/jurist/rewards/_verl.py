@@ -95,9 +95,7 @@ def _rollout_record(record: Mapping[str, Any]) -> dict[str, float | None]:
     }
 
 
-def _rollout_call(
-    solution: str, ground_truth: Any, extra_info: Any, where: str
-) -> dict[str, Any]:
+def _rollout_call(solution: str, ground_truth: Any, extra_info: Any, where: str) -> dict[str, Any]:
     info = extra_info if isinstance(extra_info, Mapping) else {}
     return {
         "solution": solution,

@@ -7,8 +7,7 @@
 0.9
 """
 
-from jurist.templates import _builtin, _mtbench, _prometheus  # noqa: F401  (registration)
-from jurist.templates import _grounded, _trajectory  # noqa: F401  (registration)
+from jurist.templates import _builtin, _grounded, _mtbench, _prometheus, _trajectory  # noqa: F401  (registration)
 from jurist.templates._forms import VerdictForm
 from jurist.templates._parse import (
     CONFLICT_RULES,  # noqa: F401  (importable, not public)

@@ -71,7 +71,8 @@ class _Claim:
 def _line(key: str) -> re.Pattern[str]:
     k = r"\s+".join(re.escape(w) for w in key.split())
     return re.compile(
-        rf"^{LEAD}(?:\d{{1,4}}[.)][ \t]*+)?{k}(?:[ \t]*+#?\d{{1,4}})?[\s*_]*+[:=][\s*_]*+(?P<rest>.*)$",
+        rf"^{LEAD}(?:\d{{1,4}}[.)][ \t]*+)?{k}(?:[ \t]*+#?\d{{1,4}})?"
+        r"[\s*_]*+[:=][\s*_]*+(?P<rest>.*)$",
         re.IGNORECASE,
     )
 
@@ -87,14 +88,15 @@ class ClaimsForm(BaseModel):
 
     claim_key: str = "Claim"
     verdict_key: str = "Verdict"
-    labels: LabelScale = Field(default_factory=lambda: LabelScale(labels=(_SUPPORTED, _UNSUPPORTED)))
+    labels: LabelScale = Field(
+        default_factory=lambda: LabelScale(labels=(_SUPPORTED, _UNSUPPORTED))
+    )
     none_phrase: str = "No claims"
 
     def describe(self) -> str:
         """The output format, for the prompt and the template catalog."""
         return (
-            f"{self.claim_key}: <one claim>\n{self.verdict_key}: <one of "
-            f"{self.labels.describe()}>"
+            f"{self.claim_key}: <one claim>\n{self.verdict_key}: <one of {self.labels.describe()}>"
         )
 
     def json_schema(self, explanations: bool = False) -> dict[str, Any]:
@@ -173,7 +175,9 @@ class ClaimsForm(BaseModel):
             m = verdict_re.match(line)
             if m is not None:
                 if not claims:
-                    return _fail(f"a '{self.verdict_key}:' line before any '{self.claim_key}:' line")
+                    return _fail(
+                        f"a '{self.verdict_key}:' line before any '{self.claim_key}:' line"
+                    )
                 claims[-1].verdicts.append(self._label(m.group("rest"), claims[-1].number))
             elif claims:
                 target = claims[-1].reason if claims[-1].verdicts else claims[-1].text
@@ -203,7 +207,10 @@ class ClaimsForm(BaseModel):
                 return _fail(pick)
             decided.append((c, pick[0], pick[1]))
         return self._verdict(
-            [(" ".join(c.text).strip(), name, score, " ".join(c.reason)) for c, name, score in decided],
+            [
+                (" ".join(c.text).strip(), name, score, " ".join(c.reason))
+                for c, name, score in decided
+            ],
             explanations,
         )
 
@@ -230,7 +237,9 @@ class ClaimsForm(BaseModel):
                          reason.strip() if isinstance(reason, str) else ""))  # fmt: skip
         return self._verdict(rows, explanations)
 
-    def _verdict(self, rows: list[tuple[str, str, float, str]], explanations: bool) -> ParsedVerdict:
+    def _verdict(
+        self, rows: list[tuple[str, str, float, str]], explanations: bool
+    ) -> ParsedVerdict:
         score = sum(s for _, _, s, _ in rows) / len(rows)
         if not explanations:
             return ParsedVerdict(score, score)

@@ -48,8 +48,7 @@ register_template(
             "calls)\n"
             "4: the agent succeeds, with small inefficiencies or slips\n"
             "5: the agent succeeds efficiently: the right tools with the right arguments, "
-            "their results used correctly, and a correct final answer that they support\n"
-            + _NOTE
+            "their results used correctly, and a correct final answer that they support\n" + _NOTE
         ),
         item="{prompt}<trajectory>\n{trajectory}\n</trajectory>{reference}",
         fields=("trajectory",),
@@ -75,8 +74,7 @@ register_template(
             "or a correct use of earlier results\n"
             '"Neutral": harmless but no progress: a redundant call, a restatement\n'
             '"Bad": a wrong move: the wrong tool or arguments, a misreading of a result, a '
-            "claim the results do not support, or an action the task did not ask for\n"
-            + _NOTE
+            "claim the results do not support, or an action the task did not ask for\n" + _NOTE
         ),
         item="{prompt}{history}<step>\n{step}\n</step>",
         fields=("step",),

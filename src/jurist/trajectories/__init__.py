@@ -33,9 +33,9 @@ from jurist.trajectories._steps import StepAggregation, StepJudge, StepReport, S
 
 __all__ = [
     "CHECK_JUDGE_ID",
-    "CheckCriterion",
     "ChatMessage",
     "Check",
+    "CheckCriterion",
     "CheckResult",
     "CheckSpec",
     "CustomCheck",

@@ -100,9 +100,11 @@ class ToolUsed(BaseModel):
         n = trajectory.tool_names.count(self.tool)
         times = f"{n} time{'s' * (n != 1)}"
         if n < self.min_times:
-            return _result(self.kind, False, f"{self.tool!r} was called {times}, expected at least {self.min_times}")  # fmt: skip
+            why = f"{self.tool!r} was called {times}, expected at least {self.min_times}"
+            return _result(self.kind, False, why)
         if self.max_times is not None and n > self.max_times:
-            return _result(self.kind, False, f"{self.tool!r} was called {times}, expected at most {self.max_times}")  # fmt: skip
+            why = f"{self.tool!r} was called {times}, expected at most {self.max_times}"
+            return _result(self.kind, False, why)
         return _result(self.kind, True, f"{self.tool!r} was called {times}")
 
 
@@ -178,7 +180,9 @@ class ToolArgs(BaseModel):
 
     def check(self, trajectory: Trajectory) -> CheckResult:
         calls = [u.arguments for u in trajectory.tool_uses if u.name == self.tool]
-        return _args_verdict(self.kind, self.tool, calls, self._matches, self.which, self.describe())
+        return _args_verdict(
+            self.kind, self.tool, calls, self._matches, self.which, self.describe()
+        )
 
     def _matches(self, args: dict[str, Any] | str) -> bool:
         if self.mode == "exact":
@@ -236,7 +240,11 @@ class StepCount(BaseModel):
             n = len(trajectory.tool_uses)
         else:
             n = len(trajectory.messages)
-        what = f"{n} {self.count.replace('_', ' ')}" if n != 1 else f"1 {self.count[:-1].replace('_', ' ')}"
+        what = (
+            f"{n} {self.count.replace('_', ' ')}"
+            if n != 1
+            else f"1 {self.count[:-1].replace('_', ' ')}"
+        )
         if self.min is not None and n < self.min:
             return _result(self.kind, False, f"{what}, fewer than the {self.min} required")
         if self.max is not None and n > self.max:
@@ -284,7 +292,9 @@ def tool_used(tool: str, *, min_times: int = 1, max_times: int | None = None) ->
     return ToolUsed(tool=tool, min_times=min_times, max_times=max_times)
 
 
-def tool_sequence(tools: list[str] | tuple[str, ...], *, mode: SequenceMode = "in_order") -> ToolSequence:
+def tool_sequence(
+    tools: list[str] | tuple[str, ...], *, mode: SequenceMode = "in_order"
+) -> ToolSequence:
     """The check of the tools called against ``tools`` (see :class:`ToolSequence`)."""
     return ToolSequence(tools=tuple(tools), mode=mode)
 

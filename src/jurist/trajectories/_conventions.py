@@ -71,7 +71,9 @@ def span_kind(span: Span) -> Kind:
         return "tool"
     if oi in ("AGENT", "CHAIN") or op in ("invoke_agent", "create_agent"):
         return "agent"
-    if any(k.startswith(("gen_ai.input.messages", "gen_ai.prompt", "llm.input_messages")) for k in a):
+    if any(
+        k.startswith(("gen_ai.input.messages", "gen_ai.prompt", "llm.input_messages")) for k in a
+    ):
         return "llm"
     if any(e.name == "gen_ai.content.prompt" for e in span.events):
         return "llm"
@@ -97,7 +99,9 @@ def _args_text(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
-def genai_messages(raw: Any, where: str, what: str = "gen_ai.input.messages") -> list[dict[str, Any]]:
+def genai_messages(
+    raw: Any, where: str, what: str = "gen_ai.input.messages"
+) -> list[dict[str, Any]]:
     """OpenAI-format messages from a GenAI ``{"role", "parts"}`` list (a JSON string or a
     decoded list); each ``tool_call_response`` part becomes a ``tool`` message."""
     data = _json(raw, what, where)
@@ -181,7 +185,8 @@ def openinference_messages(
             name = c.get("tool_call.function.name")
             if not name:
                 raise DataError(
-                    f"{where}: {prefix}.{n}.message.tool_calls.{k}.tool_call.function.name is missing"
+                    f"{where}: {prefix}.{n}.message.tool_calls.{k}.tool_call.function.name "
+                    "is missing"
                 )
             call = {"type": "function", "function": {"name": str(name),
                     "arguments": _args_text(c.get("tool_call.function.arguments"))}}  # fmt: skip
@@ -215,7 +220,10 @@ def _legacy_genai(span: Span, side: str) -> list[dict[str, Any]]:
     flat = []
     for n, m in enumerate(_indexed(span.attributes, key)):
         role = m.get("role", "user" if side == "prompt" else "assistant")
-        msg: dict[str, Any] = {"role": _ROLES.get(str(role), str(role)), "content": m.get("content")}
+        msg: dict[str, Any] = {
+            "role": _ROLES.get(str(role), str(role)),
+            "content": m.get("content"),
+        }
         calls = []
         for k, c in enumerate(_indexed(m, "tool_calls")):
             if not c.get("name"):

@@ -192,7 +192,9 @@ class TrajectoryGrader:
                 return llm
             pad: list[Vote | None] = [None] * len(checks)
             for judge_id in self.grader.judge_ids:
-                own = [next((v for v in c.votes if v.judge_id == judge_id), None) for c in llm.criteria]
+                own = [
+                    next((v for v in c.votes if v.judge_id == judge_id), None) for c in llm.criteria
+                ]
                 votes[judge_id] = [*pad, *own]
             if checks:
                 votes[CHECK_JUDGE_ID] = [*check_votes, *([None] * len(llm_criteria))]

@@ -104,8 +104,8 @@ def _from_tools(tools: list[Span]) -> list[dict[str, Any]]:
         tool = tool_of(span)
         call_id = tool["id"] or f"call_{n}"
         fn = {"name": tool["name"], "arguments": tool["arguments"]}
-        out.append({"role": "assistant", "content": None,
-                    "tool_calls": [{"id": call_id, "type": "function", "function": fn}]})  # fmt: skip
+        calls = [{"id": call_id, "type": "function", "function": fn}]
+        out.append({"role": "assistant", "content": None, "tool_calls": calls})
         out.append({"role": "tool", "tool_call_id": call_id, "content": tool["result"] or ""})
     return out
 

@@ -48,7 +48,9 @@ def trajectory_items(
         item: dict[str, Any] = {
             "id": t.id if t.id is not None else str(i),
             "prompt": t.task,
-            "trajectory": render_trajectory(t, max_result=max_result, max_args=max_args, task=False),
+            "trajectory": render_trajectory(
+                t, max_result=max_result, max_args=max_args, task=False
+            ),
             "final_answer": t.final_answer,
             "tools": t.tool_names,
             "trace": t.to_messages(),
@@ -59,7 +61,9 @@ def trajectory_items(
     return items
 
 
-def trajectory_from_item(item: Mapping[str, Any], field: str = "trace", *, where: str = "item") -> Trajectory:
+def trajectory_from_item(
+    item: Mapping[str, Any], field: str = "trace", *, where: str = "item"
+) -> Trajectory:
     """The trajectory an item holds under ``field`` (else under ``messages``)."""
     value = item.get(field)
     if value is None and field != "messages":
@@ -72,7 +76,9 @@ def trajectory_from_item(item: Mapping[str, Any], field: str = "trace", *, where
         try:
             value = json.loads(value)
         except ValueError as e:
-            raise DataError(f"{where}: field {field!r} is text but not JSON messages: {e}") from None
+            raise DataError(
+                f"{where}: field {field!r} is text but not JSON messages: {e}"
+            ) from None
     if hasattr(value, "tolist"):  # a numpy array from a Parquet / pandas column
         value = value.tolist()
     if not isinstance(value, list):

@@ -56,7 +56,10 @@ class ToolCall(BaseModel):
         """The call in the OpenAI chat format (``arguments`` as a JSON string)."""
         args = self.arguments
         text = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
-        out: dict[str, Any] = {"type": "function", "function": {"name": self.name, "arguments": text}}
+        out: dict[str, Any] = {
+            "type": "function",
+            "function": {"name": self.name, "arguments": text},
+        }
         if self.id is not None:
             out = {"id": self.id, **out}
         return out
@@ -253,12 +256,18 @@ def _message(raw: Any, where: str) -> ChatMessage:
     if not isinstance(calls, Sequence) or isinstance(calls, str):
         raise DataError(f"{where}: tool_calls must be a list")
     try:
-        return ChatMessage(
-            role=raw.get("role"),
-            content=_content(raw.get("content"), where),
-            tool_calls=tuple(_tool_call(c, f"{where}, tool call {j}") for j, c in enumerate(calls)),
-            tool_call_id=None if raw.get("tool_call_id") is None else str(raw["tool_call_id"]),
-            name=raw.get("name"),
+        return ChatMessage.model_validate(
+            {
+                "role": raw.get("role"),
+                "content": _content(raw.get("content"), where),
+                "tool_calls": tuple(
+                    _tool_call(c, f"{where}, tool call {j}") for j, c in enumerate(calls)
+                ),
+                "tool_call_id": None
+                if raw.get("tool_call_id") is None
+                else str(raw["tool_call_id"]),
+                "name": raw.get("name"),
+            }
         )
     except ValidationError as e:
         first = e.errors()[0]

@@ -78,7 +78,9 @@ def read_spans(path: str | Path) -> list[Span]:
             try:
                 docs.append((f"{p}:{n}", json.loads(line)))
             except ValueError as e:
-                raise DataError(f"{p}:{n}: not JSON (OTLP JSON or JSON Lines expected): {e}") from None
+                raise DataError(
+                    f"{p}:{n}: not JSON (OTLP JSON or JSON Lines expected): {e}"
+                ) from None
     spans: list[Span] = []
     for where, doc in docs:
         spans.extend(spans_from_document(doc, where))
@@ -90,7 +92,9 @@ def spans_from_document(doc: Any, where: str) -> list[Span]:
     if isinstance(doc, list):
         return [s for i, d in enumerate(doc) for s in spans_from_document(d, f"{where}[{i}]")]
     if not isinstance(doc, Mapping):
-        raise DataError(f"{where}: expected an OTLP JSON object or a span, got {type(doc).__name__}")
+        raise DataError(
+            f"{where}: expected an OTLP JSON object or a span, got {type(doc).__name__}"
+        )
     if "resourceSpans" in doc:
         return list(_otlp_spans(doc, where))
     if "context" in doc and "name" in doc:
@@ -156,8 +160,14 @@ def _otlp_span(raw: Mapping[str, Any], where: str) -> Span:
 def _sdk_span(raw: Mapping[str, Any], where: str) -> Span:
     name = str(raw.get("name", ""))
     context = raw.get("context")
-    if not isinstance(context, Mapping) or not context.get("trace_id") or not context.get("span_id"):
-        raise DataError(f"{where} (span {name!r}): context.trace_id and context.span_id are required")
+    if (
+        not isinstance(context, Mapping)
+        or not context.get("trace_id")
+        or not context.get("span_id")
+    ):
+        raise DataError(
+            f"{where} (span {name!r}): context.trace_id and context.span_id are required"
+        )
     here = _span_where(where, name, str(context["span_id"]))
     attrs = raw.get("attributes") or {}
     if not isinstance(attrs, Mapping):

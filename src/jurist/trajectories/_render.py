@@ -71,6 +71,14 @@ def _other(m: ChatMessage, max_result: int) -> str:
     return f"{label}: {_cut(m.content or '', max_result)}"
 
 
+def _shown(m: ChatMessage, system: bool, answered: set[int]) -> bool:
+    """Whether a message outside the steps is shown: users always, system messages when
+    asked, tool results that answer no call."""
+    if m.role == "tool":
+        return id(m) not in answered
+    return m.role == "user" or (m.role == "system" and system)
+
+
 def render_trajectory(
     trajectory: Trajectory,
     *,
@@ -96,9 +104,7 @@ def render_trajectory(
             lines += _step_lines(step, step.index == n_steps - 1, max_result, max_args)
         elif m.role == "user" and not shown_task and m.content == the_task:
             shown_task = True
-        elif (m.role == "system" and system) or m.role == "user":
-            lines.append(_other(m, max_result))
-        elif m.role == "tool" and id(m) not in answered:
+        elif _shown(m, system, answered):
             lines.append(_other(m, max_result))
     return "\n".join(lines)
 
@@ -114,8 +120,6 @@ def render_step(
     steps = trajectory.steps
     if not 0 <= index < len(steps):
         raise IndexError(f"step {index} of a trajectory with {len(steps)} steps")
-    before = [
-        line for s in steps[:index] for line in _step_lines(s, False, max_result, max_args)
-    ]
+    before = [line for s in steps[:index] for line in _step_lines(s, False, max_result, max_args)]
     here = _step_lines(steps[index], index == len(steps) - 1, max_result, max_args)
     return "\n".join(before) or "(none: this is the first step)", "\n".join(here)

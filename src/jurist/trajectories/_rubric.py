@@ -54,7 +54,9 @@ class CheckCriterion(BaseModel):
     def criterion(self) -> Criterion:
         """The binary rubric criterion this check stands for."""
         return Criterion(
-            name=self.name, requirement=self.requirement or self.check.describe(), weight=self.weight
+            name=self.name,
+            requirement=self.requirement or self.check.describe(),
+            weight=self.weight,
         )
 
     def to_dict(self) -> dict[str, Any]:

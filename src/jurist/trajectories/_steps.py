@@ -100,7 +100,9 @@ class StepJudge:
                 "(use trajectory_step or a template that takes one)"
             )
         if aggregation not in ("mean", "min"):
-            raise ConfigError(f"StepJudge: aggregation must be 'mean' or 'min', got {aggregation!r}")
+            raise ConfigError(
+                f"StepJudge: aggregation must be 'mean' or 'min', got {aggregation!r}"
+            )
         self.aggregation: StepAggregation = aggregation
         self.trajectory_field = trajectory_field
         self.max_result = max_result

@@ -81,7 +81,7 @@ def assemble(
     reports: list[CriterionReport] = []
     notes: list[str] = []
     for i, criterion in enumerate(criteria):
-        votes = [jv[i] for jv in votes_by_judge.values() if jv[i] is not None]
+        votes = [v for jv in votes_by_judge.values() if (v := jv[i]) is not None]
         strategy = strategy_for(
             criterion, strategies.binary, strategies.ordinal, strategies.nominal
         )
