@@ -39,6 +39,7 @@ from jurist.types import Usage
 __all__ = ["StepAggregation", "StepJudge", "StepReport", "StepVerdict"]
 
 StepAggregation = Literal["mean", "min"]
+"""How step scores become the trajectory's: their mean, or the weakest step's."""
 
 
 class StepVerdict(BaseModel):
