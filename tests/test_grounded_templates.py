@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 import jurist
 from jurist.metrics import pearson
+from jurist.models import MockModel
 from jurist.templates import ParsedVerdict, get_template
 
 REALDATA = Path(__file__).resolve().parents[2] / "shared" / "realdata"
@@ -190,7 +191,7 @@ def test_qags_replayed_through_the_faithfulness_judge(qags: list[dict[str, Any]]
         rows = [(s, "supported" if j < k else "unsupported") for j, s in enumerate(sents)]
         outputs.append(_claims_text(rows, style=i, reasons=i % 2 == 1))
         items.append({"context": r["source"], "response": r["system_output"]})
-    model = jurist.get_model("mock:qags", outputs=outputs, record=True)
+    model = MockModel("qags", outputs=outputs, record=True)
     judge = jurist.LLMJudge(model, template="faithfulness", output="text")
     results = judge.judge_sync(items)
     human = [r["scores"]["consistency"] for r in qags]

@@ -72,7 +72,7 @@ def test_legacy_prompt_and_completion_events_in_json_lines() -> None:
 
 
 def test_flat_legacy_attributes_and_sdk_json(tmp_path: Path) -> None:
-    span = {
+    span: dict[str, Any] = {
         "name": "openai.chat",
         "context": {"trace_id": "0xabc", "span_id": "0x01"},
         "parent_id": None,
