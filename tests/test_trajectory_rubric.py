@@ -14,6 +14,7 @@ from aiohttp import web
 
 import jurist
 from jurist.errors import ConfigError
+from jurist.templates import NumericScale
 from jurist.trajectories import (
     CheckCriterion,
     StepJudge,
@@ -192,3 +193,47 @@ def test_step_judge_judges_each_step_and_aggregates(tmp_path: Path) -> None:
     assert mean.score == pytest.approx(1 / 3)
     with pytest.raises(ConfigError, match="has no 'step' field"):
         StepJudge(jurist.LLMJudge(model, template="likert"))
+
+
+def _step_verdict(request: Any) -> str:
+    step = request.messages[-1].content.split("<step>")[-1]
+    wrong = ('book_flight({"flight_id": "AZ61"', 'book_flight({"flight_id": "FR8312"')
+    if any(w in step for w in wrong) or "FR8312, a direct" in step:
+        return "Bad"
+    return "Neutral" if step.count("-> search_flights(") and "Step 2:" in step else "Good"
+
+
+def test_step_verdicts_join_checks_in_one_rubric(tmp_path: Path) -> None:
+    """A rubric with checks and a step criterion: the weakest step's verdict is the step
+    criterion's vote, weighed with the checks by the same scoring."""
+    rubric = TrajectoryRubric.from_dict(
+        {
+            "checks": [
+                {"name": "searched", "check": {"kind": "tool_used", "tool": "search_flights"}}
+            ],
+            "steps": {"name": "sound_steps", "weight": 10},
+        }
+    )
+    steps = StepJudge(jurist.get_model("mock:steps", outputs=_step_verdict), name="steps")
+    grader = TrajectoryGrader(rubric, step_judge=steps)
+    assert grader.models() == steps.models()
+    run = jurist.evaluate(trajectory_items(load_traces(FILES)), grader, run_dir=tmp_path / "r")
+    rows = {r["item"]["id"][:4]: r["outcome"] for r in run.rows()}
+    good, hasty, stop, loop = rows["5b8e"], rows["0af7"], rows["9c1f"], rows["4bf9"]
+    assert [c["name"] for c in good["criteria"]] == ["searched", "sound_steps"]
+    assert good["score"] == 1.0
+    assert good["criteria"][1]["final"]["selected_label"] == "Good"
+    assert good["criteria"][1]["votes"][0]["reason"] == "all 3 steps Good"
+    assert hasty["score"] == 0.0  # no search, and a bad step
+    (vote,) = stop["criteria"][1]["votes"]
+    assert vote["judge_id"] == "steps" and vote["selected_label"] == "Bad"
+    assert vote["reason"] == "weakest of 3 steps: step 2: Bad; step 3: Bad"
+    assert stop["score"] == 0.5
+    assert loop["criteria"][1]["final"]["selected_label"] == "Neutral" and loop["score"] == 0.75
+    with pytest.raises(ConfigError, match="pass a StepJudge"):
+        TrajectoryGrader(rubric)
+    with pytest.raises(ConfigError, match="continuous scale"):
+        continuous = jurist.get_template("trajectory_step").model_copy(
+            update={"scale": NumericScale(low=0, high=1)}
+        )
+        TrajectoryGrader(rubric, step_judge=StepJudge(jurist.LLMJudge("mock:c", continuous)))

@@ -28,7 +28,7 @@ from jurist.trajectories._import import load_traces, trajectories_from_spans
 from jurist.trajectories._items import trajectory_from_item, trajectory_items
 from jurist.trajectories._model import ChatMessage, Step, ToolCall, ToolUse, Trajectory
 from jurist.trajectories._render import render_step, render_trajectory
-from jurist.trajectories._rubric import CheckCriterion, TrajectoryRubric
+from jurist.trajectories._rubric import CheckCriterion, StepsCriterion, TrajectoryRubric
 from jurist.trajectories._steps import StepAggregation, StepJudge, StepReport, StepVerdict
 
 __all__ = [
@@ -45,6 +45,7 @@ __all__ = [
     "StepJudge",
     "StepReport",
     "StepVerdict",
+    "StepsCriterion",
     "ToolArgs",
     "ToolCall",
     "ToolSequence",

@@ -37,18 +37,62 @@ from typing import Any
 
 from jurist._sync import run_sync
 from jurist.errors import ConfigError, JuristError
-from jurist.judges.rubric import CriterionGrader, CriterionVerdict, GradeReport, Vote
+from jurist.judges.rubric import (
+    Criterion,
+    CriterionGrader,
+    CriterionVerdict,
+    GradeReport,
+    Option,
+    Vote,
+)
 from jurist.judges.rubric._assemble import Strategies, assemble
 from jurist.models import Model
+from jurist.templates import LabelScale
 from jurist.trajectories._items import trajectory_from_item
 from jurist.trajectories._model import Trajectory
 from jurist.trajectories._render import DEFAULT_MAX_ARGS, DEFAULT_MAX_RESULT, render_trajectory
 from jurist.trajectories._rubric import CheckCriterion, TrajectoryRubric
+from jurist.trajectories._steps import StepJudge, StepReport
+from jurist.types import Usage
 
 __all__ = ["CHECK_JUDGE_ID", "TrajectoryGrader"]
 
 CHECK_JUDGE_ID = "check"
 """The judge id of the votes that checks cast in a grade report."""
+
+
+_Block = tuple[list[Criterion], dict[str, list[Vote | None]]]
+"""Criteria that some judges vote on, and each judge's votes on them."""
+
+
+def _steps_vote(criterion: Criterion, report: StepReport, judge_id: str) -> Vote:
+    """The weakest judged step's verdict as a vote on the step criterion."""
+    judged = [s for s in report.steps if s.score is not None]
+    if not judged:
+        return Vote(judge_id=judge_id, na=True, error=report.error or "parse: no step judged")
+    worst = min(judged, key=lambda s: (s.score, s.index))
+    label = worst.verdict if isinstance(worst.verdict, str) else f"{worst.verdict:g}"
+    index = criterion.option_index(label)
+    option = (criterion.options or ())[index]
+    notes = [
+        f"step {s.index + 1}: {s.verdict}" + (f" ({s.explanation})" if s.explanation else "")
+        for s in report.steps
+        if s.score is not None and s.score < 1.0
+    ]
+    failed = len(report.steps) - len(judged)
+    tail = f"; {failed} step(s) not judged" if failed else ""
+    reason = (
+        f"weakest of {len(judged)} steps: " + "; ".join(notes)
+        if notes
+        else f"all {len(judged)} steps {label}"
+    )
+    return Vote(
+        judge_id=judge_id,
+        selected_index=index,
+        selected_label=option.label,
+        value=option.value,
+        reason=reason + tail,
+    )
 
 
 def _check_vote(check: CheckCriterion, trajectory: Trajectory) -> Vote:
@@ -92,6 +136,7 @@ class TrajectoryGrader:
         rubric: TrajectoryRubric,
         grader: CriterionGrader | None = None,
         *,
+        step_judge: StepJudge | None = None,
         trajectory_field: str = "trace",
         task_field: str | None = "prompt",
         reference_field: str | None = "reference",
@@ -104,6 +149,24 @@ class TrajectoryGrader:
                 "TrajectoryGrader: the rubric has LLM criteria "
                 f"({rubric.rubric.criterion_names()}); pass a CriterionGrader to judge them"
             )
+        if rubric.steps is not None and step_judge is None:
+            raise ConfigError(
+                f"TrajectoryGrader: the rubric judges steps ({rubric.steps.name!r}); pass a "
+                "StepJudge to judge them"
+            )
+        if step_judge is not None:
+            scale = step_judge.llm.template.scale
+            if not isinstance(scale, LabelScale) and not scale.integer:
+                raise ConfigError(
+                    f"TrajectoryGrader: the step template {step_judge.llm.template.name!r} has "
+                    "a continuous scale; a step criterion needs labels or whole numbers"
+                )
+        taken = [CHECK_JUDGE_ID, *(grader.judge_ids if grader is not None else ())]
+        if step_judge is not None and step_judge.name in taken:
+            raise ConfigError(
+                f"TrajectoryGrader: the step judge's name {step_judge.name!r} is a judge id "
+                "already; give the StepJudge another name"
+            )
         if grader is not None and CHECK_JUDGE_ID in grader.judge_ids:
             raise ConfigError(
                 f"TrajectoryGrader: the judge id {CHECK_JUDGE_ID!r} is taken by the checks; "
@@ -111,6 +174,7 @@ class TrajectoryGrader:
             )
         self.rubric = rubric
         self.grader = grader
+        self.step_judge = step_judge
         self.trajectory_field = trajectory_field
         self.task_field = task_field
         self.reference_field = reference_field
@@ -126,14 +190,16 @@ class TrajectoryGrader:
         return ()  # the trajectory may be under trajectory_field or messages: checked per item
 
     def models(self) -> tuple[Model, ...]:
-        """The LLM grader's models (none for a checks-only rubric)."""
-        return self.grader.models() if self.grader is not None else ()
+        """The LLM grader's models, then the step judge's (none for a checks-only rubric)."""
+        own = self.grader.models() if self.grader is not None else ()
+        return own + (self.step_judge.models() if self.step_judge is not None else ())
 
     def with_models(self, fn: Callable[[Model], Model]) -> TrajectoryGrader:
         """A copy whose LLM grader calls ``fn(model)`` instead of each model."""
         return TrajectoryGrader(
             self.rubric,
             None if self.grader is None else self.grader.with_models(fn),
+            step_judge=None if self.step_judge is None else self.step_judge.with_models(fn),
             trajectory_field=self.trajectory_field,
             task_field=self.task_field,
             reference_field=self.reference_field,
@@ -149,6 +215,7 @@ class TrajectoryGrader:
             "name": self.name,
             "rubric": self.rubric.to_dict(),
             "grader": None if self.grader is None else self.grader.describe(),
+            "step_judge": None if self.step_judge is None else self.step_judge.describe(),
             "fields": {
                 "trajectory": self.trajectory_field,
                 "task": self.task_field,
@@ -169,17 +236,16 @@ class TrajectoryGrader:
             trajectory = trajectory_from_item(item, self.trajectory_field)
         except JuristError as e:
             return GradeReport(score=None, error=f"data: {e}")
+        blocks: list[_Block] = []
         checks = self.rubric.checks
-        criteria = [c.criterion() for c in checks]
-        check_votes: list[Vote | None] = [_check_vote(c, trajectory) for c in checks]
-        votes: dict[str, list[Vote | None]] = {}
         if checks:
-            votes[CHECK_JUDGE_ID] = check_votes
+            votes: list[Vote | None] = [_check_vote(c, trajectory) for c in checks]
+            blocks.append(([c.criterion() for c in checks], {CHECK_JUDGE_ID: votes}))
         strategies = Strategies()
         llm: GradeReport | None = None
+        usage = Usage()
         if self.rubric.rubric is not None and self.grader is not None:
             strategies = self.grader.strategies
-            llm_criteria = self.grader.effective_criteria(self.rubric.rubric)
             text = render_trajectory(trajectory, max_result=self.max_result, max_args=self.max_args)
             llm = await self.grader.grade(
                 self.rubric.rubric,
@@ -190,28 +256,61 @@ class TrajectoryGrader:
             )
             if not llm.criteria:  # the grade failed before any vote (it carries the error)
                 return llm
-            pad: list[Vote | None] = [None] * len(checks)
-            for judge_id in self.grader.judge_ids:
-                own = [
-                    next((v for v in c.votes if v.judge_id == judge_id), None) for c in llm.criteria
-                ]
-                votes[judge_id] = [*pad, *own]
-            if checks:
-                votes[CHECK_JUDGE_ID] = [*check_votes, *([None] * len(llm_criteria))]
-            criteria += llm_criteria
-        names = [c.name for c in checks]
-        if self.rubric.rubric is not None:
-            names += self.rubric.rubric.criterion_names()
+            usage = usage + llm.usage
+            blocks.append(
+                (
+                    self.grader.effective_criteria(self.rubric.rubric),
+                    {
+                        judge_id: [
+                            next((v for v in c.votes if v.judge_id == judge_id), None)
+                            for c in llm.criteria
+                        ]
+                        for judge_id in self.grader.judge_ids
+                    },
+                )
+            )
+        if self.rubric.steps is not None and self.step_judge is not None:
+            report = await self.step_judge.judge_steps(item, retries=retries)
+            usage = usage + report.usage
+            criterion = self._steps_criterion()
+            vote = _steps_vote(criterion, report, self.step_judge.name)
+            blocks.append(([criterion], {self.step_judge.name: [vote]}))
+        criteria = [c for block, _ in blocks for c in block]
+        by_judge: dict[str, list[Vote | None]] = {}
+        offset = 0
+        for block, votes_of in blocks:
+            for judge_id, own in votes_of.items():
+                row = by_judge.setdefault(judge_id, [None] * len(criteria))
+                row[offset : offset + len(own)] = own
+            offset += len(block)
         return assemble(
             criteria,
-            votes,
+            by_judge,
             strategies,
-            names=names,
-            usage=llm.usage if llm is not None else None,
+            names=[c.name or f"c{i + 1}" for i, c in enumerate(criteria)],
+            usage=usage,
             latency=time.perf_counter() - started,
             calls=llm.calls if llm is not None else "per_item",
             seed=llm.seed if llm is not None else None,
             output_note=llm.output_note if llm is not None else None,
+        )
+
+    def _steps_criterion(self) -> Criterion:
+        """The step criterion: ordinal, its options the step template's verdicts."""
+        assert self.rubric.steps is not None and self.step_judge is not None
+        spec = self.rubric.steps
+        scale = self.step_judge.llm.template.scale
+        if isinstance(scale, LabelScale):
+            options = [Option(label=lb.name, value=lb.score) for lb in scale.labels]
+        else:
+            values = range(int(scale.low), int(scale.high) + 1)
+            options = [Option(label=str(v), value=scale.normalize(v)) for v in values]
+        return Criterion(
+            name=spec.name,
+            requirement=spec.requirement,
+            weight=spec.weight,
+            options=tuple(options),
+            scale_type="ordinal",
         )
 
     def judge_sync(self, item: Mapping[str, Any], *, retries: int = 0) -> GradeReport:

@@ -14,10 +14,14 @@ models of a :class:`~jurist.CriterionGrader` over the rendered trajectory). In a
     criteria:
       - name: grounded_answer
         requirement: The final answer states only what the tool results support
+    steps: {name: sound_steps, weight: 10}
 
 Each check becomes a binary criterion (MET when it passes) with one vote from the judge id
-``"check"``, its reason the check's reason; the grade is assembled with the grader's
-aggregation and scoring like any other rubric, so checks and judges weigh in together.
+``"check"``, its reason the check's reason. ``steps`` adds a criterion judged step by step
+(a :class:`~jurist.trajectories.StepJudge`): its options are the step template's verdicts
+(``Good`` / ``Neutral`` / ``Bad``) and its vote is the verdict of the weakest step, so one
+bad step costs the criterion. The grade is assembled with the grader's aggregation and
+scoring like any other rubric, so checks, step verdicts and judges weigh in together.
 
 >>> rubric = TrajectoryRubric.from_dict({"checks": [
 ...     {"name": "searched", "check": {"kind": "tool_used", "tool": "search"}}]})
@@ -37,7 +41,7 @@ from jurist.errors import ConfigError
 from jurist.judges.rubric import Criterion, Rubric
 from jurist.trajectories._checks import CheckSpec, CustomCheck
 
-__all__ = ["CheckCriterion", "TrajectoryRubric"]
+__all__ = ["CheckCriterion", "StepsCriterion", "TrajectoryRubric"]
 
 
 class CheckCriterion(BaseModel):
@@ -71,22 +75,37 @@ class CheckCriterion(BaseModel):
         return out
 
 
+class StepsCriterion(BaseModel):
+    """The criterion judged step by step: its name, weight and requirement; its vote is the
+    verdict of the weakest step."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str = Field(default="sound_steps", min_length=1)
+    weight: float = 10.0
+    requirement: str = "Every step is a sound move toward the task (the weakest step decides)"
+
+
 class TrajectoryRubric(BaseModel):
-    """Checks and (optionally) an LLM rubric; names are unique across both."""
+    """Checks, (optionally) an LLM rubric and a step-by-step criterion; names are unique
+    across them."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     checks: tuple[CheckCriterion, ...] = ()
     rubric: Rubric | None = None
+    steps: StepsCriterion | None = None
 
     @model_validator(mode="after")
     def _names(self) -> TrajectoryRubric:
-        if not self.checks and self.rubric is None:
-            raise ValueError("a trajectory rubric needs checks, criteria or both")
+        if not self.checks and self.rubric is None and self.steps is None:
+            raise ValueError("a trajectory rubric needs checks, criteria, steps or some of them")
         seen: set[str] = set()
         names = [c.name for c in self.checks]
         if self.rubric is not None:
             names += self.rubric.criterion_names()
+        if self.steps is not None:
+            names.append(self.steps.name)
         for name in names:
             if name in seen:
                 raise ValueError(f"the name {name!r} is given to two criteria")
@@ -98,7 +117,7 @@ class TrajectoryRubric(BaseModel):
         """From the mapping a rubric file holds: ``checks`` plus the usual rubric keys."""
         if not isinstance(data, Mapping):
             raise ConfigError(f"{source}: a trajectory rubric must be a mapping")
-        rest = {k: v for k, v in data.items() if k != "checks"}
+        rest = {k: v for k, v in data.items() if k not in ("checks", "steps")}
         raw_checks = data.get("checks") or []
         if not isinstance(raw_checks, list):
             raise ConfigError(f"{source}: checks must be a list")
@@ -118,7 +137,15 @@ class TrajectoryRubric(BaseModel):
         if rest and rubric is None and set(rest) - {"name"}:
             raise ConfigError(f"{source}: {sorted(rest)} given without criteria")
         try:
-            return cls(checks=tuple(checks), rubric=rubric)
+            steps = (
+                None if data.get("steps") is None else StepsCriterion.model_validate(data["steps"])
+            )
+        except ValidationError as e:
+            first = e.errors()[0]
+            field = ".".join(str(p) for p in first["loc"])
+            raise ConfigError(f"{source}: steps: {field}: {first['msg']}") from None
+        try:
+            return cls(checks=tuple(checks), rubric=rubric, steps=steps)
         except ValidationError as e:
             raise ConfigError(f"{source}: {e.errors()[0]['msg']}") from None
 
@@ -139,4 +166,6 @@ class TrajectoryRubric(BaseModel):
         out: dict[str, Any] = {"checks": [c.to_dict() for c in self.checks]}
         if self.rubric is not None:
             out.update(self.rubric.to_dict())
+        if self.steps is not None:
+            out["steps"] = self.steps.model_dump()
         return out
