@@ -30,6 +30,7 @@ COMMANDS = [
     ["eval-model"],
     ["ingest"],
     ["templates"],
+    ["traces"],
     ["catalog"],
     ["catalog", "show"],
     ["catalog", "add"],

@@ -4,13 +4,11 @@ against a loopback OpenAI-compatible judge, and both in the run's records and re
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from aiohttp import web
 
 import jurist
 from jurist.errors import ConfigError
@@ -25,8 +23,7 @@ from jurist.trajectories import (
     tool_used,
     trajectory_items,
 )
-from tests._fault_server import _completion
-from tests._loopback import Loopback
+from tests._flight_judge import FlightJudge
 
 DATA = Path(__file__).parent / "data" / "traces"
 FILES = [
@@ -34,29 +31,6 @@ FILES = [
     DATA / "flights_openinference.json",
     DATA / "flights_legacy.jsonl",
 ]
-
-
-class FlightJudge(Loopback):
-    """A recorded rubric judge: its verdicts on the two LLM criteria, read off the
-    trajectory it is shown; it keeps every request body to check what it received."""
-
-    def __init__(self) -> None:
-        super().__init__(self._handle, shutdown_timeout=0.5)
-        self.bodies: list[dict[str, Any]] = []
-
-    async def _handle(self, request: web.Request) -> web.StreamResponse:
-        body = await request.json()
-        self.bodies.append(body)
-        user = body["messages"][-1]["content"]
-        cheapest = 'book_flight({"flight_id": "IB3234"' in user
-        false_claim = "FR8312, a direct flight" in user or "AZ61 on 3 April, the cheapest" in user
-        answer = {
-            "c1": {"explanation": "books IB3234" if cheapest else "not the 89 EUR IB3234",
-                   "verdict": "MET" if cheapest else "UNMET"},
-            "c2": {"explanation": "claims what the results contradict" if false_claim
-                   else "matches the results", "verdict": "UNMET" if false_claim else "MET"},
-        }  # fmt: skip
-        return web.json_response(_completion(body, json.dumps(answer)))
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,7 @@ defaults to 42 so that the run's configuration, and so its resume, is stable.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -24,6 +24,7 @@ from jurist.cli._judge import (
     run_engine,
 )
 from jurist.cli._model_options import ModelOptions, model_options
+from jurist.cli._traces import trajectory_judge
 from jurist.evaluate import RunOptions
 from jurist.judges.rubric._aggregate import BINARY_AGGREGATIONS
 from jurist.judges.rubric._criteria import NOMINAL_AGGREGATIONS, ORDINAL_AGGREGATIONS
@@ -73,8 +74,10 @@ def grade(
 ) -> int:
     """Grade DATA against a rubric; writes results.jsonl (a grade report per item)."""
     from jurist import CriterionGrader, Rubric
+    from jurist.trajectories import TrajectoryRubric
 
-    the_rubric = Rubric.from_file(rubric)
+    trajectory = TrajectoryRubric.from_file_if_trajectory(rubric)  # checks beside criteria
+    the_rubric = Rubric.from_file(rubric) if trajectory is None else None
     if out is None:
         out_path = Path("runs") / f"{data.stem}-{rubric.stem}" / "results.jsonl"
     else:
@@ -93,8 +96,10 @@ def grade(
         concurrency=options.concurrency,
         max_tokens=max_tokens,
     )
-    judge = grader.for_rubric(
-        the_rubric, submission_field=submission_field, query_field=query_field
+    judge: Any = (
+        grader.for_rubric(the_rubric, submission_field=submission_field, query_field=query_field)
+        if the_rubric is not None
+        else trajectory_judge(trajectory, grader, models, query_field)
     )
     run_options = RunOptions(
         run_dir=run_dir,

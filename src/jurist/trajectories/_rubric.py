@@ -39,6 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from jurist.errors import ConfigError
 from jurist.judges.rubric import Criterion, Rubric
+from jurist.judges.rubric._loader import load_yaml
 from jurist.trajectories._checks import CheckSpec, CustomCheck
 
 __all__ = ["CheckCriterion", "StepsCriterion", "TrajectoryRubric"]
@@ -152,14 +153,18 @@ class TrajectoryRubric(BaseModel):
     @classmethod
     def from_yaml(cls, path: str | Path) -> TrajectoryRubric:
         """From a YAML (or JSON) file: see the module doc."""
-        import yaml
-
         p = Path(path)
-        try:
-            data = yaml.safe_load(p.read_text(encoding="utf-8"))
-        except (OSError, yaml.YAMLError) as e:
-            raise ConfigError(f"{p}: cannot read the rubric: {e}") from None
-        return cls.from_dict(data, source=str(p))
+        return cls.from_dict(_read(p), source=str(p))
+
+    @classmethod
+    def from_file_if_trajectory(cls, path: str | Path) -> TrajectoryRubric | None:
+        """The trajectory rubric in the file when it has ``checks`` or ``steps``, else None
+        (a plain rubric, for :meth:`jurist.Rubric.from_file`)."""
+        p = Path(path)
+        data = _read(p)
+        if isinstance(data, Mapping) and ("checks" in data or "steps" in data):
+            return cls.from_dict(data, source=str(p))
+        return None
 
     def to_dict(self) -> dict[str, Any]:
         """The rubric in the file format (custom checks as their description)."""
@@ -169,3 +174,8 @@ class TrajectoryRubric(BaseModel):
         if self.steps is not None:
             out["steps"] = self.steps.model_dump()
         return out
+
+
+def _read(path: Path) -> Any:
+    """The file's data (YAML or JSON), with the rubric loader's errors (file and line)."""
+    return load_yaml(path)
