@@ -131,3 +131,18 @@ def test_plain_reward_template_keeps_its_path() -> None:
         compute_score_async("gsm8k", "42", "42", None, model="mock:plain", outputs=["Score: 1.0"])
     )
     assert set(out) == {"score", "raw_score", "parse_failed", "clamped", "failed"}
+
+
+def test_every_reward_path_takes_the_trajectory_template() -> None:
+    """The batch judge behind TRL, the reward server and verl judges a rollout's text as
+    the trajectory when the template reads one."""
+    from jurist.rewards import reward_judge_from_kwargs
+
+    judge = Seen("4")
+    rj = reward_judge_from_kwargs(model="mock:traj-any", outputs=judge, template="trajectory")
+    (record,) = rj.score_batch_sync(["Step 1: searched\nStep 2: Lima"], ["Lima"], ["Peru?"])
+    assert (record["reward"], record["raw_score"], record["error"]) == (0.75, 4.0, None)
+    assert judge.prompts[-1] == (
+        "<task>\nPeru?\n</task>\n\n<trajectory>\nStep 1: searched\nStep 2: Lima\n</trajectory>"
+        "\n\n<expected>\nLima\n</expected>"
+    )
