@@ -166,6 +166,9 @@ def test_round_trip_through_openai_messages_and_items() -> None:
     t = _by_id()["5b8efff798038103d269b633813fc60c"]
     again = Trajectory.from_messages(t.to_messages())
     assert again.messages == t.messages
+    assert Trajectory.model_validate_json(t.model_dump_json()) == t  # pydantic at the boundary
+    given = Trajectory.from_messages(t.to_messages(), task="Book MAD-FCO", final_answer="done")
+    assert Trajectory.model_validate(given.model_dump()).task == "Book MAD-FCO"
     item = trajectory_items([t], references=["IB3234, 89 EUR"])[0]
     assert item["id"] == t.id and item["prompt"] == TASK and item["reference"] == "IB3234, 89 EUR"
     assert not item["trajectory"].startswith("Task:")  # the template shows the task apart

@@ -116,9 +116,10 @@ class Trajectory(BaseModel):
 
     ``task`` defaults to the first user message and ``final_answer`` to the text of the
     last assistant message that calls no tool (see :attr:`task` / :attr:`final_answer`).
+    Dumped, the given ones are under ``task`` and ``final_answer``.
     """
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, populate_by_name=True, serialize_by_alias=True)
 
     messages: tuple[ChatMessage, ...]
     id: str | None = None
