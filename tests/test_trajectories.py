@@ -96,6 +96,37 @@ def test_flat_legacy_attributes_and_sdk_json(tmp_path: Path) -> None:
     assert t.tool_uses[0].result is None
 
 
+def test_per_message_events(tmp_path: Path) -> None:
+    """The gen_ai.{system,user,assistant,tool}.message and gen_ai.choice span events."""
+
+    def event(name: str, **attrs: str) -> dict[str, Any]:
+        kv = [{"key": k, "value": {"stringValue": v}} for k, v in attrs.items()]
+        return {"name": name, "timeUnixNano": "1", "attributes": kv}
+
+    calls = (
+        '[{"id": "c1", "type": "function", "function": {"name": "fx", "arguments": {"to": "EUR"}}}]'
+    )
+    span = {
+        "traceId": "e1",
+        "spanId": "s1",
+        "name": "chat gpt-4o",
+        "attributes": [{"key": "gen_ai.system", "value": {"stringValue": "openai"}}],
+        "events": [
+            event("gen_ai.system.message", content="Be brief."),
+            event("gen_ai.user.message", content="250 USD in EUR?"),
+            event("gen_ai.assistant.message", tool_calls=calls),
+            event("gen_ai.tool.message", id="c1", content="231.0"),
+            event("gen_ai.choice", message='{"role": "assistant", "content": "About 231 EUR."}'),
+        ],
+    }
+    path = tmp_path / "events.json"
+    path.write_text(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]}))
+    (t,) = load_traces(path)
+    assert [m.role for m in t.messages] == ["system", "user", "assistant", "tool", "assistant"]
+    assert t.tool_uses[0].arguments == {"to": "EUR"} and t.tool_uses[0].result == "231.0"
+    assert t.final_answer == "About 231 EUR."
+
+
 def _otlp(attrs: dict[str, str], name: str = "chat m") -> dict[str, Any]:
     span = {
         "traceId": "t",

@@ -8,10 +8,13 @@ OpenInference.
   ``gen_ai.output.messages``: JSON lists of ``{"role", "parts": [...]}`` whose parts are
   ``text`` (``content``), ``tool_call`` (``id``, ``name``, ``arguments``) and
   ``tool_call_response`` (``id``, ``response``);
-- older instrumentations record ``gen_ai.content.prompt`` / ``gen_ai.content.completion``
-  span events with a ``gen_ai.prompt`` / ``gen_ai.completion`` attribute (OpenAI-format
-  messages as JSON, or plain text), or flat attributes ``gen_ai.prompt.N.role``,
-  ``gen_ai.prompt.N.content``, ``gen_ai.completion.N.tool_calls.M.name`` ...;
+- older instrumentations record one event per message (``gen_ai.system.message``,
+  ``gen_ai.user.message``, ``gen_ai.assistant.message`` with ``tool_calls``,
+  ``gen_ai.tool.message`` with ``id``, ``gen_ai.choice`` with ``message``), or
+  ``gen_ai.content.prompt`` / ``gen_ai.content.completion`` span events with a
+  ``gen_ai.prompt`` / ``gen_ai.completion`` attribute (OpenAI-format messages as JSON, or
+  plain text), or flat attributes ``gen_ai.prompt.N.role``, ``gen_ai.prompt.N.content``,
+  ``gen_ai.completion.N.tool_calls.M.name`` ...;
 - tool spans (``execute_tool``) carry ``gen_ai.tool.name``, ``gen_ai.tool.call.id``,
   ``gen_ai.tool.call.arguments`` and ``gen_ai.tool.call.result``;
 - agent spans (``invoke_agent``) may carry the run's own input and output messages.
@@ -57,6 +60,13 @@ __all__ = [
 Kind = str  # "llm", "tool", "agent", "other"
 
 _LLM_OPS = {"chat", "text_completion", "generate_content"}
+_EVENT_ROLES = {
+    "gen_ai.system.message": "system",
+    "gen_ai.user.message": "user",
+    "gen_ai.assistant.message": "assistant",
+    "gen_ai.tool.message": "tool",
+    "gen_ai.choice": "assistant",
+}
 _ROLES = {"human": "user", "ai": "assistant", "model": "assistant", "function": "tool"}
 
 
@@ -75,7 +85,7 @@ def span_kind(span: Span) -> Kind:
         k.startswith(("gen_ai.input.messages", "gen_ai.prompt", "llm.input_messages")) for k in a
     ):
         return "llm"
-    if any(e.name == "gen_ai.content.prompt" for e in span.events):
+    if any(e.name == "gen_ai.content.prompt" or e.name in _EVENT_ROLES for e in span.events):
         return "llm"
     return "other"
 
@@ -97,6 +107,15 @@ def _args_text(value: Any) -> str:
     if value is None:
         return "{}"
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def _call(name: Any, arguments: Any, call_id: Any) -> dict[str, Any]:
+    """A tool call in the OpenAI chat format (arguments as JSON text)."""
+    call: dict[str, Any] = {
+        "type": "function",
+        "function": {"name": str(name), "arguments": _args_text(arguments)},
+    }
+    return {"id": str(call_id), **call} if call_id else call
 
 
 def genai_messages(
@@ -127,9 +146,7 @@ def genai_messages(
             elif kind == "tool_call":
                 if not p.get("name"):
                     raise DataError(f"{where}: {what}[{i}].parts[{j}]: a tool_call without a name")
-                call = {"type": "function", "function": {"name": str(p["name"]),
-                        "arguments": _args_text(p.get("arguments"))}}  # fmt: skip
-                calls.append({"id": str(p["id"]), **call} if p.get("id") else call)
+                calls.append(_call(p["name"], p.get("arguments"), p.get("id")))
             elif kind == "tool_call_response":
                 body = p.get("response", p.get("result"))
                 tool: dict[str, Any] = {"role": "tool", "content": _text(body)}
@@ -188,9 +205,7 @@ def openinference_messages(
                     f"{where}: {prefix}.{n}.message.tool_calls.{k}.tool_call.function.name "
                     "is missing"
                 )
-            call = {"type": "function", "function": {"name": str(name),
-                    "arguments": _args_text(c.get("tool_call.function.arguments"))}}  # fmt: skip
-            calls.append({"id": str(c["tool_call.id"]), **call} if c.get("tool_call.id") else call)
+            calls.append(_call(name, c.get("tool_call.function.arguments"), c.get("tool_call.id")))
         if calls:
             msg["tool_calls"] = calls
         if m.get("message.tool_call_id"):
@@ -228,15 +243,53 @@ def _legacy_genai(span: Span, side: str) -> list[dict[str, Any]]:
         for k, c in enumerate(_indexed(m, "tool_calls")):
             if not c.get("name"):
                 raise DataError(f"{span.where}: {key}.{n}.tool_calls.{k}.name is missing")
-            call = {"type": "function", "function": {"name": str(c["name"]),
-                    "arguments": _args_text(c.get("arguments"))}}  # fmt: skip
-            calls.append({"id": str(c["id"]), **call} if c.get("id") else call)
+            calls.append(_call(c["name"], c.get("arguments"), c.get("id")))
         if calls:
             msg["tool_calls"] = calls
         if m.get("tool_call_id"):
             msg["tool_call_id"] = str(m["tool_call_id"])
         flat.append(msg)
     return flat
+
+
+def _event_message(role: str, a: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """One per-message event's message (its attributes, or a choice's ``message``)."""
+    content = a.get("content")
+    msg: dict[str, Any] = {"role": str(a.get("role") or role), "content": content}
+    if content is not None and not isinstance(content, str):
+        msg["content"] = _text(content)
+    calls = _json(a.get("tool_calls"), f"{role} message tool_calls", where)
+    if calls:
+        if not isinstance(calls, list):
+            raise DataError(f"{where}: {role} message tool_calls must be a list")
+        out = []
+        for k, c in enumerate(calls):
+            fn = c.get("function", c) if isinstance(c, Mapping) else None
+            if not isinstance(fn, Mapping) or not fn.get("name"):
+                raise DataError(f"{where}: {role} message tool_calls[{k}] has no function name")
+            out.append(_call(fn["name"], fn.get("arguments"), c.get("id")))
+        msg["tool_calls"] = out
+    if role == "tool" and a.get("id"):
+        msg["tool_call_id"] = str(a["id"])
+    return msg
+
+
+def _message_events(span: Span) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(inputs, outputs) from per-message events; both empty when the span has none."""
+    inputs: list[dict[str, Any]] = []
+    outputs: list[dict[str, Any]] = []
+    for e in span.events:
+        role = _EVENT_ROLES.get(e.name)
+        if role is None:
+            continue
+        if e.name == "gen_ai.choice":
+            body = _json(e.attributes.get("message", {}), "gen_ai.choice message", span.where)
+            if not isinstance(body, Mapping):
+                raise DataError(f"{span.where}: gen_ai.choice message must be an object")
+            outputs.append(_event_message("assistant", body, span.where))
+        else:
+            inputs.append(_event_message(role, e.attributes, span.where))
+    return inputs, outputs
 
 
 def span_messages(span: Span) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -264,6 +317,9 @@ def span_messages(span: Span) -> tuple[list[dict[str, Any]], list[dict[str, Any]
             else []
         )
         return inputs, outputs
+    event_in, event_out = _message_events(span)
+    if event_in or event_out:
+        return inputs + event_in, event_out
     return inputs + _legacy_genai(span, "prompt"), _legacy_genai(span, "completion")
 
 
