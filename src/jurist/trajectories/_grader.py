@@ -2,10 +2,12 @@
 
 The checks run on the item's trajectory (:func:`trajectory_from_item`); the LLM criteria,
 when the rubric has any, go to a :class:`~jurist.CriterionGrader` with the trajectory
-rendered as the submission and the task as the query. The two are assembled into one
-:class:`~jurist.judges.rubric.GradeReport` by the grader's own aggregation and scoring:
-each check is a binary criterion with one vote (judge id ``"check"``), so the report, the
-run store and the HTML report show checks and judges' verdicts side by side.
+rendered as the submission and the task as the query; the rubric's ``steps`` criterion, when
+it has one, goes to a :class:`~jurist.trajectories.StepJudge` (the weakest step votes).
+All are assembled into one :class:`~jurist.judges.rubric.GradeReport` by the grader's own
+aggregation and scoring: each check is a binary criterion with one vote (judge id
+``"check"``), so the report, the run store and the HTML report show checks, step verdicts
+and judges' verdicts side by side.
 
 A grader is an item judge for :func:`jurist.evaluate`; it never raises for a failed call,
 a malformed trajectory or a check that raises: the report carries the error.
@@ -120,9 +122,11 @@ class TrajectoryGrader:
     """Grades trajectory items on a :class:`TrajectoryRubric` (module doc).
 
     Args:
-        rubric: the checks and LLM criteria.
+        rubric: the checks, LLM criteria and step criterion.
         grader: the :class:`~jurist.CriterionGrader` for the LLM criteria (needed when the
             rubric has any); its aggregation and scoring also assemble the checks.
+        step_judge: the :class:`~jurist.trajectories.StepJudge` for the rubric's ``steps``
+            criterion (needed when it has one); its template's verdicts are the options.
         trajectory_field: the item field holding the trajectory (``messages`` is read
             when it is absent).
         task_field, reference_field: the item fields of the task and of a reference
