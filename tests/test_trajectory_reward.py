@@ -146,3 +146,22 @@ def test_every_reward_path_takes_the_trajectory_template() -> None:
         "<task>\nPeru?\n</task>\n\n<trajectory>\nStep 1: searched\nStep 2: Lima\n</trajectory>"
         "\n\n<expected>\nLima\n</expected>"
     )
+
+
+def test_trl_judges_a_conversational_rollout_as_a_trajectory() -> None:
+    from jurist.rewards import trl_reward_func
+
+    judge = Seen("5")
+    fn = trl_reward_func(
+        answer_column="solution", model="mock:traj-trl", outputs=judge, template="trajectory"
+    )
+    try:
+        rollout = _rollouts()["good"][2:]  # the assistant turns and tool results after the task
+        scores = fn(prompts=[[{"role": "user", "content": "Book MAD-FCO"}]],
+                    completions=[rollout], solution=["IB3234"])  # fmt: skip
+    finally:
+        fn.close()
+    assert scores == [1.0]
+    prompt = judge.prompts[-1]
+    assert prompt.startswith("<task>\nBook MAD-FCO\n</task>\n\n<trajectory>\nStep 1:\n")
+    assert '  -> book_flight({"flight_id": "IB3234", "passengers": 1})' in prompt

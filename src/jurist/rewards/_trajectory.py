@@ -54,6 +54,7 @@ __all__ = [
     "TRAJECTORY_KWARGS",
     "TrajectoryGate",
     "judge_rollout",
+    "rollout_text",
     "score_rollouts_sync",
     "trajectory_reward",
     "wants_trajectory",
@@ -126,6 +127,15 @@ class TrajectoryGate(BaseModel):
                 )
             results += [c.check(trajectory) for c in self.checks]
         return results
+
+
+def rollout_text(messages: Any, where: str) -> str:
+    """A conversational completion (OpenAI-format messages: assistant turns, tool calls,
+    tool results) as the compact trajectory a trajectory template reads."""
+    listed = _messages(messages)
+    if listed is None:
+        raise DataError(f"{where}: no messages")
+    return render_trajectory(Trajectory.from_messages(listed, where=where), task=False)
 
 
 def wants_trajectory(judge: RewardJudge) -> bool:
