@@ -152,8 +152,9 @@ def test_trl_judges_a_conversational_rollout_as_a_trajectory() -> None:
     from jurist.rewards import trl_reward_func
 
     judge = Seen("5")
+    options: dict[str, Any] = {"outputs": judge}  # the mock model takes a function too
     fn = trl_reward_func(
-        answer_column="solution", model="mock:traj-trl", outputs=judge, template="trajectory"
+        answer_column="solution", model="mock:traj-trl", template="trajectory", **options
     )
     try:
         rollout = _rollouts()["good"][2:]  # the assistant turns and tool results after the task
@@ -165,3 +166,39 @@ def test_trl_judges_a_conversational_rollout_as_a_trajectory() -> None:
     prompt = judge.prompts[-1]
     assert prompt.startswith("<task>\nBook MAD-FCO\n</task>\n\n<trajectory>\nStep 1:\n")
     assert '  -> book_flight({"flight_id": "IB3234", "passengers": 1})' in prompt
+
+
+def test_verl_trajectory_reward_against_a_loopback_judge() -> None:
+    """The judge's endpoint receives the rendered rollout: the task, each step's tool call
+    with its arguments and its (cut) result, and the expected answer."""
+    from aiohttp import web
+
+    from tests._fault_server import _completion
+    from tests._loopback import Loopback
+
+    bodies: list[dict[str, Any]] = []
+
+    async def handle(request: web.Request) -> web.StreamResponse:
+        body = await request.json()
+        bodies.append(body)
+        return web.json_response(_completion(body, "4"))
+
+    with Loopback(handle, shutdown_timeout=0.5) as server:
+        info = {"question": "Book MAD-FCO", "num_turns": 5, "messages": _rollouts()["good"]}
+        out = asyncio.run(
+            compute_score_async("flights", "decoded", "IB3234", info, model="openai:traj-judge",
+                                base_url=server.base_url, api_key="x", template="trajectory")
+        )  # fmt: skip
+    assert out["score"] == 0.75 and out["num_turns"] == 5.0
+    (body,) = bodies
+    assert body["model"] == "traj-judge"
+    system, user = body["messages"]
+    assert system["role"] == "system" and "grading an AI agent's trajectory" in system["content"]
+    assert user["role"] == "user"
+    lines = user["content"].splitlines()
+    assert lines[:5] == [
+        "<task>", "Book MAD-FCO", "</task>", "", "<trajectory>",
+    ]  # fmt: skip
+    assert lines[5] == "Step 1:" and lines[6].startswith('  -> search_flights({"origin": "MAD"')
+    assert lines[7].startswith("  <- {") and lines[7].endswith("more characters]")
+    assert user["content"].endswith("</trajectory>\n\n<expected>\nIB3234\n</expected>")
