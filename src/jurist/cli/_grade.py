@@ -24,7 +24,6 @@ from jurist.cli._judge import (
     run_engine,
 )
 from jurist.cli._model_options import ModelOptions, model_options
-from jurist.cli._traces import trajectory_judge
 from jurist.evaluate import RunOptions
 from jurist.judges.rubric._aggregate import BINARY_AGGREGATIONS
 from jurist.judges.rubric._criteria import NOMINAL_AGGREGATIONS, ORDINAL_AGGREGATIONS
@@ -74,6 +73,7 @@ def grade(
 ) -> int:
     """Grade DATA against a rubric; writes results.jsonl (a grade report per item)."""
     from jurist import CriterionGrader, Rubric
+    from jurist.cli._traces import trajectory_judge
     from jurist.trajectories import TrajectoryRubric
 
     trajectory = TrajectoryRubric.from_file_if_trajectory(rubric)  # checks beside criteria

@@ -2,7 +2,7 @@
 
 - ``faithfulness`` (fields ``context``, ``response``; optional ``prompt``): the judge breaks
   the answer into claims and marks each ``supported`` or ``unsupported`` by the context
-  (claim by claim, read strictly: :mod:`jurist.templates._claims`). The score is the
+  (claim by claim, read strictly: :mod:`jurist.templates._parse_claims`). The score is the
   fraction of claims supported, in [0, 1]: 1.0 means every claim is backed by the context,
   0.5 half of them. An answer that states nothing gets no score (``parse: ...``).
 - ``context_relevance`` (fields ``prompt``, ``context``): how much of what the question
@@ -21,7 +21,7 @@
 
 from __future__ import annotations
 
-from jurist.templates._claims import ClaimsForm
+from jurist.templates._parse_claims import ClaimsForm
 from jurist.templates._registry import register_template
 from jurist.templates._scale import NumericScale
 from jurist.templates._template import Template

@@ -39,7 +39,6 @@ from pydantic import (
 )
 
 from jurist.errors import ConfigError, DataError
-from jurist.templates._claims import ClaimsForm
 from jurist.templates._forms import VerdictForm
 from jurist.templates._json import find_json_object, json_schema, parse_json, read_json_verdict
 from jurist.templates._parse import (
@@ -49,6 +48,7 @@ from jurist.templates._parse import (
     parse_verdict,
     split_reasoning,
 )
+from jurist.templates._parse_claims import ClaimsForm
 from jurist.templates._scale import LabelScale, NumericScale, Scale
 from jurist.templates._values import field_text
 from jurist.templates._yaml_format import read_template_file, template_error, template_kwargs
@@ -76,17 +76,15 @@ class Template(BaseModel):
     entirely otherwise.
 
     ``form`` says where the judge writes its verdict (default: a ``Score:`` line keyed by
-    ``verdict_key``); ``output`` and ``output_explained`` are the format instructions used
-    without and with explanations; ``{choices}`` in them becomes the scale's description
-    and ``{key}`` the verdict key. ``preamble`` holds static messages (few-shot examples)
+    ``verdict_key``); ``claims`` instead has the judge list claims with a verdict each, the
+    score being the share of claims that earn full marks on a 0-1 ``scale`` (see
+    :mod:`jurist.templates._parse_claims`). ``output`` and ``output_explained`` are the
+    format instructions used without and with explanations; ``{choices}`` in them becomes
+    the scale's description and ``{key}`` the verdict key. ``preamble`` holds static messages (few-shot examples)
     sent between the system message and the item. ``kind="pairwise"`` templates score the
     preference for response A: A better 1.0, tie 0.5, B better 0.0. ``conflict`` says what
     different verdicts in one output mean: ``"fail"`` (the default), or the ``"first"`` /
     ``"last"`` one wins (see :meth:`with_conflict`).
-
-    ``claims`` makes the judge list claims with a verdict each (see
-    :mod:`jurist.templates._claims`); the score is then the share of claims that earn
-    full marks, on a 0-1 ``scale``.
     """
 
     model_config = ConfigDict(frozen=True)
