@@ -75,12 +75,14 @@ class Template(BaseModel):
     ``<reference>{reference}</reference>``) when the item has a value, and left out
     entirely otherwise.
 
+    ``claims`` has the judge list claims with a verdict each instead of one verdict; the
+    score is then the share of claims that earn full marks, on a 0-1 ``scale`` (see
+    :mod:`jurist.templates._parse_claims`).
+
     ``form`` says where the judge writes its verdict (default: a ``Score:`` line keyed by
-    ``verdict_key``); ``claims`` instead has the judge list claims with a verdict each, the
-    score being the share of claims that earn full marks on a 0-1 ``scale`` (see
-    :mod:`jurist.templates._parse_claims`). ``output`` and ``output_explained`` are the
-    format instructions used without and with explanations; ``{choices}`` in them becomes
-    the scale's description and ``{key}`` the verdict key. ``preamble`` holds static messages (few-shot examples)
+    ``verdict_key``); ``output`` and ``output_explained`` are the format instructions used
+    without and with explanations; ``{choices}`` in them becomes the scale's description
+    and ``{key}`` the verdict key. ``preamble`` holds static messages (few-shot examples)
     sent between the system message and the item. ``kind="pairwise"`` templates score the
     preference for response A: A better 1.0, tie 0.5, B better 0.0. ``conflict`` says what
     different verdicts in one output mean: ``"fail"`` (the default), or the ``"first"`` /
