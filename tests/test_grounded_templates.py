@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import jurist
+from jurist.errors import ConfigError
 from jurist.metrics import pearson
 from jurist.models import MockModel
 from jurist.templates import ParsedVerdict, get_template
@@ -206,3 +207,34 @@ def test_qags_parse_failures_are_failures_not_zeros(qags: list[dict[str, Any]]) 
     r = qags[0]
     v: ParsedVerdict = FAITH.parse(f"The summary says: {r['system_output']}")
     assert v.score is None and v.error == "parse: no 'Claim:' lines in the output"
+
+
+def test_a_yaml_template_with_a_claims_parser(tmp_path: Path) -> None:
+    """Claim by claim with labels of one's own: the score is the mean of the claims' labels."""
+    text = """
+name: key_facts
+fields: [response, reference]
+messages:
+  - {role: system, content: "List the key facts of the reference; does the response state each?"}
+  - {role: user, content: "<reference>{reference}</reference>\\n<response>{response}</response>"}
+scale: {labels: {"stated": 1.0, "partly": 0.5, "missing": 0.0}}
+parser: {type: claims, claim_key: Fact, verdict_key: Status}
+"""
+    path = tmp_path / "key_facts.yaml"
+    path.write_text(text)
+    t = jurist.load_template(path)
+    v = t.parse("Fact: Lyon is in France\nStatus: stated\nFact: 522,000 people\nStatus: partly")
+    assert (v.score, v.error) == (0.75, None)
+    assert t.parse("Fact: x\nStatus: maybe").error == (
+        'parse: claim 1: \'maybe\' is not one of "stated", "partly", "missing"'
+    )
+    assert t.parse("Claim: x\nVerdict: stated").error == "parse: no 'Fact:' lines in the output"
+    assert t.json_schema()["properties"]["claims"]["items"]["properties"]["verdict"]["enum"] == [
+        "stated", "partly", "missing",
+    ]  # fmt: skip
+    assert jurist.Template.model_validate(t.model_dump(mode="json")) == t
+    bad = tmp_path / "bad.yaml"
+    labels = '{labels: {"stated": 1.0, "partly": 0.5, "missing": 0.0}}'
+    bad.write_text(text.replace(labels, "{range: {low: 0, high: 1}}"))
+    with pytest.raises(ConfigError, match=r"bad\.yaml:8: parser\.type: a claims parser needs"):
+        jurist.load_template(bad)
