@@ -127,6 +127,41 @@ def test_per_message_events(tmp_path: Path) -> None:
     assert t.final_answer == "About 231 EUR."
 
 
+def test_structured_attribute_values(tmp_path: Path) -> None:
+    """gen_ai.input.messages recorded in structured form (arrayValue of kvlistValue)."""
+
+    def kv(**values: Any) -> dict[str, Any]:
+        return {"kvlistValue": {"values": [{"key": k, "value": v} for k, v in values.items()]}}
+
+    def text(value: str) -> dict[str, Any]:
+        return {"stringValue": value}
+
+    part = kv(type=text("text"), content=text("Hi there"))
+    call = kv(type=text("tool_call"), id=text("c9"), name=text("lookup"),
+              arguments=kv(q=text("x"), n={"intValue": "2"}))  # fmt: skip
+    messages = {"arrayValue": {"values": [
+        kv(role=text("user"), parts={"arrayValue": {"values": [part]}}),
+    ]}}  # fmt: skip
+    outputs = {"arrayValue": {"values": [
+        kv(role=text("assistant"), parts={"arrayValue": {"values": [call]}}),
+    ]}}  # fmt: skip
+    span = {
+        "traceId": "kv",
+        "spanId": "s1",
+        "name": "chat m",
+        "attributes": [
+            {"key": "gen_ai.operation.name", "value": text("chat")},
+            {"key": "gen_ai.input.messages", "value": messages},
+            {"key": "gen_ai.output.messages", "value": outputs},
+        ],
+    }
+    path = tmp_path / "kv.json"
+    path.write_text(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]}))
+    (t,) = load_traces(path)
+    assert t.task == "Hi there"
+    assert t.tool_uses[0].arguments == {"q": "x", "n": 2} and t.tool_uses[0].call_id == "c9"
+
+
 def _otlp(attrs: dict[str, str], name: str = "chat m") -> dict[str, Any]:
     span = {
         "traceId": "t",
