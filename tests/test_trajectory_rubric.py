@@ -201,7 +201,7 @@ def test_step_verdicts_join_checks_in_one_rubric(tmp_path: Path) -> None:
     assert hasty["score"] == 0.0  # no search, and a bad step
     (vote,) = stop["criteria"][1]["votes"]
     assert vote["judge_id"] == "steps" and vote["selected_label"] == "Bad"
-    assert vote["reason"] == "weakest of 3 steps: step 2: Bad; step 3: Bad"
+    assert vote["reason"] == "3 steps judged, below the top: step 2: Bad; step 3: Bad"
     assert stop["score"] == 0.5
     assert loop["criteria"][1]["final"]["selected_label"] == "Neutral" and loop["score"] == 0.75
     with pytest.raises(ConfigError, match="pass a StepJudge"):

@@ -84,7 +84,7 @@ def _steps_vote(criterion: Criterion, report: StepReport, judge_id: str) -> Vote
     failed = len(report.steps) - len(judged)
     tail = f"; {failed} step(s) not judged" if failed else ""
     reason = (
-        f"weakest of {len(judged)} steps: " + "; ".join(notes)
+        f"{len(judged)} steps judged, below the top: " + "; ".join(notes)
         if notes
         else f"all {len(judged)} steps {label}"
     )
