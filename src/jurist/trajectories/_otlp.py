@@ -2,8 +2,8 @@
 
 Two shapes are read, each as one JSON document or as JSON Lines (one per line):
 
-- **OTLP JSON** (the collector's ``file`` exporter, ``otlp`` JSON over HTTP, Phoenix and
-  Langfuse exports): ``{"resourceSpans": [{"scopeSpans": [{"spans": [...]}]}]}`` with
+- **OTLP JSON** (the collector's ``file`` exporter, OTLP/HTTP with JSON encoding):
+  ``{"resourceSpans": [{"scopeSpans": [{"spans": [...]}]}]}`` with
   attributes as ``[{"key": ..., "value": {"stringValue": ...}}]``;
 - **SDK JSON** (``span.to_json()`` of the Python SDK's console exporter): a span object, or
   a list of them, with ``context.trace_id`` / ``context.span_id`` and plain attribute maps.
