@@ -34,6 +34,7 @@ from jurist.cli import (  # noqa: F401
     _report,
     _serve_reward,
     _templates,
+    _traces,
 )
 from jurist.cli._app import (
     EXIT_CRASH,
