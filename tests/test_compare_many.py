@@ -8,11 +8,9 @@ The judge is a real OpenAI-compatible server on 127.0.0.1 that prefers the longe
 
 from __future__ import annotations
 
-import asyncio
 import collections
 import json
 import os
-import re
 import signal
 import subprocess
 import sys
@@ -22,36 +20,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aiohttp import web
 
 from jurist.cli import EXIT_OK, EXIT_USAGE
 from jurist.cli._compare_pairs import Answer, Systems, plan_pairs
 from tests._cli_run import run, stored, write
-from tests._fault_server import _completion
-from tests._loopback import Loopback
+from tests._pair_server import LongerWins
 
 SRC = Path(__file__).resolve().parents[1] / "src"
-
-
-class LongerWins(Loopback):
-    """Prefers the longer answer; ``calls`` counts the calls by prompt (``Q<n>``)."""
-
-    def __init__(self, latency: float = 0.0) -> None:
-        super().__init__(self._handle, shutdown_timeout=0.5)
-        self.latency = latency
-        self.calls: collections.Counter[str] = collections.Counter()
-
-    async def _handle(self, request: web.Request) -> web.StreamResponse:
-        body = await request.json()
-        text = body["messages"][-1]["content"]
-        a = text.split("<answer_a>")[1].split("</answer_a>")[0].strip()
-        b = text.split("<answer_b>")[1].split("</answer_b>")[0].strip()
-        verdict = "[[A]]" if len(a) > len(b) else "[[B]]" if len(b) > len(a) else "[[C]]"
-        if self.latency:
-            await asyncio.sleep(self.latency)
-        found = re.search(r"Q\d+", text)
-        self.calls[found.group(0) if found else "?"] += 1
-        return web.json_response(_completion(body, verdict))
 
 
 @pytest.fixture

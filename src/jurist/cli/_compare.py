@@ -158,6 +158,8 @@ def compare(
     engine = engine_options.build(options)
     run = run_engine(judge, pairs, run_options, engine, command="compare", prepare=judge_model)
     figures = pair_figures(run.rows())  # the report's figures, one definition
+    if len(names) > 2:  # A is a different system from pair to pair: `jurist leaderboard` ranks
+        del figures["win_rate_a"]
     extra = {
         "model": judge_model.spec,
         "template": template,

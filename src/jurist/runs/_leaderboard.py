@@ -1,0 +1,214 @@
+"""A leaderboard from pairwise runs: Bradley-Terry scores with bootstrap intervals, and raw
+and length-controlled win rates against a baseline, side by side.
+
+:func:`leaderboard` reads one or more pairwise run folders (``jurist compare``, or
+:func:`jurist.evaluate` with a :class:`~jurist.judges.PairwiseJudge` over items that name
+``system_a`` and ``system_b``). Each judged pair is one battle between its two systems,
+with the pair's verdict after both orders: A, B or a tie. A failed pair (no verdict) and,
+under ``consistency="inconsistent"``, a pair whose two orders disagreed are left out and
+counted (``failed``, ``inconsistent``); under the default ``consistency="tie"`` such a pair
+is a tie, as the run recorded it.
+
+- **Bradley-Terry** (``jurist.metrics.bradley_terry``, Arena-Hard-Auto's reading): every
+  battle of every run; a system's score is its modelled win rate against the baseline
+  (0-100), its interval the 2.5 and 97.5 percentiles over ``bootstrap`` resamples of the
+  battles.
+- **Win rate** (``jurist.metrics.win_rate``): over the pairs a system played against the
+  baseline, the mean preference for the system (the pair's score read from the system's
+  side: 1 a win, 0 a loss, 0.5 a tie, in between for graded verdicts), x 100, with its
+  standard error.
+- **Length-controlled win rate** (``jurist.metrics.length_controlled_win_rate``, AlpacaEval
+  2.0's GLM) over the same pairs, the lengths being the two answers' lengths in characters.
+  Runs hold no instruction difficulty, so none is given to the fit.
+
+The baseline is ``baseline`` when given; else the one system in every battle (``jurist
+compare --baseline``, or B of a two-system comparison); else the system in the most
+battles (ties by name), which the leaderboard says.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from jurist.errors import ConfigError, DataError
+from jurist.runs._interim_metrics import bradley_terry, length_controlled_win_rate, win_rate
+from jurist.runs._leaderboard_types import LeaderboardData, LeaderboardRow, LeaderboardRun
+from jurist.runs._run import Run
+from jurist.runs.report._leaderboard_page import write_leaderboard
+
+__all__ = ["Leaderboard", "LeaderboardRow", "LeaderboardRun", "leaderboard"]
+
+_WINNER = {"A": "model_a", "B": "model_b", "tie": "tie"}
+
+
+class Leaderboard(LeaderboardData):
+    """The systems ranked by Bradley-Terry score (see the module docs): ``rows``, the
+    ``baseline`` and where it came from, the ``runs`` read; exports ``to_csv``,
+    ``to_pandas`` and the HTML page, ``report``."""
+
+    def report(self, path: str | Path) -> Path:
+        """Write the leaderboard's self-contained HTML page (table, plot, the runs read)."""
+        return write_leaderboard(self, Path(path))
+
+
+class _Side:
+    """A system's pairs against the baseline: preferences and the two answers' lengths."""
+
+    def __init__(self) -> None:
+        self.preference: list[float] = []
+        self.length: list[float] = []
+        self.baseline_length: list[float] = []
+
+
+def _system(item: dict[str, Any], key: str, where: str) -> str:
+    value = item.get(key)
+    if not isinstance(value, str) or not value:
+        raise DataError(
+            f"{where}: the pair names no {key} (its fields are {sorted(item)}); a leaderboard "
+            "reads pairs that name their systems, as `jurist compare` writes them"
+        )
+    return value
+
+
+def _length(value: Any) -> float:
+    return float(len(value if isinstance(value, str) else str(value)))
+
+
+def leaderboard(
+    runs: Iterable[str | Path | Run],
+    *,
+    baseline: str | None = None,
+    bootstrap: int = 1000,
+    seed: int = 0,
+) -> Leaderboard:
+    """Rank the systems of one or more pairwise runs (see the module docs)."""
+    battles: list[tuple[str, str, str, float, float, float]] = []
+    read: list[LeaderboardRun] = []
+    lengths: dict[str, list[float]] = {}
+    for given in runs:
+        run = given if isinstance(given, Run) else Run(given)
+        judge = run.manifest.judge
+        if judge.get("kind") != "pairwise":
+            raise ConfigError(
+                f"{run.run_dir}: not a pairwise run (its judge is {judge.get('kind')!r}); a "
+                "leaderboard reads the runs of `jurist compare`"
+            )
+        counts = {"pairs": 0, "battles": 0, "failed": 0, "inconsistent": 0}
+        for row in run.rows():
+            item, outcome = row["item"], row["outcome"]
+            where = f"{run.run_dir} item {row['idx']}"
+            a, b = _system(item, "system_a", where), _system(item, "system_b", where)
+            counts["pairs"] += 1
+            len_a, len_b = _length(item.get("response_a")), _length(item.get("response_b"))
+            lengths.setdefault(a, []).append(len_a)
+            lengths.setdefault(b, []).append(len_b)
+            winner = outcome.get("winner")
+            if row["score"] is None:
+                counts["failed"] += 1
+            elif winner == "inconsistent":
+                counts["inconsistent"] += 1
+            elif winner in _WINNER:
+                counts["battles"] += 1
+                battles.append((a, b, _WINNER[winner], float(row["score"]), len_a, len_b))
+            else:
+                raise DataError(f"{where}: the verdict {winner!r} is not A, B or tie")
+        read.append(
+            LeaderboardRun(
+                run_dir=str(run.run_dir),
+                judge=str(judge.get("name", "pairwise")),
+                data=run.manifest.dataset.source,
+                **counts,
+            )
+        )
+    if not read:
+        raise ConfigError("a leaderboard needs at least one run")
+    if not battles:
+        raise DataError(
+            f"{', '.join(r.run_dir for r in read)}: no pair has a verdict (every pair failed "
+            "or was inconsistent); nothing to rank"
+        )
+    base, base_from = _baseline(battles, baseline)
+    result = bradley_terry(
+        [(a, b, w) for a, b, w, *_ in battles], baseline=base, bootstrap=bootstrap, seed=seed
+    )
+    sides = _sides(battles, base)
+    notes: list[str] = []
+    rows: list[LeaderboardRow] = []
+    for rank, bt in enumerate(sorted(result.rows, key=lambda r: (-r.score, r.model)), 1):
+        side = sides.get(bt.model)
+        raw = win_rate(side.preference) if side else None
+        lc = None
+        if side is not None and len(side.preference) >= 2:
+            lc = length_controlled_win_rate(side.preference, side.length, side.baseline_length)
+        elif side is not None:
+            notes.append(f"{bt.model}: one pair against {base}, too few for a length control")
+        rows.append(
+            LeaderboardRow(
+                rank=rank,
+                system=bt.model,
+                score=bt.score,
+                lower=bt.lower,
+                upper=bt.upper,
+                battles=bt.n_battles,
+                win_rate=raw.value if raw else None,
+                win_rate_se=raw.standard_error if raw else None,
+                lc_win_rate=lc.value if lc else None,
+                lc_win_rate_se=lc.standard_error if lc else None,
+                wins=raw.n_wins if raw else 0,
+                ties=raw.n_draws if raw else 0,
+                losses=raw.n_losses if raw else 0,
+                pairs_vs_baseline=raw.n if raw else 0,
+                mean_length=sum(lengths[bt.model]) / len(lengths[bt.model]),
+            )
+        )
+    return Leaderboard(
+        baseline=base,
+        baseline_from=base_from,
+        rows=rows,
+        runs=read,
+        bootstrap=bootstrap,
+        seed=seed,
+        battles=len(battles),
+        notes=notes,
+    )
+
+
+def _baseline(
+    battles: Sequence[tuple[str, str, str, float, float, float]], given: str | None
+) -> tuple[str, Literal["given", "every battle", "most battles"]]:
+    systems = sorted({s for a, b, *_ in battles for s in (a, b)})
+    if given is not None:
+        if given not in systems:
+            raise ConfigError(f"baseline {given!r} is in no judged pair; the systems: {systems}")
+        return given, "given"
+    everywhere = set(systems)
+    count = dict.fromkeys(systems, 0)
+    for a, b, *_ in battles:
+        everywhere &= {a, b}
+        count[a] += 1
+        count[b] += 1
+    if len(everywhere) == 2:  # two systems: B of the first pair, as `compare a b` reads
+        return battles[0][1], "every battle"
+    if len(everywhere) == 1:
+        return everywhere.pop(), "every battle"
+    return min(systems, key=lambda s: (-count[s], s)), "most battles"
+
+
+def _sides(
+    battles: Sequence[tuple[str, str, str, float, float, float]], base: str
+) -> dict[str, _Side]:
+    """Each system's pairs against ``base``, read from the system's side."""
+    sides: dict[str, _Side] = {}
+    for a, b, _, score, len_a, len_b in battles:
+        if b == base:
+            side, pref, mine, theirs = sides.setdefault(a, _Side()), score, len_a, len_b
+        elif a == base:
+            side, pref, mine, theirs = sides.setdefault(b, _Side()), 1 - score, len_b, len_a
+        else:
+            continue
+        side.preference.append(pref)
+        side.length.append(mine)
+        side.baseline_length.append(theirs)
+    return sides

@@ -1,0 +1,217 @@
+"""``jurist.runs.leaderboard`` and ``jurist leaderboard``: Bradley-Terry scores with intervals
+and raw and length-controlled win rates against a baseline, from one or more pairwise runs.
+
+The runs are real: a :class:`~jurist.PairwiseJudge` over a scripted mock judge through
+:func:`jurist.evaluate`, or ``jurist compare`` against a judge server on 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import jurist
+from jurist.cli import EXIT_OK, EXIT_USAGE
+from jurist.errors import ConfigError, DataError
+from jurist.runs import Leaderboard, leaderboard
+from jurist.runs._interim_metrics import length_controlled_win_rate
+from jurist.types import Request
+from tests._cli_run import run, write
+from tests._pair_server import LongerWins
+
+N = 20
+
+
+def verdict(a: str, b: str) -> str:
+    """BAD loses to anything else, GOOD beats anything else, else the longer answer wins."""
+    for mark, first_wins in (("BAD", False), ("GOOD", True)):
+        if (mark in a) != (mark in b):
+            return "[[A]]" if (mark in a) == first_wins else "[[B]]"
+    return "[[A]]" if len(a) > len(b) else "[[B]]" if len(b) > len(a) else "[[C]]"
+
+
+def judge_text(request: Request) -> str:
+    text = request.messages[-1].content
+    a = text.split("<answer_a>\n")[1].split("\n</answer_a>")[0]
+    b = text.split("<answer_b>\n")[1].split("\n</answer_b>")[0]
+    return verdict(a, b)
+
+
+def answer(system: str, i: int) -> str:
+    """base: 50 characters (GOOD on item 0). padder: long on even items, short on odd (GOOD
+    on item 1), so it wins when it is longer. solid: BAD and long on even items (but item 2),
+    GOOD and short on odd ones (but item 3), so it wins when it is shorter."""
+    if system == "base":
+        return ("GOOD" if i == 0 else "").ljust(50, "b")
+    long = i % 2 == 0
+    mark = ""
+    if system == "padder" and i == 1:
+        mark = "GOOD"
+    if system == "solid":
+        mark = ("BAD" if i != 2 else "") if long else ("GOOD" if i != 3 else "")
+    return mark.ljust(100 if long else 20, system[0])
+
+
+def pairs(systems: list[str]) -> list[dict[str, Any]]:
+    return [
+        {
+            "prompt": f"Q{i}",
+            "response_a": answer(s, i),
+            "response_b": answer("base", i),
+            "system_a": s,
+            "system_b": "base",
+        }
+        for i in range(N)
+        for s in systems
+    ]
+
+
+def judged(items: list[dict[str, Any]], folder: Path, **options: Any) -> jurist.Run:
+    judge = jurist.PairwiseJudge(jurist.get_model("mock:p", outputs=judge_text), **options)
+    return jurist.evaluate(items, judge, run_dir=folder, progress=False)
+
+
+@pytest.fixture(scope="module")
+def board(tmp_path_factory: pytest.TempPathFactory) -> Leaderboard:
+    folder = tmp_path_factory.mktemp("lb")
+    return leaderboard([judged(pairs(["padder", "solid"]), folder / "run")], bootstrap=200)
+
+
+def test_win_rates_from_the_systems_side_and_length_control(board: Leaderboard) -> None:
+    assert board.baseline == "base" and board.baseline_from == "every battle"
+    rows = {r.system: r for r in board.rows}
+    padder, solid, base = rows["padder"], rows["solid"], rows["base"]
+    # by hand: each wins 10 of its 20 pairs against the baseline and loses the others
+    for r in (padder, solid):
+        assert (r.wins, r.ties, r.losses, r.pairs_vs_baseline) == (10, 0, 10, 20)
+        assert r.win_rate == pytest.approx(50.0)
+        assert r.win_rate_se == pytest.approx(100 * (0.25 * 20 / 19) ** 0.5 / 20**0.5)
+    # the length-controlled rate is the metric over the system's preferences and the two
+    # answers' lengths in characters, read from the system's side
+    prefs = [
+        1.0 if verdict(answer("padder", i), answer("base", i)) == "[[A]]" else 0.0 for i in range(N)
+    ]
+    expected = length_controlled_win_rate(
+        prefs, [len(answer("padder", i)) for i in range(N)], [50] * N
+    )
+    assert padder.lc_win_rate == pytest.approx(expected.value)
+    # AlpacaEval's point: wins bought by length count less, wins despite brevity more
+    assert padder.lc_win_rate is not None and solid.lc_win_rate is not None
+    assert padder.lc_win_rate < 50.0 < solid.lc_win_rate
+    # Bradley-Terry against one baseline: each score is the system's win rate against it,
+    # inside its bootstrap interval; the baseline scores 50
+    assert padder.score == pytest.approx(50.0, abs=0.01) and solid.score == pytest.approx(
+        50.0, abs=0.01
+    )
+    assert padder.lower < padder.score < padder.upper
+    assert base.score == pytest.approx(50.0) and base.win_rate is None
+    assert padder.mean_length == pytest.approx(60.0) and base.mean_length == pytest.approx(50.0)
+    assert [r.rank for r in board.rows] == [1, 2, 3]
+
+
+def test_csv_and_pandas_hold_the_same_table(board: Leaderboard, tmp_path: Path) -> None:
+    path = board.to_csv(tmp_path / "lb.csv")
+    with path.open() as f:
+        rows = list(csv.DictReader(f))
+    assert [r["system"] for r in rows] == [r.system for r in board.rows]
+    for got, row in zip(rows, board.rows, strict=True):
+        assert float(got["score"]) == pytest.approx(row.score)
+        assert got["win_rate"] == ("" if row.win_rate is None else str(row.win_rate))
+    frame = board.to_pandas()
+    assert list(frame["system"]) == [r.system for r in board.rows]
+
+
+def test_several_runs_make_one_leaderboard(tmp_path: Path) -> None:
+    first = judged(pairs(["padder"]), tmp_path / "one")
+    second = judged(pairs(["solid"]), tmp_path / "two")
+    board = leaderboard([first.run_dir, second.run_dir], bootstrap=50)
+    assert {r.system for r in board.rows} == {"padder", "solid", "base"}
+    assert [r.battles for r in board.runs] == [20, 20] and board.battles == 40
+    alone = leaderboard([first], bootstrap=50)
+    padder = next(r for r in alone.rows if r.system == "padder")
+    assert padder.win_rate == next(r.win_rate for r in board.rows if r.system == "padder")
+
+
+def test_failed_and_inconsistent_pairs_are_left_out_and_counted(tmp_path: Path) -> None:
+    items = pairs(["padder"])
+    items[0] = {**items[0], "prompt": "Q0 biased"}
+
+    def biased(request: Request) -> str:  # the first shown wins: the two orders disagree
+        return "[[A]]" if "biased" in request.messages[-1].content else judge_text(request)
+
+    judge = jurist.PairwiseJudge(
+        jurist.get_model("mock:p", outputs=biased), consistency="inconsistent"
+    )
+    folder = jurist.evaluate(items, judge, run_dir=tmp_path / "r", progress=False).run_dir
+    board = leaderboard([folder], bootstrap=20)
+    assert (board.runs[0].pairs, board.runs[0].battles, board.runs[0].inconsistent) == (20, 19, 1)
+    assert next(r for r in board.rows if r.system == "padder").pairs_vs_baseline == 19
+
+
+def test_runs_a_leaderboard_cannot_read_are_named(tmp_path: Path) -> None:
+    plain = jurist.evaluate(
+        [{"prompt": "q", "response": "a"}],
+        jurist.LLMJudge(jurist.get_model("mock:j", outputs=["Correct"], cycle=True)),
+        run_dir=tmp_path / "plain",
+        progress=False,
+    )
+    with pytest.raises(ConfigError, match="not a pairwise run"):
+        leaderboard([plain])
+    unnamed = [{k: v for k, v in p.items() if k != "system_a"} for p in pairs(["padder"])]
+    with pytest.raises(DataError, match=r"item 0: the pair names no system_a"):
+        leaderboard([judged(unnamed, tmp_path / "unnamed")])
+    with pytest.raises(ConfigError, match="baseline 'gpt' is in no judged pair"):
+        leaderboard([judged(pairs(["padder"]), tmp_path / "p")], baseline="gpt")
+
+
+@pytest.fixture
+def server() -> Iterator[LongerWins]:
+    with LongerWins() as s:
+        yield s
+
+
+def test_leaderboard_command_on_a_round_robin_comparison(
+    tmp_path: Path, server: LongerWins, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lengths = {"tiny": 2, "mid": 6, "big": 12, "huge": 20}
+    data = write(
+        tmp_path / "answers.jsonl",
+        [
+            {"prompt": f"Q{i}", "response": "x" * (size + i % 3), "model": name}
+            for i in range(8)
+            for name, size in lengths.items()
+        ],
+    )
+    out = tmp_path / "rr"
+    flags = ["--model", "judge", "--base-url", server.base_url, "--api-key", "x", "--no-cache"]
+    code, text = run(
+        [
+            "compare",
+            str(data),
+            "--system-column",
+            "model",
+            "--no-progress",
+            "--out",
+            str(out),
+            *flags,
+        ],
+        capsys,
+    )
+    assert code == EXIT_OK, text
+    assert "win rate of A" not in text  # A is a different system from pair to pair
+    table = tmp_path / "lb.csv"
+    code, text = run(["leaderboard", str(out), "--csv", str(table), "--bootstrap", "100"], capsys)
+    assert code == EXIT_OK, text
+    with table.open() as f:
+        rows = list(csv.DictReader(f))
+    assert [r["system"] for r in rows] == ["huge", "big", "mid", "tiny"]  # the longer, the better
+    assert "no system is in every pair" in text and "--baseline" in text
+    assert (out / "leaderboard.html").exists() and "huge" in text
+    code, text = run(["leaderboard", str(out), "--baseline", "tiny", "--bootstrap", "0"], capsys)
+    assert code == EXIT_OK and "baseline tiny" in text
+    code, text = run(["leaderboard", str(tmp_path / "nowhere")], capsys)
+    assert code == EXIT_USAGE and "not a jurist run folder" in text
