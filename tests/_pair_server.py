@@ -34,8 +34,8 @@ class LongerWins(Loopback):
         a = text.split("<answer_a>")[1].split("</answer_a>")[0].strip()
         b = text.split("<answer_b>")[1].split("</answer_b>")[0].strip()
         verdict = "[[A]]" if len(a) > len(b) else "[[B]]" if len(b) > len(a) else "[[C]]"
+        found = re.search(r"Q\d+", text)
+        self.calls[found.group(0) if found else "?"] += 1  # counted as it arrives
         if self.latency:
             await asyncio.sleep(self.latency)
-        found = re.search(r"Q\d+", text)
-        self.calls[found.group(0) if found else "?"] += 1
         return web.json_response(_completion(body, verdict))

@@ -8,6 +8,8 @@ The runs are real: a :class:`~jurist.PairwiseJudge` over a scripted mock judge t
 from __future__ import annotations
 
 import csv
+import hashlib
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,10 +22,12 @@ from jurist.errors import ConfigError, DataError
 from jurist.runs import Leaderboard, leaderboard
 from jurist.runs._interim_metrics import length_controlled_win_rate
 from jurist.types import Request
+from tests._chromium import dump_dom, non_white_share, screenshot
 from tests._cli_run import run, write
 from tests._pair_server import LongerWins
 
 N = 20
+ARTIFACTS = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "screenshots"
 
 
 def verdict(a: str, b: str) -> str:
@@ -215,3 +219,45 @@ def test_leaderboard_command_on_a_round_robin_comparison(
     assert code == EXIT_OK and "baseline tiny" in text
     code, text = run(["leaderboard", str(tmp_path / "nowhere")], capsys)
     assert code == EXIT_USAGE and "not a jurist run folder" in text
+
+
+def quality_judge(request: Request) -> str:
+    """Systems named q<k>: the higher k, the likelier to win; a fixed draw per item and order."""
+    text = request.messages[-1].content
+    a = text.split("<answer_a>\n")[1].split("\n</answer_a>")[0]
+    b = text.split("<answer_b>\n")[1].split("\n</answer_b>")[0]
+    qa, qb = int(a.split(":")[0][1:]), int(b.split(":")[0][1:])
+    draw = int(hashlib.sha256(text.encode()).hexdigest()[:8], 16) / 16**8
+    p_a = 1 / (1 + 10 ** ((qb - qa) / 4))
+    return "[[A]]" if draw < p_a - 0.05 else "[[B]]" if draw > p_a + 0.05 else "[[C]]"
+
+
+@pytest.mark.slow
+def test_leaderboard_page_in_chromium(tmp_path: Path) -> None:
+    systems = {f"model-{k}": k for k in (0, 1, 2, 4, 6, 8)}  # model-2 is the baseline
+    items = [
+        {
+            "prompt": f"Q{i}",
+            "response_a": f"q{k}: answer {i} " + "more " * (k + i % 4),
+            "response_b": f"q2: answer {i} " + "more " * (2 + i % 3),
+            "system_a": name,
+            "system_b": "model-2",
+        }
+        for i in range(40)
+        for name, k in systems.items()
+        if name != "model-2"
+    ]
+    judge = jurist.PairwiseJudge(jurist.get_model("mock:q", outputs=quality_judge))
+    folder = jurist.evaluate(items, judge, run_dir=tmp_path / "run", progress=False).run_dir
+    page = leaderboard([folder], bootstrap=300).report(tmp_path / "leaderboard.html")
+    html = page.read_text()
+    assert "<script" not in html and "script-src 'none'" in html  # nothing to run, nothing allowed
+    dom = dump_dom(page.as_uri(), tmp_path / "p1")
+    ranked = re.findall(r'<tr(?: class="baseline")? data-system="([^"]+)"', dom)
+    assert ranked[0] == "model-8" and ranked[-1] == "model-0" and len(ranked) == 6
+    assert dom.count('<line class="interval"') == 6 and "model-2</b>" in dom
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    png = screenshot(
+        page.as_uri(), ARTIFACTS / "leaderboard.png", tmp_path / "p2", size=(1200, 1300)
+    )
+    assert non_white_share(png) > 0.02

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.console import Console
 
 from jurist.cli._app import app
 from jurist.cli._bounds import VERDICT_MAX_TOKENS_HELP, bounded
@@ -167,4 +168,7 @@ def compare(
         "baseline": baseline,
         **figures,
     }
-    return finish_run(run, run_dir / "results.jsonl", extra=extra)
+    code = finish_run(run, run_dir / "results.jsonl", extra=extra)
+    if len(names) > 2:
+        Console().print(f"rank them: jurist leaderboard {run_dir}", highlight=False, markup=False)
+    return code

@@ -160,7 +160,7 @@ def score_plot(points: Sequence[Point], *, chart_id: str = "score-plot") -> str:
         )
         if raw is not None:
             parts.append(
-                f'<text x="{x(raw):.1f}" y="{y + 4:.1f}" font-size="13" fill="#555" '
+                f'<text x="{x(raw):.1f}" y="{y + 5:.1f}" font-size="15" fill="#111" '
                 f'text-anchor="middle">&#215;<title>{escape(name)} win rate {raw:.1f}'
                 "</title></text>"
             )
