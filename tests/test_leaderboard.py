@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -261,3 +262,28 @@ def test_leaderboard_page_in_chromium(tmp_path: Path) -> None:
         page.as_uri(), ARTIFACTS / "leaderboard.png", tmp_path / "p2", size=(1200, 1300)
     )
     assert non_white_share(png) > 0.02
+
+
+def test_two_system_comparison_agrees_with_its_summary(
+    tmp_path: Path, server: LongerWins, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a = write(
+        tmp_path / "a.jsonl", [{"prompt": f"Q{i}", "response": "x" * (i % 4)} for i in range(9)]
+    )
+    b = write(tmp_path / "b.jsonl", [{"prompt": f"Q{i}", "response": "yy"} for i in range(9)])
+    out = tmp_path / "ab"
+    flags = ["--model", "judge", "--base-url", server.base_url, "--api-key", "x", "--no-cache"]
+    code, text = run(
+        ["compare", str(a), str(b), "--no-progress", "--out", str(out), *flags], capsys
+    )
+    assert code == EXIT_OK, text
+    summary = json.loads((out / "summary.json").read_text())
+    board = leaderboard([out], bootstrap=0)
+    assert board.baseline == "b" and board.baseline_from == "every battle"
+    row = next(r for r in board.rows if r.system == "a")
+    assert row.win_rate == pytest.approx(100 * summary["win_rate_a"])
+    assert (row.wins, row.ties, row.losses) == (
+        summary["wins"]["A"],
+        summary["wins"]["tie"],
+        summary["wins"]["B"],
+    )
