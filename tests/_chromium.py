@@ -62,4 +62,4 @@ def non_white_share(png: Path) -> float:
     with image_module.open(png) as image:
         gray = image.convert("L")
         histogram = gray.histogram()
-    return 1 - sum(histogram[250:]) / sum(histogram)
+    return float(1 - sum(histogram[250:]) / sum(histogram))
