@@ -89,7 +89,7 @@ def test_three_systems_against_a_baseline_in_one_run(
     }
     for r in rows:  # each record names its systems and carries their answers
         assert r["response_a"] == r["system_a"][0] * LENGTHS[r["system_a"]]
-        assert r["response_b"] == "b" * 3 and r["prompt"] == f"Q{r['row']}"
+        assert r["response_b"] == "b" * 3 and r["prompt"] == f"Q{r['item']}"
         expected = "A" if LENGTHS[r["system_a"]] > 3 else "B"
         assert r["judge_winner"] == expected and r["judge_consistent"] is True
     summary = json.loads((out / "summary.json").read_text())
@@ -225,4 +225,4 @@ def test_killed_comparison_resumes_judging_only_the_missing_pairs(
         assert sum(server.calls.values()) - before == 2 * (30 - done)  # only the missing pairs
     judged = results(out)
     assert len(judged) == 30
-    assert len({(r["row"], r["system_a"]) for r in judged}) == 30  # each pair once
+    assert len({(r["item"], r["system_a"]) for r in judged}) == 30  # each pair once

@@ -21,7 +21,7 @@ import jurist
 from jurist.cli import EXIT_OK, EXIT_USAGE
 from jurist.errors import ConfigError, DataError
 from jurist.runs import Leaderboard, leaderboard
-from jurist.runs._interim_metrics import length_controlled_win_rate
+from jurist.runs._interim_metrics import fit_length_controlled, length_controlled_win_rate
 from jurist.types import Request
 from tests._chromium import dump_dom, non_white_share, screenshot
 from tests._cli_run import run, write
@@ -61,6 +61,10 @@ def answer(system: str, i: int) -> str:
     return mark.ljust(100 if long else 20, system[0])
 
 
+def preference(system: str, i: int) -> float:
+    return 1.0 if verdict(answer(system, i), answer("base", i)) == "[[A]]" else 0.0
+
+
 def pairs(systems: list[str]) -> list[dict[str, Any]]:
     return [
         {
@@ -95,15 +99,18 @@ def test_win_rates_from_the_systems_side_and_length_control(board: Leaderboard) 
         assert (r.wins, r.ties, r.losses, r.pairs_vs_baseline) == (10, 0, 10, 20)
         assert r.win_rate == pytest.approx(50.0)
         assert r.win_rate_se == pytest.approx(100 * (0.25 * 20 / 19) ** 0.5 / 20**0.5)
-    # the length-controlled rate is the metric over the system's preferences and the two
-    # answers' lengths in characters, read from the system's side
-    prefs = [
-        1.0 if verdict(answer("padder", i), answer("base", i)) == "[[A]]" else 0.0 for i in range(N)
-    ]
-    expected = length_controlled_win_rate(
-        prefs, [len(answer("padder", i)) for i in range(N)], [50] * N
+    # the length-controlled rates are the joint fit (instruction difficulty shared by the
+    # systems) over each system's preferences and the two answers' lengths in characters,
+    # read from the system's side, the items named by their prompts
+    expected = fit_length_controlled(
+        {name: [preference(name, i) for i in range(N)] for name in ("padder", "solid")},
+        {name: [len(answer(name, i)) for i in range(N)] for name in ("padder", "solid")},
+        {name: [50] * N for name in ("padder", "solid")},
+        items={name: [f"Q{i}" for i in range(N)] for name in ("padder", "solid")},
     )
-    assert padder.lc_win_rate == pytest.approx(expected.value)
+    assert board.lc_difficulty == "joint" and not board.notes
+    assert padder.lc_win_rate == pytest.approx(expected["padder"].value)
+    assert solid.lc_win_rate == pytest.approx(expected["solid"].value)
     # AlpacaEval's point: the same raw rate counts less when the wins were bought by length
     assert padder.lc_win_rate is not None and solid.lc_win_rate is not None
     assert padder.lc_win_rate < solid.lc_win_rate and padder.lc_win_rate < 50.0
@@ -139,6 +146,19 @@ def test_several_runs_make_one_leaderboard(tmp_path: Path) -> None:
     alone = leaderboard([first], bootstrap=50)
     padder = next(r for r in alone.rows if r.system == "padder")
     assert padder.win_rate == next(r.win_rate for r in board.rows if r.system == "padder")
+    # one system against the baseline: its length control has no difficulty to share
+    assert alone.lc_difficulty == "none"
+    expected = length_controlled_win_rate(
+        [preference("padder", i) for i in range(N)],
+        [len(answer("padder", i)) for i in range(N)],
+        [50] * N,
+    )
+    assert padder.lc_win_rate == pytest.approx(expected.value)
+    # the same pairs read twice: an instruction meets the baseline twice; said, and fitted
+    # per system
+    both = judged(pairs(["padder", "solid"]), tmp_path / "both").run_dir
+    twice = leaderboard([both, both], bootstrap=0)
+    assert twice.lc_difficulty == "none" and "more than once" in twice.notes[0]
 
 
 def test_failed_and_inconsistent_pairs_are_left_out_and_counted(tmp_path: Path) -> None:

@@ -71,6 +71,7 @@ def _pairs() -> tuple[list[dict[str, Any]], dict[str, float]]:
                     "response_b": r["output_1"],
                     "system_a": system,
                     "system_b": BASELINE,
+                    "item": r["instruction"],
                 }
             )
     return pairs, preference
@@ -89,6 +90,7 @@ def test_leaderboard_of_alpaca_eval_annotations(tmp_path: Path) -> None:
     )
     run = jurist.evaluate(pairs, judge, run_dir=tmp_path / "run", progress=False, concurrency=64)
     board = leaderboard([run], bootstrap=0)
+    assert board.lc_difficulty == "joint" and not board.notes
     assert len(SYSTEMS) == 13
     assert board.baseline == BASELINE and board.runs[0].battles == len(pairs)
     with PUBLISHED.open(newline="") as f:

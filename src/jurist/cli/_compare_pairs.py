@@ -204,7 +204,8 @@ def write_pairs(systems: Systems, plan: Sequence[Pair], out: Path, *, id_field: 
     """Write the planned pairs to ``out`` (JSONL, atomically); the number written.
 
     Each pair: ``prompt``, ``response_a``, ``response_b``, ``system_a``, ``system_b``, and
-    the item's id (``id_field``) or, for answers matched by row, its ``row`` (from 0)."""
+    ``item``: the item's id (also under ``id_field``) or, for answers matched by row, its
+    row (from 0); answers matched by prompt have no ``item`` (the prompt names it)."""
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(out.name + ".tmp")
     with tmp.open("wb") as f:
@@ -219,8 +220,8 @@ def write_pairs(systems: Systems, plan: Sequence[Pair], out: Path, *, id_field: 
             }
             if id_field is not None:
                 pair[id_field] = first.item_id
-            elif systems.by_row:
-                pair["row"] = key
+            if id_field is not None or systems.by_row:
+                pair["item"] = key  # which instruction: the leaderboard aligns systems on it
             f.write(orjson.dumps(pair, default=str) + b"\n")
     tmp.replace(out)
     return len(plan)

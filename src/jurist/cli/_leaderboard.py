@@ -63,6 +63,12 @@ def print_leaderboard(console: Console, board: Leaderboard) -> None:
             highlight=False,
             markup=False,
         )
+    if board.lc_difficulty == "joint":
+        console.print(
+            "LC: length-controlled, each instruction's difficulty estimated across the systems",
+            highlight=False,
+            markup=False,
+        )
     for note in board.notes:
         console.print(note, highlight=False, markup=False)
 

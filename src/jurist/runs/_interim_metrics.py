@@ -1,8 +1,8 @@
-"""INTERIM stand-ins for ``jurist.metrics.win_rate``, ``length_controlled_win_rate`` and
-``bradley_terry`` (issue 23 item 2, written on another branch), with their names, arguments
-and the result fields the leaderboard reads.
+"""INTERIM stand-ins for ``jurist.metrics.win_rate``, ``length_controlled_win_rate``,
+``fit_length_controlled`` and ``bradley_terry`` (issue 23 item 2, written on another
+branch), with their names, arguments and the result fields the leaderboard reads.
 
-The leaderboard (:mod:`jurist.runs._leaderboard`) imports these three names in one line;
+The leaderboard (:mod:`jurist.runs._leaderboard`) imports these four names in one line;
 at merge that line becomes ``from jurist.metrics import ...`` and this module goes.
 Minimal but honest computations, numpy only:
 
@@ -11,6 +11,8 @@ Minimal but honest computations, numpy only:
 - ``length_controlled_win_rate``: AlpacaEval 2.0's GLM without instruction difficulty,
   ``logit p = theta + phi * tanh(dlen / sd(dlen))`` fitted by Newton's method on the soft
   preferences; the controlled rate is ``100 * sigmoid(theta)`` (length term set to 0);
+- ``fit_length_controlled``: here only that fit per system (the real one estimates the
+  instructions' difficulty jointly across the systems first);
 - ``bradley_terry``: Arena-Hard-Auto's logistic Bradley-Terry fit (a tie counts half a
   win to each side), ratings on the Elo scale (400 / ln 10 per unit, the baseline at
   1000), scores the win rate against the baseline (0-100), 95% percentile intervals from
@@ -27,7 +29,7 @@ Minimal but honest computations, numpy only:
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -42,6 +44,7 @@ __all__ = [
     "LengthControlledWinRate",
     "WinRate",
     "bradley_terry",
+    "fit_length_controlled",
     "length_controlled_win_rate",
     "win_rate",
 ]
@@ -148,6 +151,22 @@ def length_controlled_win_rate(
         model_coef=theta,
         length_coef=float(beta[1]),
     )
+
+
+def fit_length_controlled(
+    preferences: Mapping[str, Sequence[float]],
+    system_lengths: Mapping[str, Sequence[float]],
+    baseline_lengths: Mapping[str, Sequence[float]],
+    *,
+    items: Mapping[str, Sequence[Hashable]] | None = None,
+) -> dict[str, LengthControlledWinRate]:
+    for name, ids in (items or {}).items():
+        if len(set(ids)) != len(ids):
+            raise DataError(f"items[{name!r}] repeats an item id")
+    return {
+        name: length_controlled_win_rate(p, system_lengths[name], baseline_lengths[name])
+        for name, p in preferences.items()
+    }
 
 
 def _bt_fit(

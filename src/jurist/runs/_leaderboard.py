@@ -17,9 +17,12 @@ is a tie, as the run recorded it.
   baseline, the mean preference for the system (the pair's score read from the system's
   side: 1 a win, 0 a loss, 0.5 a tie, in between for graded verdicts), x 100, with its
   standard error.
-- **Length-controlled win rate** (``jurist.metrics.length_controlled_win_rate``, AlpacaEval
-  2.0's GLM) over the same pairs, the lengths being the two answers' lengths in characters.
-  Runs hold no instruction difficulty, so none is given to the fit.
+- **Length-controlled win rate** (AlpacaEval 2.0's GLM) over the same pairs, the lengths
+  being the two answers' lengths in characters. With two systems or more against the
+  baseline, ``jurist.metrics.fit_length_controlled`` estimates each instruction's
+  difficulty jointly across them, as AlpacaEval does (an instruction is the pair's
+  ``item`` field, as ``jurist compare`` writes it, else its prompt); with one,
+  ``jurist.metrics.length_controlled_win_rate`` fits it without a difficulty.
 
 The baseline is ``baseline`` when given; else the one system in every battle (``jurist
 compare --baseline``, or B of a two-system comparison); else the system in the most
@@ -28,12 +31,18 @@ battles (ties by name), which the leaderboard says.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
 from jurist.errors import ConfigError, DataError
-from jurist.runs._interim_metrics import bradley_terry, length_controlled_win_rate, win_rate
+from jurist.runs._interim_metrics import (
+    LengthControlledWinRate,
+    bradley_terry,
+    fit_length_controlled,
+    length_controlled_win_rate,
+    win_rate,
+)
 from jurist.runs._leaderboard_types import LeaderboardData, LeaderboardRow, LeaderboardRun
 from jurist.runs._run import Run
 from jurist.runs.report._leaderboard_page import write_leaderboard
@@ -41,6 +50,9 @@ from jurist.runs.report._leaderboard_page import write_leaderboard
 __all__ = ["Leaderboard", "LeaderboardRow", "LeaderboardRun", "leaderboard"]
 
 _WINNER = {"A": "model_a", "B": "model_b", "tie": "tie"}
+_Battle = tuple[str, str, str, float, float, float, Hashable]
+"""system A, system B, the winner, the pair's score (A's preference), A's and B's answer
+lengths, the item."""
 
 
 class Leaderboard(LeaderboardData):
@@ -54,12 +66,14 @@ class Leaderboard(LeaderboardData):
 
 
 class _Side:
-    """A system's pairs against the baseline: preferences and the two answers' lengths."""
+    """A system's pairs against the baseline: preferences, the two answers' lengths and
+    the items (instructions) they answer."""
 
     def __init__(self) -> None:
         self.preference: list[float] = []
         self.length: list[float] = []
         self.baseline_length: list[float] = []
+        self.items: list[Hashable] = []
 
 
 def _system(item: dict[str, Any], key: str, where: str) -> str:
@@ -84,7 +98,7 @@ def leaderboard(
     seed: int = 0,
 ) -> Leaderboard:
     """Rank the systems of one or more pairwise runs (see the module docs)."""
-    battles: list[tuple[str, str, str, float, float, float]] = []
+    battles: list[_Battle] = []
     read: list[LeaderboardRun] = []
     lengths: dict[str, list[float]] = {}
     for given in runs:
@@ -111,7 +125,8 @@ def leaderboard(
                 counts["inconsistent"] += 1
             elif winner in _WINNER:
                 counts["battles"] += 1
-                battles.append((a, b, _WINNER[winner], float(row["score"]), len_a, len_b))
+                key = _item_key(item)
+                battles.append((a, b, _WINNER[winner], float(row["score"]), len_a, len_b, key))
             else:
                 raise DataError(f"{where}: the verdict {winner!r} is not A, B or tie")
         read.append(
@@ -135,15 +150,12 @@ def leaderboard(
     )
     sides = _sides(battles, base)
     notes: list[str] = []
+    controlled, difficulty = _length_controlled(sides, base, notes)
     rows: list[LeaderboardRow] = []
     for rank, bt in enumerate(sorted(result.rows, key=lambda r: (-r.score, r.model)), 1):
         side = sides.get(bt.model)
         raw = win_rate(side.preference) if side else None
-        lc = None
-        if side is not None and len(side.preference) >= 2:
-            lc = length_controlled_win_rate(side.preference, side.length, side.baseline_length)
-        elif side is not None:
-            notes.append(f"{bt.model}: one pair against {base}, too few for a length control")
+        lc = controlled.get(bt.model)
         rows.append(
             LeaderboardRow(
                 rank=rank,
@@ -171,12 +183,49 @@ def leaderboard(
         bootstrap=bootstrap,
         seed=seed,
         battles=len(battles),
+        lc_difficulty=difficulty,
         notes=notes,
     )
 
 
+def _item_key(item: dict[str, Any]) -> Hashable:
+    """The instruction a pair answers: its ``item`` field (``jurist compare`` writes the
+    row or the id), else its prompt."""
+    key = item.get("item", item.get("prompt"))
+    return key if isinstance(key, Hashable) else repr(key)
+
+
+def _length_controlled(
+    sides: dict[str, _Side], base: str, notes: list[str]
+) -> tuple[dict[str, LengthControlledWinRate], Literal["joint", "none"]]:
+    """Each system's length-controlled win rate against ``base`` (see the module docs),
+    and whether the instructions' difficulty was estimated (``joint``) or not."""
+    fitted = {name: side for name, side in sides.items() if len(side.preference) >= 2}
+    for name in sorted(set(sides) - set(fitted)):
+        notes.append(f"{name}: one pair against {base}, too few for a length control")
+    repeated = sorted(n for n, side in fitted.items() if len(set(side.items)) < len(side.items))
+    if len(fitted) >= 2 and not repeated:
+        joint = fit_length_controlled(
+            {n: s.preference for n, s in fitted.items()},
+            {n: s.length for n, s in fitted.items()},
+            {n: s.baseline_length for n, s in fitted.items()},
+            items={n: s.items for n, s in fitted.items()},
+        )
+        return {name: joint[name] for name in fitted}, "joint"
+    if repeated and len(fitted) >= 2:
+        notes.append(
+            f"{', '.join(repeated)}: an instruction met {base} more than once (runs read "
+            "together?), so the length control is fitted per system, without instruction "
+            "difficulty"
+        )
+    return {
+        n: length_controlled_win_rate(s.preference, s.length, s.baseline_length)
+        for n, s in fitted.items()
+    }, "none"
+
+
 def _baseline(
-    battles: Sequence[tuple[str, str, str, float, float, float]], given: str | None
+    battles: Sequence[_Battle], given: str | None
 ) -> tuple[str, Literal["given", "every battle", "most battles"]]:
     systems = sorted({s for a, b, *_ in battles for s in (a, b)})
     if given is not None:
@@ -196,12 +245,10 @@ def _baseline(
     return min(systems, key=lambda s: (-count[s], s)), "most battles"
 
 
-def _sides(
-    battles: Sequence[tuple[str, str, str, float, float, float]], base: str
-) -> dict[str, _Side]:
+def _sides(battles: Sequence[_Battle], base: str) -> dict[str, _Side]:
     """Each system's pairs against ``base``, read from the system's side."""
     sides: dict[str, _Side] = {}
-    for a, b, _, score, len_a, len_b in battles:
+    for a, b, _, score, len_a, len_b, key in battles:
         if b == base:
             side, pref, mine, theirs = sides.setdefault(a, _Side()), score, len_a, len_b
         elif a == base:
@@ -211,4 +258,5 @@ def _sides(
         side.preference.append(pref)
         side.length.append(mine)
         side.baseline_length.append(theirs)
+        side.items.append(key)
     return sides

@@ -79,6 +79,9 @@ class LeaderboardData(BaseModel):
     bootstrap: int
     seed: int
     battles: int
+    lc_difficulty: Literal["joint", "none"] = "none"
+    """``joint``: the length control estimated each instruction's difficulty across the
+    systems (two or more against the baseline); ``none``: fitted per system without it."""
     notes: list[str] = []
 
     def records(self) -> list[dict[str, Any]]:

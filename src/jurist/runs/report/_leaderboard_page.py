@@ -60,7 +60,7 @@ from {n_runs} run(s); baseline <b id="baseline">{baseline}</b> ({baseline_from})
 with its 95% bootstrap interval over {bootstrap} resamples of the battles (seed {seed}).
 Win rate: the mean preference for the system over its pairs against the baseline (a tie
 counts half) &plusmn; its standard error; LC: AlpacaEval 2.0's length-controlled win rate
-over the same pairs (answer lengths in characters). W / T / L: wins, ties and losses
+over the same pairs (answer lengths in characters; {difficulty}). W / T / L: wins, ties and losses
 against the baseline. Length: the mean length of the system's answers.</p>
 {notes}
 <h2>Scores and intervals</h2>
@@ -191,6 +191,11 @@ def write_leaderboard(board: Leaderboard, path: Path) -> Path:
         }[board.baseline_from],
         table=_ranking(board),
         bootstrap=board.bootstrap,
+        difficulty=(
+            "each instruction's difficulty estimated across the systems"
+            if board.lc_difficulty == "joint"
+            else "no instruction difficulty"
+        ),
         seed=board.seed,
         notes=f'<ul id="notes">{notes}</ul>' if notes else "",
         plot=score_plot(
