@@ -24,7 +24,8 @@ from typing import Any
 import pytest
 
 import jurist
-from jurist.runs import leaderboard
+import jurist.metrics
+from jurist.runs import Leaderboard, leaderboard
 from jurist.templates import NumericScale, Template
 from jurist.types import Request
 
@@ -77,7 +78,8 @@ def _pairs() -> tuple[list[dict[str, Any]], dict[str, float]]:
     return pairs, preference
 
 
-def test_leaderboard_of_alpaca_eval_annotations(tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def board(tmp_path_factory: pytest.TempPathFactory) -> Leaderboard:
     pairs, preference = _pairs()
 
     def replay(request: Request) -> str:
@@ -88,13 +90,22 @@ def test_leaderboard_of_alpaca_eval_annotations(tmp_path: Path) -> None:
     judge = jurist.PairwiseJudge(
         jurist.get_model("mock:replay", outputs=replay), template=REPLAY, swap=False
     )
-    run = jurist.evaluate(pairs, judge, run_dir=tmp_path / "run", progress=False, concurrency=64)
+    folder = tmp_path_factory.mktemp("alpaca") / "run"
+    run = jurist.evaluate(pairs, judge, run_dir=folder, progress=False, concurrency=64)
     board = leaderboard([run], bootstrap=0)
-    assert board.lc_difficulty == "joint" and not board.notes
-    assert len(SYSTEMS) == 13
-    assert board.baseline == BASELINE and board.runs[0].battles == len(pairs)
+    assert len(SYSTEMS) == 13 and board.runs[0].battles == len(pairs)
+    return board
+
+
+def _published() -> dict[str, dict[str, str]]:
     with PUBLISHED.open(newline="") as f:
-        published = {row[""]: row for row in csv.DictReader(f)}
+        return {row[""]: row for row in csv.DictReader(f)}
+
+
+def test_leaderboard_of_alpaca_eval_annotations(board: Leaderboard) -> None:
+    assert board.baseline == BASELINE
+    assert board.lc_difficulty == "joint" and not board.notes
+    published = _published()
     rows = {r.system: r for r in board.rows}
     for system in SYSTEMS:
         row = rows[system]
@@ -109,3 +120,18 @@ def test_leaderboard_of_alpaca_eval_annotations(tmp_path: Path) -> None:
     raw_gap = abs(verbose.win_rate - concise.win_rate)  # type: ignore[operator]
     lc_gap = abs(verbose.lc_win_rate - concise.lc_win_rate)  # type: ignore[operator]
     assert lc_gap < raw_gap
+
+
+def test_length_controlled_rates_near_the_published_ones(board: Leaderboard) -> None:
+    """Within 2 points of AlpacaEval's published LC win rate, but text_davinci_001 (whose
+    published fit leans on annotations outside AlpacaEval's repository; see
+    tests/test_winrate_golden.py): needs ``jurist.metrics.fit_length_controlled``, the joint
+    estimate of instruction difficulty, which the interim stand-in does not make."""
+    if not hasattr(jurist.metrics, "fit_length_controlled"):
+        pytest.skip("jurist.metrics.fit_length_controlled is not merged yet (interim stand-in)")
+    published = _published()
+    for row in board.rows:
+        if row.system in (BASELINE, "text_davinci_001"):
+            continue
+        expected = float(published[row.system]["length_controlled_winrate"])
+        assert row.lc_win_rate == pytest.approx(expected, abs=2.0), row.system
