@@ -1,15 +1,20 @@
 """Headless Chromium for the report tests: the DOM a page's script drew (``--dump-dom``)
-and a screenshot (``--screenshot``), each in a fresh profile. Tests skip without Chromium."""
+and a screenshot (``--screenshot``), each in a fresh profile. Tests skip without Chromium.
+
+Screenshots go to ``$JURIST_SCREENSHOTS`` when it names a folder (to look at them:
+``JURIST_SCREENSHOTS=benchmarks/results/screenshots pytest tests/test_leaderboard.py``),
+else to the test's temporary folder."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
-__all__ = ["chromium", "dump_dom", "non_white_share", "screenshot"]
+__all__ = ["chromium", "dump_dom", "non_white_share", "screenshot", "shots_dir"]
 
 
 def chromium() -> str:
@@ -63,3 +68,13 @@ def non_white_share(png: Path) -> float:
         gray = image.convert("L")
         histogram = gray.histogram()
     return float(1 - sum(histogram[250:]) / sum(histogram))
+
+
+def shots_dir(tmp_path: Path) -> Path:
+    """Where screenshots go: ``$JURIST_SCREENSHOTS`` (made if missing), else ``tmp_path``."""
+    chosen = os.environ.get("JURIST_SCREENSHOTS")
+    if not chosen:
+        return tmp_path
+    folder = Path(chosen)
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder

@@ -23,12 +23,11 @@ from jurist.errors import ConfigError, DataError
 from jurist.runs import Leaderboard, leaderboard
 from jurist.runs._interim_metrics import fit_length_controlled, length_controlled_win_rate
 from jurist.types import Request
-from tests._chromium import dump_dom, non_white_share, screenshot
+from tests._chromium import dump_dom, non_white_share, screenshot, shots_dir
 from tests._cli_run import run, write
 from tests._pair_server import LongerWins
 
 N = 20
-ARTIFACTS = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "screenshots"
 
 
 def verdict(a: str, b: str) -> str:
@@ -277,9 +276,8 @@ def test_leaderboard_page_in_chromium(tmp_path: Path) -> None:
     ranked = re.findall(r'<tr(?: class="baseline")? data-system="([^"]+)"', dom)
     assert ranked[0] == "model-8" and ranked[-1] == "model-0" and len(ranked) == 6
     assert dom.count('<line class="interval"') == 6 and "model-2</b>" in dom
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
     png = screenshot(
-        page.as_uri(), ARTIFACTS / "leaderboard.png", tmp_path / "p2", size=(1200, 1300)
+        page.as_uri(), shots_dir(tmp_path) / "leaderboard.png", tmp_path / "p2", size=(1200, 1300)
     )
     assert non_white_share(png) > 0.02
 

@@ -16,12 +16,11 @@ from jurist.cli import EXIT_OK, EXIT_USAGE
 from jurist.errors import ConfigError
 from jurist.runs.report import write_side_by_side
 from jurist.types import Request
-from tests._chromium import dump_dom, non_white_share, screenshot
+from tests._chromium import dump_dom, non_white_share, screenshot, shots_dir
 from tests._cli_run import run
 
 N = 30
 SCRIPT = "<script>document.title='pwned'</script>"
-ARTIFACTS = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "screenshots"
 
 
 def strict(i: int) -> int:
@@ -180,10 +179,9 @@ def test_side_by_side_in_chromium_filters_searches_and_opens(
     assert "The judgment of #2 lenient" in item and "lenient-reason 5" in item
     assert "strict-reason 4" in item and "pwned</title>" not in item
     # the screenshot of the view of differing items, looked at by a person
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
     png = screenshot(
         page.as_uri() + "#agree=disagree",
-        ARTIFACTS / "side-by-side.png",
+        shots_dir(tmp_path) / "side-by-side.png",
         tmp_path / "p5",
         size=(1200, 2400),  # the whole view: the page scrolls to the items otherwise
     )
