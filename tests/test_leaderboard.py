@@ -305,3 +305,47 @@ def test_two_system_comparison_agrees_with_its_summary(
         summary["wins"]["tie"],
         summary["wins"]["B"],
     )
+
+
+def styled(system: str, i: int) -> str:
+    """base: 8 words, GOOD on every seventh item. verbose: 16 words on four items of five,
+    else 4 (it wins when longer, unless base says GOOD); sharp: 8 words, GOOD on every third
+    item and item 1 (it wins then, unless base says GOOD too: a tie)."""
+    if system == "verbose":
+        return "word " * (16 if i % 5 else 4)
+    if system == "sharp":
+        return ("GOOD " if i % 3 == 0 or i == 1 else "") + "word " * (
+            7 if i % 3 == 0 or i == 1 else 8
+        )
+    return ("GOOD " if i % 7 == 3 else "") + "base " * (7 if i % 7 == 3 else 8)
+
+
+def test_style_control_takes_the_length_advantage_out(tmp_path: Path) -> None:
+    items = [
+        {
+            "prompt": f"Q{i}",
+            "response_a": styled(system, i).strip(),
+            "response_b": styled("base", i).strip(),
+            "system_a": system,
+            "system_b": "base",
+        }
+        for i in range(30)
+        for system in ("verbose", "sharp")
+    ]
+    folder = judged(items, tmp_path / "styled").run_dir
+    plain = leaderboard([folder], bootstrap=100)
+    controlled = leaderboard([folder], bootstrap=100, style_control=True)
+    before = {r.system: r.score for r in plain.rows}
+    after = {r.system: r.score for r in controlled.rows}
+    print("STYLE", before, after, controlled.style)
+    assert before["verbose"] > before["sharp"]  # most won by length, a third by GOOD
+    assert after["verbose"] < before["verbose"]  # the length advantage taken out
+    length = next(c for c in controlled.style if c.name == "length")
+    assert controlled.style_control and length.value > 0 and length.lower > 0
+    # lists and bold are the same in every battle: left out, and said
+    assert {c.name for c in controlled.style} == {"length", "header"} or any(
+        "style control without" in n for n in controlled.notes
+    )
+    html = controlled.report(tmp_path / "styled.html").read_text()
+    assert 'id="style-note"' in html and "<td>length</td>" in html
+    assert 'id="style-note"' not in plain.report(tmp_path / "plain.html").read_text()

@@ -63,6 +63,15 @@ def print_leaderboard(console: Console, board: Leaderboard) -> None:
             highlight=False,
             markup=False,
         )
+    if board.style_control:
+        console.print(
+            "scores style-controlled; coefficients: "
+            + ", ".join(
+                f"{c.name} {c.value:.3f} ({c.lower:.3f} - {c.upper:.3f})" for c in board.style
+            ),
+            highlight=False,
+            markup=False,
+        )
     if board.lc_difficulty == "joint":
         console.print(
             "LC: length-controlled, each instruction's difficulty estimated across the systems",
@@ -99,10 +108,18 @@ def leaderboard_command(
         typer.Option(**bounded("bootstrap", help="Resamples for the Bradley-Terry intervals.")),
     ] = 1000,
     seed: Annotated[int, typer.Option(**bounded("seed", help="Seed of the resamples."))] = 0,
+    style_control: Annotated[
+        bool,
+        typer.Option(
+            help="Style-controlled scores: the fit also weighs length and markdown differences."
+        ),
+    ] = False,
 ) -> int:
     """Rank the systems of pairwise runs: Bradley-Terry scores with bootstrap intervals, raw
     and length-controlled win rates against a baseline; a table, CSV and an HTML page."""
-    board = leaderboard(runs, baseline=baseline, bootstrap=bootstrap, seed=seed)
+    board = leaderboard(
+        runs, baseline=baseline, bootstrap=bootstrap, seed=seed, style_control=style_control
+    )
     console = Console()
     print_leaderboard(console, board)
     if csv is not None:

@@ -24,6 +24,11 @@ is a tie, as the run recorded it.
   ``item`` field, as ``jurist compare`` writes it, else its prompt); with one,
   ``jurist.metrics.length_controlled_win_rate`` fits it without a difficulty.
 
+With ``style_control``, the Bradley-Terry fit also weighs each battle's style differences
+(``jurist.metrics.style_differences``: length, markdown headers, lists and bold), as
+Arena-Hard-Auto's style control does, and reads each score at the mean difference; the
+coefficients are in ``style``.
+
 The baseline is ``baseline`` when given; else the one system in every battle (``jurist
 compare --baseline``, or B of a two-system comparison); else the system in the most
 battles (ties by name), which the leaderboard says.
@@ -41,9 +46,15 @@ from jurist.runs._interim_metrics import (
     bradley_terry,
     fit_length_controlled,
     length_controlled_win_rate,
+    style_differences,
     win_rate,
 )
-from jurist.runs._leaderboard_types import LeaderboardData, LeaderboardRow, LeaderboardRun
+from jurist.runs._leaderboard_types import (
+    LeaderboardData,
+    LeaderboardRow,
+    LeaderboardRun,
+    StyleRow,
+)
 from jurist.runs._run import Run
 from jurist.runs.report._leaderboard_page import write_leaderboard
 
@@ -86,8 +97,33 @@ def _system(item: dict[str, Any], key: str, where: str) -> str:
     return value
 
 
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else str(value)
+
+
 def _length(value: Any) -> float:
-    return float(len(value if isinstance(value, str) else str(value)))
+    return float(len(_text(value)))
+
+
+_UNBOUNDED = (
+    "won or lost every battle against the systems connected to the baseline: its score "
+    "has no finite estimate (the interval shows where the fit stopped)"
+)
+
+
+def _style(answers_a: list[str], answers_b: list[str], notes: list[str]) -> dict[str, Any]:
+    """Arena-Hard-Auto's style features of each battle's answers, those that vary."""
+    features = style_differences(answers_a, answers_b)
+    kept = {k: v for k, v in features.items() if len(set(map(float, v))) > 1}
+    if not kept:
+        raise DataError(
+            "style control: no style feature (length, headers, lists, bold) varies across "
+            "the battles, so there is nothing to control for"
+        )
+    if len(kept) < len(features):
+        left = sorted(set(features) - set(kept))
+        notes.append(f"style control without {', '.join(left)}: the same in every battle")
+    return kept
 
 
 def leaderboard(
@@ -96,9 +132,12 @@ def leaderboard(
     baseline: str | None = None,
     bootstrap: int = 1000,
     seed: int = 0,
+    style_control: bool = False,
 ) -> Leaderboard:
-    """Rank the systems of one or more pairwise runs (see the module docs)."""
+    """Rank the systems of one or more pairwise runs (see the module docs);
+    ``style_control``: Arena-Hard-Auto's style control of the Bradley-Terry scores."""
     battles: list[_Battle] = []
+    answers: tuple[list[str], list[str]] = ([], [])  # each battle's two answers (style)
     read: list[LeaderboardRun] = []
     lengths: dict[str, list[float]] = {}
     for given in runs:
@@ -127,6 +166,9 @@ def leaderboard(
                 counts["battles"] += 1
                 key = _item_key(item)
                 battles.append((a, b, _WINNER[winner], float(row["score"]), len_a, len_b, key))
+                if style_control:
+                    answers[0].append(_text(item.get("response_a")))
+                    answers[1].append(_text(item.get("response_b")))
             else:
                 raise DataError(f"{where}: the verdict {winner!r} is not A, B or tie")
         read.append(
@@ -145,11 +187,16 @@ def leaderboard(
             "or was inconsistent); nothing to rank"
         )
     base, base_from = _baseline(battles, baseline)
-    result = bradley_terry(
-        [(a, b, w) for a, b, w, *_ in battles], baseline=base, bootstrap=bootstrap, seed=seed
-    )
-    sides = _sides(battles, base)
     notes: list[str] = []
+    result = bradley_terry(
+        [(a, b, w) for a, b, w, *_ in battles],
+        baseline=base,
+        bootstrap=bootstrap,
+        seed=seed,
+        style=_style(*answers, notes) if style_control else None,
+    )
+    notes += [f"{name}: {_UNBOUNDED}" for name in result.unbounded]
+    sides = _sides(battles, base)
     controlled, difficulty = _length_controlled(sides, base, notes)
     rows: list[LeaderboardRow] = []
     for rank, bt in enumerate(sorted(result.rows, key=lambda r: (-r.score, r.model)), 1):
@@ -184,6 +231,8 @@ def leaderboard(
         seed=seed,
         battles=len(battles),
         lc_difficulty=difficulty,
+        style_control=style_control,
+        style=[StyleRow(**c.model_dump()) for c in result.style],
         notes=notes,
     )
 

@@ -14,7 +14,7 @@ from pydantic import BaseModel
 
 from jurist.errors import MissingDependencyError
 
-__all__ = ["CSV_COLUMNS", "LeaderboardData", "LeaderboardRow", "LeaderboardRun"]
+__all__ = ["CSV_COLUMNS", "LeaderboardData", "LeaderboardRow", "LeaderboardRun", "StyleRow"]
 
 CSV_COLUMNS = (
     "rank",
@@ -69,6 +69,16 @@ class LeaderboardRow(BaseModel):
     mean_length: float
 
 
+class StyleRow(BaseModel):
+    """A style feature's coefficient in a style-controlled fit, with its 95% interval
+    (Arena-Hard-Auto's features: ``length``, ``header``, ``list``, ``bold``)."""
+
+    name: str
+    value: float
+    lower: float
+    upper: float
+
+
 class LeaderboardData(BaseModel):
     """The systems ranked by Bradley-Terry score, the baseline, the runs read."""
 
@@ -79,6 +89,10 @@ class LeaderboardData(BaseModel):
     bootstrap: int
     seed: int
     battles: int
+    style_control: bool = False
+    """The scores are style-controlled: the Bradley-Terry fit also weighs the answers'
+    style differences (``style``), and a score is read at the mean style difference."""
+    style: list[StyleRow] = []
     lc_difficulty: Literal["joint", "none"] = "none"
     """``joint``: the length control estimated each instruction's difficulty across the
     systems (two or more against the baseline); ``none``: fitted per system without it."""

@@ -62,6 +62,7 @@ Win rate: the mean preference for the system over its pairs against the baseline
 counts half) &plusmn; its standard error; LC: AlpacaEval 2.0's length-controlled win rate
 over the same pairs (answer lengths in characters; {difficulty}). W / T / L: wins, ties and losses
 against the baseline. Length: the mean length of the system's answers.</p>
+{style}
 {notes}
 <h2>Scores and intervals</h2>
 {plot}
@@ -97,6 +98,25 @@ def _ranking(board: Leaderboard) -> str:
             f'<td class="num">{r.battles}</td>{_num(r.mean_length, 0)}</tr>'
         )
     return f'<table id="leaderboard"><thead>{head}</thead><tbody>{"".join(body)}</tbody></table>'
+
+
+def _style(board: Leaderboard) -> str:
+    """The style control's note and coefficients (nothing without style control)."""
+    if not board.style_control:
+        return ""
+    rows = "".join(
+        f'<tr><td>{escape(c.name)}</td><td class="num">{c.value:.3f}</td>'
+        f'<td class="num">{c.lower:.3f} &ndash; {c.upper:.3f}</td></tr>'
+        for c in board.style
+    )
+    return (
+        '<p id="style-note">Style-controlled: the scores come from a Bradley-Terry fit that '
+        "also weighs each battle's style differences (Arena-Hard-Auto's: length, markdown "
+        "headers, lists, bold; standardised) and are read at the mean difference. A positive "
+        "coefficient: that style wins battles by itself.</p>"
+        '<table id="style"><thead><tr><th>style feature</th><th>coefficient</th>'
+        f"<th>95% interval</th></tr></thead><tbody>{rows}</tbody></table>"
+    )
 
 
 def _runs(board: Leaderboard) -> str:
@@ -197,6 +217,7 @@ def write_leaderboard(board: Leaderboard, path: Path) -> Path:
             else "no instruction difficulty"
         ),
         seed=board.seed,
+        style=_style(board),
         notes=f'<ul id="notes">{notes}</ul>' if notes else "",
         plot=score_plot(
             [(r.system, r.score, r.lower, r.upper, r.win_rate, r.lc_win_rate) for r in board.rows]
