@@ -337,15 +337,14 @@ def test_style_control_takes_the_length_advantage_out(tmp_path: Path) -> None:
     controlled = leaderboard([folder], bootstrap=100, style_control=True)
     before = {r.system: r.score for r in plain.rows}
     after = {r.system: r.score for r in controlled.rows}
-    print("STYLE", before, after, controlled.style)
     assert before["verbose"] > before["sharp"]  # most won by length, a third by GOOD
-    assert after["verbose"] < before["verbose"]  # the length advantage taken out
+    assert after["verbose"] < before["verbose"]  # the length advantage taken out:
+    assert after["sharp"] > after["verbose"]  # the ranking turns
     length = next(c for c in controlled.style if c.name == "length")
     assert controlled.style_control and length.value > 0 and length.lower > 0
-    # lists and bold are the same in every battle: left out, and said
-    assert {c.name for c in controlled.style} == {"length", "header"} or any(
-        "style control without" in n for n in controlled.notes
-    )
+    # no answer has a header, a list or bold: those features are left out, and said
+    assert [c.name for c in controlled.style] == ["length"]
+    assert "style control without bold, header, list" in controlled.notes[0]
     html = controlled.report(tmp_path / "styled.html").read_text()
     assert 'id="style-note"' in html and "<td>length</td>" in html
     assert 'id="style-note"' not in plain.report(tmp_path / "plain.html").read_text()
