@@ -48,7 +48,7 @@ def likert(verdict_of: Any, tag: str) -> Any:
 def items(order: list[int]) -> list[dict[str, Any]]:
     return [
         {
-            "id": f"q{i}",
+            "id": str(i),  # the run in order: the id is also the row, however items are named
             "prompt": f"Question {i}: what is {i}? {SCRIPT if i == 4 else ''}",
             "response": f"it is {i}",
         }
