@@ -348,7 +348,7 @@ def test_resubmitting_says_what_it_may_cost_twice(
     run_dir = tmp_path / "run"
     kill_between_create_and_record(unlisted, run_dir, data)
     resubmitting = OPTIONS.model_copy(update={"resubmit": True})
-    with caplog.at_level(logging.WARNING, logger="jurist.evaluate"):
+    with caplog.at_level(logging.WARNING, logger="jurist.engines"):
         resume_and_check(unlisted, run_dir, data, resubmitting, sent=2)  # as it warned
     said = " ".join(caplog.text.split())
     assert "created again (--batch-resubmit; GET /batches answered HTTP 405" in said

@@ -146,8 +146,8 @@ def _fake_hub_cache(root: Path, repo: str, commit: str, files: dict[str, bytes])
     storage = root / ("models--" + repo.replace("/", "--"))
     snapshot = storage / "snapshots" / commit
     snapshot.mkdir(parents=True)
-    (storage / "blobs").mkdir()
-    (storage / "refs").mkdir()
+    (storage / "blobs").mkdir(exist_ok=True)
+    (storage / "refs").mkdir(exist_ok=True)
     (storage / "refs" / "main").write_text(commit)
     for name, content in files.items():
         blob = storage / "blobs" / hashlib.sha256(content).hexdigest()
@@ -169,10 +169,14 @@ def test_hub_id_uses_its_snapshot_commit_and_blob_names(tmp_path: Path) -> None:
 
 
 _HUB_SCRIPT = """
-import asyncio, json
+import asyncio, json, os, pathlib
 from jurist.models._hf import HFModel
-model = HFModel("org/tiny")
-print(json.dumps({"fingerprint": asyncio.run(model.fingerprint()), "loaded": model.loaded}))
+seen = []
+for commit in ("a" * 40, "b" * 40):  # main moves from a to b between the two loads
+    pathlib.Path(os.environ["MAIN_REF"]).write_text(commit)
+    model = HFModel("org/tiny")
+    seen.append({"fingerprint": asyncio.run(model.fingerprint()), "loaded": model.loaded})
+print(json.dumps(seen))
 """
 
 
@@ -188,17 +192,19 @@ def test_hf_hub_id_is_fingerprinted_by_the_snapshot_it_loads(
     cache = tmp_path / "hub"
     for commit, folder in (("a" * 40, tiny_model_dir), ("b" * 40, other_model_dir)):
         files = {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()}
-        _fake_hub_cache(cache / commit[0], "org/tiny", commit, files)
+        _fake_hub_cache(cache, "org/tiny", commit, files)
     src = Path(__file__).resolve().parents[1] / "src"
+    env = {**os.environ, "HF_HUB_CACHE": str(cache), "HF_HUB_OFFLINE": "1"}
+    env["MAIN_REF"] = str(cache / "models--org--tiny" / "refs" / "main")
+    env["PYTHONPATH"] = os.pathsep.join([str(src), env.get("PYTHONPATH", "")])
+    # one process for both loads: importing torch and transformers twice costs seconds
+    done = subprocess.run(
+        [sys.executable, "-c", _HUB_SCRIPT], env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    outs = json.loads(done.stdout.strip().splitlines()[-1])
     seen = []
-    for commit in ("a" * 40, "b" * 40):
-        env = {**os.environ, "HF_HUB_CACHE": str(cache / commit[0]), "HF_HUB_OFFLINE": "1"}
-        env["PYTHONPATH"] = os.pathsep.join([str(src), env.get("PYTHONPATH", "")])
-        done = subprocess.run(
-            [sys.executable, "-c", _HUB_SCRIPT], env=env, capture_output=True, text=True
-        )
-        assert done.returncode == 0, done.stderr[-2000:]
-        out = json.loads(done.stdout.strip().splitlines()[-1])
+    for commit, out in zip(("a" * 40, "b" * 40), outs, strict=True):
         assert out["loaded"] and out["fingerprint"]["commit"] == commit
         assert out["fingerprint"]["repo"] == "org/tiny"
         seen.append(out["fingerprint"]["digest"])

@@ -222,7 +222,7 @@ def test_batch_resubmit_on_a_server_that_cannot_list_batches(
         args = unlisted_args(tmp_path, server)
         code, said = run(args, capsys)
         assert code == EXIT_RUNTIME, said
-        with caplog.at_level(logging.WARNING, logger="jurist.evaluate"):
+        with caplog.at_level(logging.WARNING, logger="jurist.engines"):
             code, said = run([*args, "--batch-resubmit"], capsys)
         assert code in (EXIT_OK, 1), said
         assert server.creations == 2 and set(server.submissions.values()) == {2}

@@ -8,6 +8,7 @@ from typing import get_args
 import pytest
 import typer
 
+from jurist.audit import PROBES
 from jurist.catalog._names import SECTIONS
 from jurist.cli import EXIT_OK, main
 from jurist.cli._app import app
@@ -25,6 +26,8 @@ COMMANDS = [
     ["compare"],
     ["grade"],
     ["agreement"],
+    ["calibrate"],
+    ["audit"],
     ["report"],
     ["serve-reward"],
     ["eval-model"],
@@ -53,6 +56,10 @@ CHOICES = [
     (["grade"], "--ordinal-aggregation", ORDINAL_AGGREGATIONS),
     (["grade"], "--nominal-aggregation", NOMINAL_AGGREGATIONS),
     (["agreement"], "--kind", ("auto", "nominal", "ordinal", "interval")),
+    (["calibrate"], "--kind", ("auto", "ordinal", "interval")),
+    (["audit"], "--probe", PROBES),
+    (["audit"], "--own", ("a", "b")),
+    (["audit"], "--template", templates("pairwise")),
     (["serve-reward"], "--template", templates("single")),
     (["serve-reward"], "--group-template", templates("pairwise")),
     (["catalog"], "--section", tuple(SECTIONS)),
@@ -67,7 +74,7 @@ CHOICES = [
     ],
     *[
         ([command], "--json-mode", JSON_MODES)
-        for command in ("judge", "compare", "grade", "eval-model", "serve-reward")
+        for command in ("judge", "compare", "grade", "eval-model", "serve-reward", "audit")
     ],
 ]
 

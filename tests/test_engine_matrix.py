@@ -258,6 +258,16 @@ def _call_keys(kind: str) -> list[Callable[[int], str]]:
     return [lambda i: f"r|ans-{i}"]
 
 
+_LOCAL: dict[tuple[str, str], Seen] = {}
+"""The local engine's cell per (kind, setting), run once and compared with every engine."""
+
+
+def local_cell(kind: str, name: str, server: MarkedServer, folder: Path) -> Seen:
+    if (kind, name) not in _LOCAL:
+        _LOCAL[kind, name] = cell("local", kind, SETTINGS[name], server, folder)
+    return _LOCAL[kind, name]
+
+
 @pytest.fixture(scope="module")
 def server() -> Any:
     with MarkedServer(answer) as marked:
@@ -279,7 +289,7 @@ def test_every_engine_matches_the_local_one(
     if engine == "ray":
         request.getfixturevalue("ray_cluster")
     setting = SETTINGS[name]
-    local = cell("local", kind, setting, server, tmp_path / "local")
+    local = local_cell(kind, name, server, tmp_path / "local")
     other = cell(engine, kind, setting, server, tmp_path / engine)
     # the local engine did what the setting says
     assert local.attempts[0] == want_attempts("local", kind, setting)

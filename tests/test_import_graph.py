@@ -171,13 +171,14 @@ LAYERS = (
     "runs",
     "rewards",
     "catalog",
+    "audit",
     "trust",
     "judges",
     "batching",
     "metrics",
+    "data",
     "templates",
     "models",
-    "data",
 )
 """DESIGN.md's layers, top down: a package imports only the packages below it (and the
 shared base: ``types``, ``errors`` and the private top-level helpers ``jurist._*``).

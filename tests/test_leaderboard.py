@@ -20,8 +20,8 @@ import pytest
 import jurist
 from jurist.cli import EXIT_OK, EXIT_USAGE
 from jurist.errors import ConfigError, DataError
+from jurist.metrics import fit_length_controlled, length_controlled_win_rate
 from jurist.runs import Leaderboard, leaderboard
-from jurist.runs._interim_metrics import fit_length_controlled, length_controlled_win_rate
 from jurist.types import Request
 from tests._chromium import dump_dom, non_white_share, screenshot, shots_dir
 from tests._cli_run import run, write

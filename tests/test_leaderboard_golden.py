@@ -24,7 +24,6 @@ from typing import Any
 import pytest
 
 import jurist
-import jurist.metrics
 from jurist.runs import Leaderboard, leaderboard
 from jurist.templates import NumericScale, Template
 from jurist.types import Request
@@ -125,10 +124,7 @@ def test_leaderboard_of_alpaca_eval_annotations(board: Leaderboard) -> None:
 def test_length_controlled_rates_near_the_published_ones(board: Leaderboard) -> None:
     """Within 2 points of AlpacaEval's published LC win rate, but text_davinci_001 (whose
     published fit leans on annotations outside AlpacaEval's repository; see
-    tests/test_winrate_golden.py): needs ``jurist.metrics.fit_length_controlled``, the joint
-    estimate of instruction difficulty, which the interim stand-in does not make."""
-    if not hasattr(jurist.metrics, "fit_length_controlled"):
-        pytest.skip("jurist.metrics.fit_length_controlled is not merged yet (interim stand-in)")
+    tests/test_winrate_golden.py)."""
     published = _published()
     for row in board.rows:
         if row.system in (BASELINE, "text_davinci_001"):

@@ -14,10 +14,10 @@ import pytest
 
 import jurist
 from jurist.engines import RayEngine, RayOptions, judge_ray_dataset
+from jurist.engines import _ray as ray_engine
 from jurist.engines._ray import Recorder
 from jurist.engines._ray_actor import JudgeActor, Secrets, encode_result, portable_entry, rebuild
 from jurist.errors import ConfigError, MissingDependencyError
-from jurist.engines import _ray as ray_engine
 from jurist.runs import Run
 from jurist.runs._cost import resolve_prices
 from jurist.runs._store import StoredResult

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import re
+from typing import Any
 
 import pytest
 
@@ -54,3 +56,52 @@ def test_unrelated_angle_brackets_are_left_alone() -> None:
     text = "if a < b and b > c: <div>x</div> <answers> </answer_x>"
     rendered = t.render_item({"prompt": "q", "response": text})
     assert text in rendered
+
+
+_CONVERSATION_TAGS = ["system", "user", "assistant", "tool_call", "tool_result", "conversation"]
+
+
+def _conversation(text: str) -> list[dict[str, Any]]:
+    """Every place of a conversation that a payload can reach: the system prompt, a user
+    turn (a text part), the tool call's name, id and arguments, the tool result, the
+    final answer."""
+    call = {"id": f"c1{text}", "type": "function", "function": {"name": f"f{text}",
+            "arguments": json.dumps({"q": text})}}  # fmt: skip
+    return [
+        {"role": "system", "content": text},
+        {"role": "user", "content": [{"type": "text", "text": text}]},
+        {"role": "assistant", "content": text, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": call["id"], "content": text},
+        {"role": "assistant", "content": text},
+    ]
+
+
+def _conversation_item(template: Template, text: str) -> dict[str, Any]:
+    every = (*template.fields, *template.optional_fields)
+    plain: dict[str, Any] = {f: "plain text" for f in every}
+    if template.kind == "pairwise":
+        for f in ("prompt", "response_a", "response_b"):
+            plain.pop(f, None)
+        return {**plain, "messages_a": _conversation(text), "messages_b": _conversation(text)}
+    for f in ("prompt", "response"):
+        plain.pop(f, None)
+    return {**plain, "messages": _conversation(text)}
+
+
+@pytest.mark.parametrize("turn", ["last", "all"])
+@pytest.mark.parametrize(("name", "template"), TEMPLATES, ids=[n for n, _ in TEMPLATES])
+def test_no_message_of_a_conversation_can_close_or_open_a_tag(
+    name: str, template: Template, turn: str
+) -> None:
+    """The same guarantee for conversation items (``messages``; ``messages_a`` and
+    ``messages_b`` for pairwise templates): whatever a message, a tool call or a tool
+    result holds, neither the template's tags nor the conversation's own are added."""
+    t = template.with_turn(turn)  # type: ignore[arg-type]
+    tags = sorted({*_tags(t), *_CONVERSATION_TAGS})
+    expected = _tag_count(t.render_item(_conversation_item(t, "plain text")), tags)
+    payload = _payload(tags)
+    rendered = t.render_item(_conversation_item(t, payload))
+    assert _tag_count(rendered, tags) == expected, name
+    assert rendered.count("&lt;") >= 6 * len(tags)  # every place's payload is there, escaped
+    for field in t.fields:
+        assert "{" + field + "}" not in rendered  # every placeholder was filled

@@ -14,13 +14,21 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+)
 
 from jurist._secrets import shown_name
 
 __all__ = [
     "CandidateScores",
     "Completion",
+    "ImagePart",
     "Judgment",
     "Message",
     "OutputFormatUsed",
@@ -37,13 +45,66 @@ ScoringMode = Literal["parse", "logprobs"]
 OutputFormatUsed = Literal["json", "text"]
 
 
+class ImagePart(BaseModel):
+    """One image sent with a message, as an OpenAI-format ``image_url`` part.
+
+    ``url`` is what is sent: a ``data:`` URI (a local file is read and sent as one) or an
+    ``http(s)`` URL. ``sha256`` is the hash of the image's bytes (of the URL's text for a
+    remote image, which is never fetched here): caches key on it, never on ``url``, so a
+    key stays short and covers the content. ``ref`` is the image as the item named it (a
+    path, a URL, or ``sha256:<hex>`` for inline data), for messages and the run store.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    url: str
+    sha256: str
+    ref: str
+    detail: Literal["auto", "low", "high"] | None = None
+
+    def openai_part(self) -> dict[str, Any]:
+        """The part as OpenAI's chat format writes it.
+
+        >>> ImagePart(url="https://x/a.png", sha256="ab", ref="https://x/a.png").openai_part()
+        {'type': 'image_url', 'image_url': {'url': 'https://x/a.png'}}
+        """
+        inner: dict[str, Any] = {"url": self.url}
+        if self.detail is not None:
+            inner["detail"] = self.detail
+        return {"type": "image_url", "image_url": inner}
+
+
 class Message(BaseModel):
-    """One chat message."""
+    """One chat message; ``images`` go after the text (see :meth:`openai_content`)."""
 
     model_config = ConfigDict(frozen=True)
 
     role: Role
     content: str
+    images: tuple[ImagePart, ...] = ()
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # no images: dumped as before images existed (cache keys, run manifests unchanged)
+        data: dict[str, Any] = handler(self)
+        if not self.images:
+            data.pop("images", None)
+        return data
+
+    def openai_content(self) -> str | list[dict[str, Any]]:
+        """The content in OpenAI's chat format: the text alone, or with images a list of
+        parts (the text part, then one ``image_url`` part per image).
+
+        >>> img = ImagePart(url="https://x/a.png", sha256="ab", ref="a")
+        >>> [p["type"] for p in Message(role="user", content="hi", images=(img,)).openai_content()]
+        ['text', 'image_url']
+        """
+        if not self.images:
+            return self.content
+        return [{"type": "text", "text": self.content}, *(i.openai_part() for i in self.images)]
+
+
+_UNKEYED = {"timeout", "repeat"}
 
 
 class Request(BaseModel):
@@ -53,7 +114,10 @@ class Request(BaseModel):
     ``extra`` carries provider-specific body fields (a llama.cpp ``grammar``, say) and is
     part of the cache key. ``attempt`` is the judge's re-ask number for an unparseable
     verdict: never sent to the model, but part of the cache key, so each re-ask is cached
-    apart and a rerun replays the same sequence.
+    apart and a rerun replays the same sequence. ``repeat`` is the engine's repeat number
+    of the item (``repeats=N``): never sent either, and part of the cache key only when
+    not 0, so each repeat is a draw of its own while repeat 0 keys as a run without
+    repeats does.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -70,10 +134,30 @@ class Request(BaseModel):
     extra: dict[str, Any] = Field(default_factory=dict)
     attempt: int = 0
     timeout: float | None = None
+    repeat: int = 0
 
     def cache_fields(self) -> dict[str, Any]:
-        """The fields that change the output (everything but ``timeout``)."""
-        return self.model_dump(mode="json", exclude={"timeout"})
+        """The fields that change the output: everything but ``timeout`` (and ``repeat``
+        when it is 0); an image counts by its content hash and detail, never by its (long)
+        data URI.
+
+        >>> img = ImagePart(url="data:image/png;base64,AAAA", sha256="ab12", ref="a.png")
+        >>> Request(messages=(Message(role="user", content="q", images=(img,)),)
+        ...         ).cache_fields()["messages"][0]["images"]
+        [{'sha256': 'ab12', 'detail': None}]
+        """
+        data = self.model_dump(mode="json", exclude={"timeout"} if self.repeat else _UNKEYED)
+        for message in data["messages"]:
+            if "images" in message:
+                message["images"] = [
+                    {"sha256": i["sha256"], "detail": i["detail"]} for i in message["images"]
+                ]
+        return data
+
+    @property
+    def images(self) -> tuple[ImagePart, ...]:
+        """Every image the request sends, in message order."""
+        return tuple(i for m in self.messages for i in m.images)
 
 
 class TopLogprob(BaseModel):

@@ -192,8 +192,16 @@ def _describe(obj: Any, kind: str) -> str:
         return f"{judge.template.name} judge on {judge.model.spec}"
     if kind == "panel":
         return f"panel of {len(obj.judges)} judges ({obj.aggregation})"
+    if kind == "cascade":
+        return f"cascade of {len(obj.tiers)} tiers"
     if kind == "rubric_judge":
         return f"rubric of {len(obj.rubric)} criteria"
+    if kind == "calibrated_judge":
+        fitted = obj.calibration.fitted_on
+        return (
+            f"{obj.inner.name} calibrated to {fitted.labels} on {fitted.items} items "
+            f"(data {fitted.fingerprint})"
+        )
     if kind == "template":
         return str(obj.description or f"template {obj.name}")
     return str(obj.name or f"rubric of {len(obj)} criteria")

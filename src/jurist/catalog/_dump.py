@@ -36,11 +36,14 @@ def kind_of(obj: Any) -> str:
     from jurist.judges import LLMJudge, PairwiseJudge, Panel, RubricJudge
     from jurist.judges.rubric import Rubric
     from jurist.templates import Template
+    from jurist.trust import CalibratedJudge, CascadeJudge
 
     for cls, kind in (
+        (CalibratedJudge, "calibrated_judge"),
         (LLMJudge, "judge"),
         (PairwiseJudge, "pairwise_judge"),
         (Panel, "panel"),
+        (CascadeJudge, "cascade"),
         (RubricJudge, "rubric_judge"),
         (Template, "template"),
         (Rubric, "rubric"),
@@ -49,7 +52,7 @@ def kind_of(obj: Any) -> str:
             return kind
     raise ConfigError(
         f"cannot store a {type(obj).__name__} in the catalog: it takes an LLMJudge, "
-        "PairwiseJudge, Panel, RubricJudge, Template or Rubric"
+        "PairwiseJudge, Panel, CascadeJudge, RubricJudge, CalibratedJudge, Template or Rubric"
     )
 
 
@@ -86,8 +89,24 @@ def entry_of(obj: Any, description: str | None = None) -> dict[str, Any]:
         if obj.weights is not None:
             out["weights"] = [float(w) for w in obj.weights]
         out["concurrency"] = obj.concurrency
+    elif kind == "cascade":
+        if "confidence" in obj.describe():
+            raise ConfigError(
+                f"cannot store cascade {obj.name!r} in the catalog: its confidence function "
+                "is code (the catalog keeps the default, outcome_confidence)"
+            )
+        tiers = [entry_of(tier) for tier in obj.tiers]
+        thresholds = list(obj.thresholds) if obj.thresholds is not None else None
+        out.update(tiers=tiers, thresholds=thresholds, name=obj.name)
+        out["concurrency"] = obj.concurrency
     elif kind == "rubric_judge":
         out.update(_rubric_judge(obj))
+    elif kind == "calibrated_judge":
+        out.update(
+            judge=entry_of(obj.inner),
+            calibration=obj.calibration.model_dump(mode="json"),
+            name=obj.name,
+        )
     elif kind == "template":
         out["template"] = obj.model_dump(mode="json")
     else:

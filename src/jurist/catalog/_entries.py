@@ -14,9 +14,15 @@ keys depend on the kind (unknown keys are errors, so a typo never goes unnoticed
   ``template``, ``swap``, ``consistency`` and sampling parameters;
 - ``panel`` (a :class:`~jurist.Panel`): ``judges`` (catalog names, overrides allowed, or
   inline judge entries), ``aggregation``, ``weights``;
+- ``cascade`` (a :class:`~jurist.trust.CascadeJudge`): ``tiers`` (as a panel's
+  ``judges``, cheapest first) and ``thresholds`` (one per tier, ``null`` keeps nothing);
 - ``rubric_judge`` (a :class:`~jurist.CriterionGrader` bound to a rubric): ``rubric`` (a
   catalog name ``rubrics.x`` or inline rubric data), ``models`` (the grader's judges),
   the grader's settings and the item fields;
+- ``calibrated_judge`` (a :class:`~jurist.trust.CalibratedJudge`): ``judge`` (a catalog
+  name or an inline entry of any judge kind) and ``calibration`` (the fitted map, the label
+  values and ``fitted_on``: a fingerprint of the items it was fitted on), as
+  ``jurist calibrate --save`` writes it;
 - ``template``: ``template`` (the YAML template format of :func:`jurist.load_template`,
   with ``messages``, or a full dump of a :class:`~jurist.Template`);
 - ``rubric``: ``rubric`` (the format of :meth:`jurist.Rubric.from_dict`).
@@ -37,6 +43,7 @@ from jurist.errors import ConfigError
 
 __all__ = [
     "KINDS",
+    "CalibratedJudgeEntry",
     "Entry",
     "JudgeEntry",
     "PairwiseEntry",
@@ -107,6 +114,16 @@ class PanelEntry(_Base):
     name: str | None = None
 
 
+class CascadeEntry(_Base):
+    """Judges in tiers, cheapest first, each deciding what it is confident of."""
+
+    kind: Literal["cascade"] = "cascade"
+    tiers: list[str | dict[str, Any]] = Field(min_length=1)
+    thresholds: list[float | None] | None = None
+    concurrency: int = Field(default=16, ge=1)
+    name: str | None = None
+
+
 class RubricJudgeEntry(_Base):
     """A rubric grader bound to a rubric, judging one item at a time."""
 
@@ -134,6 +151,15 @@ class RubricJudgeEntry(_Base):
     reference_field: str | None = None
 
 
+class CalibratedJudgeEntry(_Base):
+    """A judge whose scores go through a fitted calibration (``jurist calibrate``)."""
+
+    kind: Literal["calibrated_judge"] = "calibrated_judge"
+    judge: str | dict[str, Any]
+    calibration: dict[str, Any]
+    name: str | None = None
+
+
 class TemplateEntry(_Base):
     """A prompt template."""
 
@@ -148,13 +174,25 @@ class RubricEntry(_Base):
     rubric: dict[str, Any] | list[Any]
 
 
-Entry = JudgeEntry | PairwiseEntry | PanelEntry | RubricJudgeEntry | TemplateEntry | RubricEntry
+Entry = (
+    JudgeEntry
+    | PairwiseEntry
+    | PanelEntry
+    | RubricJudgeEntry
+    | CalibratedJudgeEntry
+    | CascadeEntry
+    | RubricJudgeEntry
+    | TemplateEntry
+    | RubricEntry
+)
 
 KINDS: dict[str, type[_Base]] = {
     "judge": JudgeEntry,
     "pairwise_judge": PairwiseEntry,
     "panel": PanelEntry,
+    "cascade": CascadeEntry,
     "rubric_judge": RubricJudgeEntry,
+    "calibrated_judge": CalibratedJudgeEntry,
     "template": TemplateEntry,
     "rubric": RubricEntry,
 }

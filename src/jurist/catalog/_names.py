@@ -55,7 +55,7 @@ __all__ = [
 
 #: The first part of a catalog name, and the entry kinds each section may hold.
 SECTIONS: dict[str, tuple[str, ...]] = {
-    "judges": ("judge", "pairwise_judge", "panel", "rubric_judge"),
+    "judges": ("judge", "pairwise_judge", "panel", "cascade", "rubric_judge", "calibrated_judge"),
     "templates": ("template",),
     "rubrics": ("rubric",),
 }

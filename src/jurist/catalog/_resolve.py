@@ -16,6 +16,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from jurist.catalog._entries import (
+    CalibratedJudgeEntry,
+    CascadeEntry,
     JudgeEntry,
     PairwiseEntry,
     PanelEntry,
@@ -164,8 +166,20 @@ def _make(
             name=spec.name or entry.name,
             concurrency=spec.concurrency,
         )
+    if isinstance(spec, CascadeEntry):
+        from jurist.trust import CascadeJudge
+
+        tiers = [_panel_judge(t, i, entry, root, stack, "tiers") for i, t in enumerate(spec.tiers)]
+        return CascadeJudge(
+            tiers,
+            spec.thresholds,
+            name=spec.name or entry.name,
+            concurrency=spec.concurrency,
+        )
     if isinstance(spec, RubricJudgeEntry):
         return _rubric_judge(spec, entry, model_obj, root, stack)
+    if isinstance(spec, CalibratedJudgeEntry):
+        return _calibrated_judge(spec, entry, root, stack)
     if isinstance(spec, TemplateEntry):
         return _template(spec.template, entry, root, stack)
     assert isinstance(spec, RubricEntry)
@@ -174,12 +188,39 @@ def _make(
     return Rubric.from_dict(spec.rubric, source=f"{entry.where('rubric')}: rubric")
 
 
+def _calibrated_judge(
+    spec: CalibratedJudgeEntry, entry: EntryFile, root: str | Path | None, stack: tuple[str, ...]
+) -> Any:
+    from jurist.trust import CalibratedJudge, Calibration
+
+    if isinstance(spec.judge, str):
+        judge = build(spec.judge, root=root, stack=stack)
+    else:
+        data = dict(spec.judge)
+        data.setdefault("kind", "judge")
+        entry_model(data["kind"])
+        inner = EntryFile(
+            name=f"{entry.name}.judge",
+            path=entry.path,
+            source=entry.source,
+            data=data,
+            lines={k: entry.lines.get("judge", 0) for k in data},
+        )
+        judge = build_entry(inner, root=root, stack=stack)
+    try:
+        calibration = Calibration.model_validate(spec.calibration)
+    except ValidationError as e:
+        raise ConfigError(f"{entry.where('calibration')}: not a calibration: {e}") from None
+    return CalibratedJudge(judge, calibration, name=spec.name or entry.name)
+
+
 def _panel_judge(
     item: str | dict[str, Any],
     index: int,
     entry: EntryFile,
     root: str | Path | None,
     stack: tuple[str, ...],
+    field: str = "judges",
 ) -> Any:
     from jurist.judges import ItemJudge
 
@@ -188,17 +229,17 @@ def _panel_judge(
     else:
         data = {"kind": "judge", **item}
         inner = EntryFile(
-            name=f"{entry.name}.judges[{index}]",
+            name=f"{entry.name}.{field}[{index}]",
             path=entry.path,
             source=entry.source,
             data=data,
-            lines={k: entry.lines.get("judges", 0) for k in data},
+            lines={k: entry.lines.get(field, 0) for k in data},
         )
         entry_model(data["kind"])
         judge = build_entry(inner, root=root, stack=stack)
     if not isinstance(judge, ItemJudge):
         raise ConfigError(
-            f"{entry.where('judges')}: judges[{index}]: {item!r} is a {type(judge).__name__}, "
+            f"{entry.where(field)}: {field}[{index}]: {item!r} is a {type(judge).__name__}, "
             "not a judge"
         )
     return judge

@@ -42,6 +42,11 @@ BOUNDS: dict[str, tuple[float, float]] = {
     "tolerance": (0.0, 1e9),
     "pairs_budget": (1, 10**9),  # pairs `jurist compare` judges of N systems
     "bootstrap": (0, 100_000),  # resamples of a leaderboard's Bradley-Terry intervals
+    "repeats": (1, 10_000),  # judgments of each item (--repeats)
+    "min_repeats": (1, 10_000),
+    "min_score": (0.0, 1.0),  # jurist gate: scores are normalised to [0, 1]
+    "max_drop": (0.0, 1.0),
+    "level": (0.5, 0.9999),  # an interval's confidence level
 }
 
 

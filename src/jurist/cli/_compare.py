@@ -29,6 +29,8 @@ from jurist.cli._judge import (
     run_engine,
 )
 from jurist.cli._model_options import ModelOptions, model_options
+from jurist.cli._repeat_flags import AdaptiveFlag, MinRepeatsFlag, RepeatsFlag
+from jurist.cli._turn import MAX_TOOL_CHARS_HELP, TURN_HELP, parse_turn
 from jurist.engines import RunOptions
 from jurist.errors import ConfigError
 from jurist.runs.report._page import pair_figures
@@ -107,6 +109,11 @@ def compare(
     resume: Annotated[bool, typer.Option(help="Continue the run in the folder.")] = True,
     retry_failed: Annotated[bool, typer.Option(help=RETRY_FAILED_HELP)] = True,
     overwrite: Annotated[bool, typer.Option(help=OVERWRITE_HELP)] = False,
+    repeats: RepeatsFlag = 1,
+    adaptive: AdaptiveFlag = False,
+    min_repeats: MinRepeatsFlag = None,
+    turn: Annotated[str, typer.Option(help=TURN_HELP)] = "last",
+    max_tool_chars: Annotated[int, typer.Option(min=0, help=MAX_TOOL_CHARS_HELP)] = 2000,
     *,
     options: ModelOptions,
     engine_options: EngineOptions,
@@ -147,6 +154,8 @@ def compare(
         temperature=options.temperature,
         concurrency=options.concurrency,
         max_tokens=max_tokens,
+        turn=parse_turn(turn),
+        max_tool_chars=max_tool_chars or None,
     )
     run_options = RunOptions(
         run_dir=run_dir,
@@ -155,6 +164,9 @@ def compare(
         overwrite=overwrite,
         retries=retries,
         progress=progress,
+        repeats=repeats,
+        adaptive=adaptive,
+        min_repeats=min_repeats,
     )
     engine = engine_options.build(options)
     run = run_engine(judge, pairs, run_options, engine, command="compare", prepare=judge_model)

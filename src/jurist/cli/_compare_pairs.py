@@ -4,7 +4,10 @@ The answers come from N files (one system each, named by the file's stem) or fro
 whose rows name their system in a column (``--system-column``). Each system's answers are
 keyed by item: ``--id-field`` when given, else the row number (one file per system) or the
 prompt text (a system column). Every system must answer every item once, with the same
-prompt: an error names the file and line otherwise.
+prompt: an error names the file and line otherwise. A row holding a conversation
+(``messages``) is an answer too: its pair holds ``messages_a`` and ``messages_b`` (the
+context before the judged turn is checked when the pair is judged), and the other
+systems' answers to that item must be conversations as well.
 
 Which pairs (:func:`plan_pairs`):
 
@@ -60,6 +63,8 @@ class Answer:
     response: Any
     where: str
     item_id: Any = None
+    messages: Any = None
+    """A conversation (the row's ``messages``) instead of a prompt and a response."""
 
 
 @dataclass
@@ -110,7 +115,13 @@ def read_systems(
     seen_keys: set[Hashable] = set()
     for path, stem in zip(files, stems, strict=True):
         for row_number, (_, where, row) in enumerate(open_source(path)):
-            needed = [prompt_field, response_field]
+            messages = row.get("messages")
+            if messages is not None and system_column is not None and id_field is None:
+                raise ConfigError(
+                    f"{where}: a conversation names no prompt to match the systems' answers "
+                    "on; give each row an id and --id-field"
+                )
+            needed = [prompt_field, response_field] if messages is None else []
             needed += [system_column] if system_column else []
             needed += [id_field] if id_field else []
             for column in needed:
@@ -125,7 +136,12 @@ def read_systems(
             else:
                 key = _key(row[prompt_field], where, prompt_field)
             item_id = row[id_field] if id_field is not None else None
-            systems.add(name, key, Answer(row[prompt_field], row[response_field], where, item_id))
+            answer = (
+                Answer(row[prompt_field], row[response_field], where, item_id)
+                if messages is None
+                else Answer(None, None, where, item_id, messages)
+            )
+            systems.add(name, key, answer)
             if name not in systems.names:
                 systems.names.append(name)
                 systems.sources[name] = str(path)
@@ -161,7 +177,14 @@ def _check_complete(s: Systems, files: Sequence[Path], *, id_field: str | None) 
                     f"({id_field or 'prompt'} {key!r}); every system must answer every item"
                 )
             reference = s.answers[first][key]
-            if answer.prompt != reference.prompt:
+            if (answer.messages is None) != (reference.messages is None):
+                plain = answer if answer.messages is None else reference
+                raise DataError(
+                    f"{plain.where}: no messages, while the answer at "
+                    f"{(reference if plain is answer else answer).where} holds a conversation; "
+                    "compare conversations with conversations"
+                )
+            if answer.messages is None and answer.prompt != reference.prompt:
                 raise DataError(f"{reference.where} and {answer.where}: the prompts differ")
 
 
@@ -203,7 +226,8 @@ def plan_pairs(
 def write_pairs(systems: Systems, plan: Sequence[Pair], out: Path, *, id_field: str | None) -> int:
     """Write the planned pairs to ``out`` (JSONL, atomically); the number written.
 
-    Each pair: ``prompt``, ``response_a``, ``response_b``, ``system_a``, ``system_b``, and
+    Each pair: ``prompt``, ``response_a``, ``response_b`` (or, for conversations,
+    ``messages_a`` and ``messages_b``), ``system_a``, ``system_b``, and
     ``item``: the item's id (also under ``id_field``) or, for answers matched by row, its
     row (from 0); answers matched by prompt have no ``item`` (the prompt names it)."""
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -211,13 +235,17 @@ def write_pairs(systems: Systems, plan: Sequence[Pair], out: Path, *, id_field: 
     with tmp.open("wb") as f:
         for key, a, b in plan:
             first, second = systems.answers[a][key], systems.answers[b][key]
-            pair: dict[str, Any] = {
-                "prompt": first.prompt,
-                "response_a": first.response,
-                "response_b": second.response,
-                "system_a": a,
-                "system_b": b,
-            }
+            pair: dict[str, Any] = (
+                {
+                    "prompt": first.prompt,
+                    "response_a": first.response,
+                    "response_b": second.response,
+                }
+                if first.messages is None
+                else {"messages_a": first.messages, "messages_b": second.messages}
+            )
+            pair["system_a"] = a
+            pair["system_b"] = b
             if id_field is not None:
                 pair[id_field] = first.item_id
             if id_field is not None or systems.by_row:

@@ -24,6 +24,8 @@ from jurist.cli._judge import (
     run_engine,
 )
 from jurist.cli._model_options import ModelOptions, model_options
+from jurist.cli._repeat_flags import AdaptiveFlag, MinRepeatsFlag, RepeatsFlag
+from jurist.cli._turn import MAX_TOOL_CHARS_HELP, TURN_HELP, parse_turn
 from jurist.engines import RunOptions
 from jurist.judges.rubric._aggregate import BINARY_AGGREGATIONS
 from jurist.judges.rubric._criteria import NOMINAL_AGGREGATIONS, ORDINAL_AGGREGATIONS
@@ -67,6 +69,11 @@ def grade(
     resume: Annotated[bool, typer.Option(help="Continue the run in the folder.")] = True,
     retry_failed: Annotated[bool, typer.Option(help=RETRY_FAILED_HELP)] = True,
     overwrite: Annotated[bool, typer.Option(help=OVERWRITE_HELP)] = False,
+    repeats: RepeatsFlag = 1,
+    adaptive: AdaptiveFlag = False,
+    min_repeats: MinRepeatsFlag = None,
+    turn: Annotated[str, typer.Option(help=TURN_HELP)] = "last",
+    max_tool_chars: Annotated[int, typer.Option(min=0, help=MAX_TOOL_CHARS_HELP)] = 2000,
     *,
     options: ModelOptions,
     engine_options: EngineOptions,
@@ -92,6 +99,8 @@ def grade(
         temperature=options.temperature,
         concurrency=options.concurrency,
         max_tokens=max_tokens,
+        turn=parse_turn(turn),
+        max_tool_chars=max_tool_chars or None,
     )
     judge = grader.for_rubric(
         the_rubric, submission_field=submission_field, query_field=query_field
@@ -103,6 +112,9 @@ def grade(
         overwrite=overwrite,
         retries=retries,
         progress=progress,
+        repeats=repeats,
+        adaptive=adaptive,
+        min_repeats=min_repeats,
     )
     engine = engine_options.build(options)
     run = run_engine(judge, data, run_options, engine, command="grade", prepare=models)

@@ -22,8 +22,10 @@ from jurist.cli._bounds import VERDICT_MAX_TOKENS_HELP, bounded
 from jurist.cli._engine_options import EngineOptions, engine_options
 from jurist.cli._help import choices_metavar, template_help
 from jurist.cli._model_options import ModelOptions, model_options
+from jurist.cli._repeat_flags import AdaptiveFlag, MinRepeatsFlag, RepeatsFlag
 from jurist.cli._resume import resume_command
 from jurist.cli._summary import print_summary
+from jurist.cli._turn import MAX_TOOL_CHARS_HELP, TURN_HELP, parse_turn
 from jurist.data import open_source
 from jurist.engines import BatchAPIEngine, Engine, RunOptions, aevaluate
 from jurist.errors import ConfigError, OutputError
@@ -99,6 +101,9 @@ def judge(
     ] = True,
     retry_failed: Annotated[bool, typer.Option(help=RETRY_FAILED_HELP)] = True,
     overwrite: Annotated[bool, typer.Option(help=OVERWRITE_HELP)] = False,
+    repeats: RepeatsFlag = 1,
+    adaptive: AdaptiveFlag = False,
+    min_repeats: MinRepeatsFlag = None,
     scoring: Annotated[
         str,
         typer.Option(
@@ -130,6 +135,8 @@ def judge(
             help="Judge answer format: auto (JSON where the backend takes a schema), text, json.",
         ),
     ] = "auto",
+    turn: Annotated[str, typer.Option(help=TURN_HELP)] = "last",
+    max_tool_chars: Annotated[int, typer.Option(min=0, help=MAX_TOOL_CHARS_HELP)] = 2000,
     *,
     options: ModelOptions,
     engine_options: EngineOptions,
@@ -166,6 +173,8 @@ def judge(
         min_coverage=min_coverage,
         low_coverage=low_coverage,  # type: ignore[arg-type]
         output=output,  # type: ignore[arg-type]
+        turn=parse_turn(turn),
+        max_tool_chars=max_tool_chars or None,
     )
     run_options = RunOptions(
         run_dir=run_dir,
@@ -175,6 +184,9 @@ def judge(
         fields=fields,
         retries=retries,
         progress=progress,
+        repeats=repeats,
+        adaptive=adaptive,
+        min_repeats=min_repeats,
     )
     engine = engine_options.build(options)
     run = run_engine(the_judge, data, run_options, engine, command="judge", prepare=the_judge.model)

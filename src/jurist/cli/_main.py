@@ -22,9 +22,12 @@ from jurist._secrets import scrub
 # the command modules register their commands on `app` when imported
 from jurist.cli import (  # noqa: F401
     _agreement,
+    _audit,
+    _calibrate,
     _catalog,
     _compare,
     _eval_model,
+    _gate,
     _grade,
     _ingest,
     _judge,

@@ -9,6 +9,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from jurist.runs._coverage import CoverageSummary
+from jurist.runs._run_types import RepeatSummary
 
 __all__ = ["print_summary"]
 
@@ -43,6 +44,7 @@ def print_summary(
             if key in summary
         ),
         *_coverage_rows(summary),
+        *_repeat_rows(summary),
         (
             "calls / attempts / cache hits",
             f"{summary['calls']} / {summary.get('attempts', '-')} / {summary['cache_hits']}",
@@ -104,6 +106,26 @@ def _coverage_rows(summary: dict[str, Any]) -> list[tuple[str, str]]:
         return []
     c = CoverageSummary.model_validate(summary["coverage"])
     return [("verdict coverage", c.spread()), (f"below {c.threshold()}", f"{c.below} of {c.n}")]
+
+
+def _repeat_rows(summary: dict[str, Any]) -> list[tuple[str, str]]:
+    """The rows of a run with repeats (none without).
+
+    >>> rows = _repeat_rows({"items": 4, "repeats": {"repeats": 5, "adaptive": True,
+    ...     "min_repeats": 3, "judgments": 14, "unstable_items": 1, "mean_flip_rate": 0.1,
+    ...     "self_consistency": 0.8, "level": 0.95, "mean_low": 0.5, "mean_high": 0.9,
+    ...     "items_low": 0.55, "items_high": 0.85}})
+    >>> for row in rows[:3]: print(row)
+    ('repeats', '3 to 5 per item (adaptive): 14 judgments')
+    ('unstable items (flip rate > 0)', '1 of 4, mean flip rate 0.1000')
+    ('self-consistency (alpha)', '0.8000')
+    >>> rows[3][1]
+    '[0.5000, 0.9000] with the judge variance; [0.5500, 0.8500] items only'
+    """
+    r = summary.get("repeats")
+    if not r:
+        return []
+    return RepeatSummary.model_validate(r).rows(int(summary["items"]))
 
 
 def _cost_text(summary: dict[str, Any]) -> str:

@@ -32,8 +32,9 @@ from typing import Any
 import orjson
 
 from jurist._files import decode_error, read_utf8
-from jurist._missing import field_problem
+from jurist._missing import field_problem, no_value
 from jurist.errors import DataError, MissingDependencyError
+from jurist.templates import check_item, supplies
 
 __all__ = ["ItemSource", "Scan", "item_hash", "map_fields", "open_source"]
 
@@ -79,8 +80,11 @@ def map_fields(
     if fields:
         for role, column in fields.items():
             values[role] = row.get(column)
+    check_item(values, where=where)  # a conversation's messages, images
     for role in required:
         column = fields.get(role, role) if fields else role
+        if supplies(values, role) and no_value(values, role) is not None:
+            continue  # the conversation gives it
         problem = field_problem(row, column, role=role)
         if problem is not None:
             raise DataError(f"{where}: {problem}; the fields are {sorted(row)}")

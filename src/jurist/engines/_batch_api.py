@@ -40,7 +40,7 @@ WORKERS = 256
 """Items run at once in a pass: a parked item holds no task, so this bounds memory, not
 the size of a round (a round holds every item parked in the pass)."""
 
-logger = get_logger("jurist.evaluate")
+logger = get_logger("jurist.engines")
 
 
 def _carried(model: object) -> bool:
@@ -75,12 +75,6 @@ async def judge_through_batches(ctx: EngineContext, options: BatchAPIOptions) ->
             on_note=logger.warning,
         )
         ctx.store.set_meta("batch_api", options.model_dump(mode="json"))
-        if ctx.store.get_meta("judge_entry") is None:
-            from jurist.engines._judge_entry import judge_entry_of
-
-            entry = judge_entry_of(ctx.judge)
-            if entry is not None:  # for ingest(), which rebuilds the judge from it
-                ctx.store.set_meta("judge_entry", entry)
         from jurist.engines._session import run_decisions
 
         # decisions recorded, held: every session builds the same requests (replay)

@@ -1,5 +1,5 @@
-"""Moved to :mod:`jurist.batching` (``from jurist.evaluate import BatchAPIOptions`` still
-works, and is the public name)."""
+""":class:`~jurist.batching.BatchAPIOptions`, exported by :mod:`jurist.engines` too (its
+public name there, beside :class:`~jurist.engines.BatchAPIEngine` which takes it)."""
 
 from jurist.batching._options import BatchAPIOptions
 

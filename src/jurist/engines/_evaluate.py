@@ -35,6 +35,7 @@ from jurist.batching import BatchAPIOptions
 from jurist.data._source import open_source
 from jurist.engines._engines import BatchAPIEngine, Engine, LocalEngine, RayEngine, choose_engine
 from jurist.engines._item_path import ErrorOutcome, check_judge, judge_models
+from jurist.engines._judge_entry import judge_entry_of
 from jurist.engines._ray_options import RayOptions
 from jurist.engines._run_options import RunOptions, with_overrides
 from jurist.engines._session import EngineContext, judge_locally, normalised, run_session
@@ -79,6 +80,9 @@ async def aevaluate(
     concurrency: int | None = None,
     progress: bool | None = None,
     prices: PriceTable | Mapping[str, Any] | None = None,
+    repeats: int | None = None,
+    adaptive: bool | None = None,
+    min_repeats: int | None = None,
     ray: RayOptions | None = None,
     batch_api: BatchAPIOptions | None = None,
 ) -> Run:
@@ -110,6 +114,14 @@ async def aevaluate(
         progress: draw a progress bar (items/s, ETA, failures, tokens, cost).
         prices: a :class:`PriceTable`, or spec -> ``{"prompt", "completion", "cached"}``
             (USD per million tokens) overriding the default table.
+        repeats: judge each item this many times (default 1); each repeat is a fresh
+            draw (never a cached answer of another repeat), stored and resumed on its own;
+            the item's score is the mean over its repeats (local engine only).
+        adaptive: with ``repeats``, judge ``min_repeats`` first and more, up to
+            ``repeats``, only while the item's verdict is not settled (see
+            :class:`~jurist.trust.RepeatPlan` for the stopping rule).
+        min_repeats: with ``adaptive``, the repeats every item gets (default
+            ``min(3, repeats)``).
         ray: deprecated, ``engine=RayEngine(options)``.
         batch_api: deprecated, ``engine=BatchAPIEngine(options)``.
     """
@@ -124,6 +136,9 @@ async def aevaluate(
         concurrency=concurrency,
         progress=progress,
         prices=prices,
+        repeats=repeats,
+        adaptive=adaptive,
+        min_repeats=min_repeats,
     )
     opts = with_overrides(options, given)
     return await _evaluate(data, judge, opts, chosen)
@@ -132,6 +147,12 @@ async def aevaluate(
 async def _evaluate(data: Any, judge: ItemJudge, opts: RunOptions, engine: Engine) -> Run:
     """:func:`aevaluate` with its options and engine resolved."""
     check_judge(judge, opts.retries)
+    plan = opts.repeat_plan()
+    if plan is not None and not isinstance(engine, LocalEngine):
+        raise ConfigError(
+            f"repeats are judged by the local engine only; the {engine.name} engine does not "
+            "run them yet: use engine=LocalEngine() (the CLI's default), or repeats=1"
+        )
     engine.check(judge, opts)  # before the folder and any model load
     workers = opts.concurrency or int(getattr(judge, "concurrency", 0) or DEFAULT_CONCURRENCY)
     if workers < 1:
@@ -150,7 +171,11 @@ async def _evaluate(data: Any, judge: ItemJudge, opts: RunOptions, engine: Engin
         # scrubbed here, so a stored manifest and a new one compare alike
         judge=scrub(normalised(judge.describe())),
         dataset=dataset,
-        options={"fields": dict(fields or {}), "retries": opts.retries},
+        options={
+            "fields": dict(fields or {}),
+            "retries": opts.retries,
+            **({"repeats": plan.describe()} if plan is not None else {}),
+        },
         prices=table.model_dump(mode="json")["prices"],
         settings={
             "concurrency": workers,
@@ -164,6 +189,8 @@ async def _evaluate(data: Any, judge: ItemJudge, opts: RunOptions, engine: Engin
         store = RunStore(folder / STORE_NAME)
         try:
             manifest = _open_run(store, folder, kind, manifest, opts.resume)
+            # the catalog entry that rebuilds the judge: for ingest() and calibrate
+            store.set_meta("judge_entry", judge_entry_of(judge))
             ctx = EngineContext(
                 source,
                 judge,
@@ -175,11 +202,27 @@ async def _evaluate(data: Any, judge: ItemJudge, opts: RunOptions, engine: Engin
                 opts.progress,
                 table,
                 opts.retry_failed,
+                plan,
             )
             await run_session(ctx, lambda: engine.run(ctx))
         finally:
             store.close()
-    return Run(folder)
+    run = Run(folder)
+    _write_review(judge, run)
+    return run
+
+
+REVIEW_NAME = "review.jsonl"
+"""The file of a cascade's run folder that lists the items for people."""
+
+
+def _write_review(judge: ItemJudge, run: Run) -> None:
+    """A cascade's run: the items no tier decided, for people, in ``review.jsonl`` of the
+    run folder (written again from the store after every session)."""
+    from jurist.trust import CascadeJudge, write_review  # here: `import jurist` stays light
+
+    if isinstance(judge, CascadeJudge):
+        write_review(run.records(), run.run_dir / REVIEW_NAME)
 
 
 def stored_manifest(store: RunStore, folder: Path) -> Manifest | None:
@@ -248,6 +291,9 @@ def evaluate(
     concurrency: int | None = None,
     progress: bool | None = None,
     prices: PriceTable | Mapping[str, Any] | None = None,
+    repeats: int | None = None,
+    adaptive: bool | None = None,
+    min_repeats: int | None = None,
     ray: RayOptions | None = None,
     batch_api: BatchAPIOptions | None = None,
 ) -> Run:
@@ -264,6 +310,9 @@ def evaluate(
         concurrency=concurrency,
         progress=progress,
         prices=prices,
+        repeats=repeats,
+        adaptive=adaptive,
+        min_repeats=min_repeats,
     )
     opts = with_overrides(options, given)
     return run_sync(aevaluate(data, judge, opts, engine=chosen))

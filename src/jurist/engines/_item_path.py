@@ -64,16 +64,19 @@ class Coster:
     """Prices one outcome by the judge's model(s).
 
     One price for every model the judge calls (its ``models()``): the outcome's total usage
-    prices exactly. Otherwise a :class:`~jurist.Panel`, whose outcome keeps each judge's own
-    outcome (``judgments``, in panel order), is priced judge by judge; anything
+    prices exactly. Otherwise a :class:`~jurist.Panel` or a
+    :class:`~jurist.trust.CascadeJudge`, whose outcome keeps each judge's own outcome
+    (``judgments``, in panel / tier order), is priced judge by judge; anything
     else is unpriced (``None``), never guessed.
     """
 
     def __init__(self, judge: Any, table: PriceTable) -> None:
+        from jurist.trust._cascade import CascadeJudge  # here: `import jurist` stays light
+
         self.specs = judge_models(judge)
         prices = {table.price_for(s) for s in self.specs}
         self.price = prices.pop() if len(prices) == 1 else None
-        subs = judge.judges if isinstance(judge, Panel) else ()
+        subs = judge.judges if isinstance(judge, Panel | CascadeJudge) else ()
         self.subs = [] if self.price is not None else [Coster(j, table) for j in subs]
 
     @property

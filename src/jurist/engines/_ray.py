@@ -67,7 +67,7 @@ from jurist.runs._store import StoredResult
 
 __all__ = ["Recorder", "judge_on_ray", "judge_ray_dataset"]
 
-log = logging.getLogger("jurist.evaluate")
+log = logging.getLogger("jurist.engines")
 
 
 def import_ray() -> Any:

@@ -21,12 +21,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from jurist.errors import ConfigError
 from jurist.runs._cost import PriceTable
+
+if TYPE_CHECKING:
+    from jurist.trust._repeats import RepeatPlan
 
 __all__ = ["RunOptions", "with_overrides"]
 
@@ -40,7 +43,9 @@ class RunOptions(BaseModel):
     is not a jurist run folder anyway; ``fields``: judge field -> column; ``retries``:
     re-asks for an unreadable verdict; ``concurrency``: items in flight (default: the
     judge's, else 16); ``progress``: draw a progress bar; ``prices``: a
-    :class:`~jurist.runs.PriceTable`, or spec -> price overriding the default table.
+    :class:`~jurist.runs.PriceTable`, or spec -> price overriding the default table;
+    ``repeats``: judge each item this many times (``adaptive``: ``min_repeats`` first,
+    more only while its verdict is not settled; see :class:`~jurist.trust.RepeatPlan`).
 
     A bad value is a :class:`~jurist.errors.ConfigError` naming the field, raised before
     any run folder is made.
@@ -58,6 +63,9 @@ class RunOptions(BaseModel):
     progress: bool = False
     # a PriceTable as it is, a mapping as a mapping (never read as a PriceTable's fields)
     prices: Annotated[dict[str, Any] | PriceTable | None, Field(union_mode="left_to_right")] = None
+    repeats: int = 1
+    adaptive: bool = False
+    min_repeats: int | None = None
 
     def __init__(self, **data: Any) -> None:
         try:
@@ -71,6 +79,21 @@ class RunOptions(BaseModel):
         if value < 0:
             raise ValueError(f"retries must be >= 0, got {value}")
         return value
+
+    @model_validator(mode="after")
+    def _repeats(self) -> RunOptions:
+        self.repeat_plan()  # a bad combination is refused here
+        return self
+
+    def repeat_plan(self) -> RepeatPlan | None:
+        """How many times each item is judged (``None``: once, no repeats)."""
+        if self.repeats == 1 and not self.adaptive and self.min_repeats is None:
+            return None
+        from jurist.trust._repeats import RepeatPlan  # jurist.trust loads on first use
+
+        return RepeatPlan(
+            repeats=self.repeats, adaptive=self.adaptive, min_repeats=self.min_repeats
+        )
 
     @field_validator("concurrency")
     @classmethod

@@ -27,7 +27,7 @@ import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jurist._progress import BatchProgress
 from jurist.data._source import ItemSource, item_hash, map_fields
@@ -38,6 +38,9 @@ from jurist.judges._state import JudgeState
 from jurist.runs._cost import PriceTable
 from jurist.runs._manifest import Manifest
 from jurist.runs._store import Bitmap, RunStore, StoredResult
+
+if TYPE_CHECKING:
+    from jurist.trust._repeats import RepeatPlan
 
 __all__ = [
     "EngineContext",
@@ -79,15 +82,24 @@ class EngineContext:
     progress: bool
     table: PriceTable
     retry_failed: bool
+    plan: RepeatPlan | None = None
+    """Repeats (``repeats=N``): how many times each item is judged; ``None``: once."""
     coster: Coster = field(init=False)
     bar: BatchProgress | None = field(default=None, init=False)
     _done: Bitmap = field(init=False)
     _stored: Bitmap = field(init=False)
+    repeat_judges: dict[int, Any] = field(default_factory=dict, init=False)
+    slots: asyncio.Semaphore | None = field(default=None, init=False)
+    """With repeats: the judge calls in flight, over every item's repeats."""
 
     def __post_init__(self) -> None:
         self.coster = Coster(self.judge, self.table)
         self._done = self.store.done_bitmap(scored_only=self.retry_failed)
         self._stored = self.store.done_bitmap() if self.retry_failed else self._done
+        table = self.store.repeat_table()
+        if self.plan is not None and self.retry_failed and table is not None:
+            # an item with a failed repeat is not done: that repeat is judged again
+            self._done = self.store.done_bitmap(scored_only=True, exclude=table.unsettled())
 
     @property
     def required(self) -> tuple[str, ...]:
@@ -109,8 +121,12 @@ class EngineContext:
             yield idx, digest, row, map_fields(row, self.fields, required, where)
 
     def record(self, result: StoredResult) -> None:
-        """Write one finished item durably, then count it."""
-        self.store.write(result)
+        """Write one finished item durably, then count it (a run with repeats: the item's
+        row over its repeats, already stored, replaces the one stored)."""
+        if self.plan is not None:
+            self.store.write_item(result)
+        else:
+            self.store.write(result)
         self._done.add(result.idx)
         if self.bar is not None:
             self.bar.advance(
@@ -214,9 +230,16 @@ async def judge_locally(ctx: EngineContext, *, workers: int | None = None) -> No
     """The local engine's loop: ``workers`` asyncio workers (default ``ctx.workers``) take
     items in order and record each outcome as it finishes."""
     rows = ctx.todo()
+    if ctx.plan is not None:
+        from jurist.engines._repeat_path import judge_repeats  # jurist.trust on first use
+
+        ctx.slots = asyncio.Semaphore(workers or ctx.workers)  # calls, not items, in flight
 
     async def worker() -> None:
         for idx, digest, row, values in rows:
+            if ctx.plan is not None:
+                ctx.record(await judge_repeats(ctx, idx, digest, row, values))
+                continue
             outcome = await judge_one(ctx.judge, values, idx, ctx.retries)
             ctx.record(stored_result(idx, digest, row, outcome, ctx.coster))
 

@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
 from jurist._sync import run_sync
-from jurist.errors import ConfigError, DataError, JuristError
+from jurist.errors import CapabilityError, ConfigError, DataError, JuristError
 from jurist.judges._many import ManyItemsJudge, run_items
 from jurist.judges._output import (
     holds_json,
@@ -36,9 +36,10 @@ from jurist.judges._weigher import (
     check_coverage_options,
 )
 from jurist.models import Model, with_limits
+from jurist.models._model import refuse_images
 from jurist.models._retry import attempts_of
 from jurist.models._stack import limits_layer
-from jurist.templates import Template, get_template
+from jurist.templates import DEFAULT_MAX_TOOL_CHARS, Template, Turn, get_template
 from jurist.types import Judgment, Message, OutputFormatUsed, Request, Usage
 
 __all__ = ["LLMJudge", "OutputFormat"]
@@ -81,6 +82,11 @@ class LLMJudge(ManyItemsJudge[Judgment, JudgeResults]):
         output: ``"json"`` asks for one JSON object constrained by the template's schema
             (:meth:`~jurist.templates.Template.json_schema`); ``"text"`` for the template's
             text format; ``"auto"`` (default) for JSON where the backend supports a schema.
+        turn: how an item holding a conversation (``messages``) is judged: ``"last"``
+            (default: the last assistant reply is the response, the rest is context),
+            ``"all"``, or a reply's index (see :meth:`~jurist.templates.Template.with_turn`).
+        max_tool_chars: a tool result or tool-call arguments longer than this is cut, with a
+            marker, when a conversation is rendered (``None``: never cut).
         **model_options: with a ``"provider:name"`` spec, options of the model backend
             (``base_url``, ``api_key``, ``timeout``...), as :func:`~jurist.get_model` takes.
     """
@@ -105,6 +111,8 @@ class LLMJudge(ManyItemsJudge[Judgment, JudgeResults]):
         low_coverage: LowCoverage = "fail",
         extra_body: Mapping[str, Any] | None = None,
         output: OutputFormat = "auto",
+        turn: Turn = "last",
+        max_tool_chars: int | None = DEFAULT_MAX_TOOL_CHARS,
         **model_options: Any,
     ) -> None:
         base = judge_model(model, model_options, "LLMJudge")
@@ -126,6 +134,8 @@ class LLMJudge(ManyItemsJudge[Judgment, JudgeResults]):
             "low_coverage": low_coverage,
             "extra_body": extra_body,
             "output": output,
+            "turn": turn,
+            "max_tool_chars": max_tool_chars,
         }
         if max_calls_per_min is not None:
             if max_calls_per_min <= 0:
@@ -136,6 +146,8 @@ class LLMJudge(ManyItemsJudge[Judgment, JudgeResults]):
             tpl = tpl.model_copy(update={"instructions": instructions})
         if labels is not None:
             tpl = tpl.with_labels(labels)
+        if turn != tpl.turn or max_tool_chars != tpl.max_tool_chars:
+            tpl = tpl.with_turn(turn, max_tool_chars=max_tool_chars)
         if concurrency < 1:
             raise ConfigError(f"concurrency must be at least 1, got {concurrency}")
         self.model: Model = base
@@ -269,9 +281,9 @@ class LLMJudge(ManyItemsJudge[Judgment, JudgeResults]):
 
     # -- one item -------------------------------------------------------------------------
 
-    def messages(self, item: Mapping[str, Any]) -> tuple[Message, ...]:
-        """The messages this judge sends for ``item``."""
-        return self.template.render(item, system=self._system)
+    def messages(self, item: Mapping[str, Any], *, where: str = "item") -> tuple[Message, ...]:
+        """The messages this judge sends for ``item`` (its images after the item's text)."""
+        return self.template.render(item, system=self._system, where=where)
 
     async def judge(self, item: Mapping[str, Any], *, retries: int = 0) -> Judgment:
         """Judge one item (a mapping with the template's fields: ``prompt``, ``response``...).
@@ -284,6 +296,11 @@ class LLMJudge(ManyItemsJudge[Judgment, JudgeResults]):
 
     async def _judge_messages(self, messages: tuple[Message, ...], retries: int) -> Judgment:
         prompt_text = messages[-1].content
+        if not self.model.capabilities.images:
+            try:  # never sent: a text-only model would judge the item without its images
+                refuse_images(self.model.spec, Request(messages=messages))
+            except CapabilityError as e:
+                return Judgment(score=None, error=f"{e.category}: {e}", judge_prompt=prompt_text)
         if self._weigher is not None and self._weigher.one_pass:
             return await self._weigher.score_bare(messages, prompt_text)
         usage = Usage()

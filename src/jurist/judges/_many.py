@@ -30,6 +30,7 @@ from jurist._progress import BatchProgress
 from jurist._sync import run_sync
 from jurist.errors import DataError
 from jurist.judges._items import as_item_dicts
+from jurist.templates import check_item, supplies
 from jurist.types import Usage
 
 __all__ = ["ManyItemsJudge", "OutcomeResults", "map_items", "run_items"]
@@ -45,13 +46,19 @@ def map_items(
     required: Sequence[str],
     who: str,
 ) -> list[dict[str, Any]]:
-    """Each row with ``fields`` (judge field -> item key) applied, checked for ``required``."""
+    """Each row with ``fields`` (judge field -> item key) applied, checked for ``required``.
+
+    A field that the row's conversation gives (``messages``: ``prompt`` and ``response``)
+    is not missing, and the conversation and images are checked here (see
+    :func:`~jurist.templates.check_item`).
+    """
     out: list[dict[str, Any]] = []
     for index, row in enumerate(rows):
         values = dict(row)
         for field, key in (fields or {}).items():
             values[field] = row.get(key)
-        missing = [f for f in required if is_missing(values.get(f))]
+        check_item(values, where=f"item {index}")
+        missing = [f for f in required if is_missing(values.get(f)) and not supplies(values, f)]
         if missing:
             names = [fields.get(f, f) if fields else f for f in missing]
             raise DataError(

@@ -54,7 +54,7 @@ from jurist.judges._pairwise_results import (
     side,
 )
 from jurist.models import Model
-from jurist.templates import Template, get_template
+from jurist.templates import DEFAULT_MAX_TOOL_CHARS, Template, Turn, get_template
 from jurist.types import Judgment, Usage
 
 __all__ = [
@@ -82,6 +82,10 @@ class PairwiseJudge(ManyItemsJudge[PairJudgment, PairwiseResults]):
         consistency: what a pair whose two orders disagree becomes, ``"tie"`` or
             ``"inconsistent"`` (see the module doc).
         explanations, temperature, max_tokens, max_calls_per_min, concurrency, name,
+            turn, max_tool_chars: how items holding two conversations (``messages_a``,
+                ``messages_b``) are judged, as for :class:`~jurist.judges.LLMJudge`: each
+                one's judged turn is its response, and their context (the same) the prompt;
+                ``turn="all"`` compares them whole.
             **model_options: as for :class:`~jurist.judges.LLMJudge`.
     """
 
@@ -98,6 +102,8 @@ class PairwiseJudge(ManyItemsJudge[PairJudgment, PairwiseResults]):
         max_calls_per_min: int | None = None,
         concurrency: int = 16,
         name: str | None = None,
+        turn: Turn = "last",
+        max_tool_chars: int | None = DEFAULT_MAX_TOOL_CHARS,
         **model_options: Any,
     ) -> None:
         tpl = get_template(template) if isinstance(template, str) else template
@@ -113,9 +119,11 @@ class PairwiseJudge(ManyItemsJudge[PairJudgment, PairwiseResults]):
             temperature=temperature,
             max_tokens=max_tokens,
             max_calls_per_min=max_calls_per_min,
+            turn=turn,
+            max_tool_chars=max_tool_chars,
             **model_options,
         )
-        self.template = tpl
+        self.template = self.llm_judge.template
         self.swap = swap
         self.consistency: Consistency = consistency
         self.concurrency = concurrency
@@ -159,9 +167,11 @@ class PairwiseJudge(ManyItemsJudge[PairJudgment, PairwiseResults]):
     # -- one item -------------------------------------------------------------------------
 
     async def judge(self, item: Mapping[str, Any], *, retries: int = 0) -> PairJudgment:
-        """Judge one pair (``prompt``, ``response_a``, ``response_b``); never raises for a
-        failed call."""
+        """Judge one pair (``prompt``, ``response_a``, ``response_b``; or two conversations,
+        ``messages_a`` and ``messages_b``, judged at the judge's ``turn``); never raises for
+        a failed call."""
         map_items([item], None, self.required_fields, f"pairwise judge {self.name!r}")
+        item = self.template.expand(item)  # conversations placed once, before the swap
         if not self.swap:
             return self.combine(await self.llm_judge.judge(item, retries=retries), None)
         swapped_item = {

@@ -1,4 +1,4 @@
-"""Agreement and bias statistics; knows nothing of models.
+"""Agreement, bias and ranking statistics; knows nothing of models.
 
 numpy alone, so everything here works on the base install (``pip install jurist``); the
 figures match scipy, scikit-learn and krippendorff, which tests/test_stats_differential.py
@@ -19,6 +19,17 @@ from jurist.metrics._bias import (
     length_bias_pairwise,
     position_consistency,
 )
+from jurist.metrics._binomial import binomial_cdf, clopper_pearson_upper
+from jurist.metrics._bradley_terry import (
+    BradleyTerryResult,
+    BradleyTerryRow,
+    StyleCoefficient,
+    bootstrap_interval,
+    bradley_terry,
+    win_rate_from_ratings,
+)
+from jurist.metrics._length_control import LengthControlledWinRate, length_controlled_win_rate
+from jurist.metrics._length_control_joint import LengthControlledFit, fit_length_controlled
 from jurist.metrics._measures import (
     accuracy,
     cohen_kappa,
@@ -31,6 +42,14 @@ from jurist.metrics._measures import (
     rmse,
     spearman,
 )
+from jurist.metrics._repeats import (
+    ItemRepeats,
+    flip_rate,
+    repeat_stats,
+    self_consistency,
+    two_level_difference,
+    two_level_interval,
+)
 from jurist.metrics._rubric import (
     CriterionInfo,
     CriterionMetrics,
@@ -38,30 +57,74 @@ from jurist.metrics._rubric import (
     criteria_info,
     rubric_metrics,
 )
+from jurist.metrics._selective import (
+    Confidences,
+    SelectiveThreshold,
+    confidence_from_logprobs,
+    confidence_from_panel,
+    confidence_from_probs,
+    confidence_from_repeats,
+    selective_agreement,
+    selective_threshold,
+)
+from jurist.metrics._style import MarkdownCounts, markdown_counts, style_differences
+from jurist.metrics._winrate import WinRate, preference_from_alpaca, win_rate
 
 __all__ = [
     "Agreement",
+    "BradleyTerryResult",
+    "BradleyTerryRow",
+    "Confidences",
     "CriterionInfo",
     "CriterionMetrics",
     "Estimate",
+    "ItemRepeats",
     "Kind",
     "LengthBias",
+    "LengthControlledFit",
+    "LengthControlledWinRate",
+    "MarkdownCounts",
     "RubricMetrics",
+    "SelectiveThreshold",
+    "StyleCoefficient",
+    "WinRate",
     "accuracy",
     "agreement",
+    "binomial_cdf",
     "bootstrap_ci",
+    "bootstrap_interval",
+    "bradley_terry",
+    "clopper_pearson_upper",
     "cohen_kappa",
+    "confidence_from_logprobs",
+    "confidence_from_panel",
+    "confidence_from_probs",
+    "confidence_from_repeats",
     "confusion",
     "criteria_info",
+    "fit_length_controlled",
     "fleiss_kappa",
+    "flip_rate",
     "kendall_tau",
     "krippendorff_alpha",
     "length_bias",
     "length_bias_pairwise",
+    "length_controlled_win_rate",
     "mae",
+    "markdown_counts",
     "pearson",
     "position_consistency",
+    "preference_from_alpaca",
+    "repeat_stats",
     "rmse",
     "rubric_metrics",
+    "selective_agreement",
+    "selective_threshold",
+    "self_consistency",
     "spearman",
+    "style_differences",
+    "two_level_difference",
+    "two_level_interval",
+    "win_rate",
+    "win_rate_from_ratings",
 ]

@@ -50,7 +50,7 @@ from jurist.metrics._measures import (
 )
 from jurist.metrics._stats import bootstrap_interval
 
-__all__ = ["Agreement", "Estimate", "Kind", "agreement", "bootstrap_ci"]
+__all__ = ["Agreement", "Estimate", "Kind", "agreement", "bootstrap_ci", "metric_functions"]
 
 
 class Estimate(BaseModel):
@@ -166,6 +166,13 @@ class Agreement(BaseModel):
     def values(self) -> dict[str, float]:
         """Just the point values."""
         return {k: v.value for k, v in self.metrics.items()}
+
+
+def metric_functions(kind: Kind) -> list[tuple[str, Metric]]:
+    """The ``(name, metric(predicted, truth))`` pairs :func:`agreement` reports for ``kind``."""
+    if kind not in _METRICS:
+        raise ConfigError(f"unknown kind {kind!r}; use one of {sorted(_METRICS)}")
+    return list(_METRICS[kind])
 
 
 def agreement(

@@ -50,7 +50,7 @@ from jurist.errors import (
 )
 from jurist.models._anthropic_batch import error_text
 from jurist.models._loop_sessions import LoopSessions
-from jurist.models._model import Capabilities, Model
+from jurist.models._model import Capabilities, Model, refuse_images
 from jurist.models._openai_wire import retry_after_seconds, snippet
 from jurist.types import Completion, Request, Usage
 
@@ -179,6 +179,7 @@ class AnthropicModel(Model):
 
     def request_body(self, request: Request) -> dict[str, Any]:
         """The Messages API body for ``request`` (a batch request's ``params``)."""
+        refuse_images(self.spec, request)
         if request.logprobs or request.top_logprobs:
             raise CapabilityError(f"{self.spec}: the Messages API returns no logprobs")
         if request.json_schema is not None:

@@ -39,7 +39,7 @@ from jurist.models._hf_loading import (
 from jurist.models._hf_memory import BatchLimits
 from jurist.models._hf_queue import GenerateQueue
 from jurist.models._hf_scoring import score_batch
-from jurist.models._model import Capabilities, Model
+from jurist.models._model import Capabilities, Model, refuse_images
 from jurist.models._once import Once
 from jurist.types import CandidateScores, Completion, Request
 
@@ -292,6 +292,7 @@ class HFModel(Model):
         )
 
     async def complete(self, request: Request) -> Completion:
+        refuse_images(self.spec, request)
         start = time.perf_counter()
         result = await self._generate.submit(self._key(request), request)
         return result.model_copy(update={"latency": time.perf_counter() - start})
@@ -299,6 +300,8 @@ class HFModel(Model):
     async def complete_many(self, requests: Sequence[Request]) -> list[Completion]:
         """Queue all requests at once and run them without waiting for more."""
         start = time.perf_counter()
+        for r in requests:
+            refuse_images(self.spec, r)
         keyed: list[tuple[Hashable, Request]] = [(self._key(r), r) for r in requests]
         results = await self._generate.submit_many(keyed)
         latency = time.perf_counter() - start
@@ -320,6 +323,7 @@ class HFModel(Model):
         self, request: Request, candidates: Sequence[str]
     ) -> CandidateScores:
         """Logprob of each candidate as the start of the answer, in one batched forward."""
+        refuse_images(self.spec, request)
         unique = tuple(dict.fromkeys(candidates))
         if not unique:
             raise ConfigError("candidate_scores needs at least one candidate")

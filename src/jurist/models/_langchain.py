@@ -35,7 +35,7 @@ from jurist.errors import (
     ModelError,
     status_error,
 )
-from jurist.models._model import Capabilities, Model
+from jurist.models._model import Capabilities, Model, refuse_images
 from jurist.types import Completion, Request, TokenLogprob, TopLogprob, Usage
 
 __all__ = ["LangChainModel", "is_langchain_model", "wrap_langchain"]
@@ -169,6 +169,7 @@ class LangChainModel(Model):
         return kwargs
 
     async def complete(self, request: Request) -> Completion:
+        refuse_images(self.spec, request)
         if request.json_schema is not None:
             raise CapabilityError(
                 f"{self.spec}: the LangChain adapter does not constrain output to a JSON "

@@ -63,7 +63,7 @@ from jurist.errors import (
     ModelError,
 )
 from jurist.models._litellm_wire import completion_of, translate_error
-from jurist.models._model import Capabilities, Model
+from jurist.models._model import Capabilities, Model, refuse_images
 from jurist.types import Completion, Request
 
 __all__ = ["LiteLLMModel", "build_litellm", "import_litellm"]
@@ -267,6 +267,7 @@ class LiteLLMModel(Model):
         return scrub(self.api_base) if self.api_base else f"the {self.route_provider} API"
 
     def _kwargs(self, request: Request) -> dict[str, Any]:
+        refuse_images(self.spec, request)
         kwargs = dict(self._fixed)
         kwargs["messages"] = [{"role": m.role, "content": m.content} for m in request.messages]
         if request.max_tokens is not None:

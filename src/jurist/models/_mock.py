@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from jurist.errors import ConfigError, JuristError
-from jurist.models._model import Capabilities, Model
+from jurist.models._model import Capabilities, Model, refuse_images
 from jurist.types import CandidateScores, Completion, Request, Usage
 
 __all__ = ["MockModel", "MockOutput"]
@@ -54,8 +54,10 @@ class MockModel(Model):
         json_schema: bool = False,
         top_logprobs: int = 0,
         record: bool = True,
+        images: bool = False,
     ) -> None:
         self.name = name
+        self._images = images
         self.record = record
         self._top_logprobs = top_logprobs
         self.latency = latency
@@ -81,9 +83,12 @@ class MockModel(Model):
             json_schema=self._json_schema,
             logprobs=self._top_logprobs > 0,
             top_logprobs=self._top_logprobs,
+            images=self._images,
         )
 
     async def complete(self, request: Request) -> Completion:
+        if not self._images:
+            refuse_images(self.spec, request)
         self.calls += 1
         if self.record:
             self.requests.append(request)

@@ -23,7 +23,28 @@ from jurist.models._decisions import Decider
 from jurist.models._transport import ModelSpec
 from jurist.types import CandidateScores, Completion, Request
 
-__all__ = ["Capabilities", "Model", "WrapperModel"]
+__all__ = ["Capabilities", "Model", "WrapperModel", "refuse_images"]
+
+
+def refuse_images(spec: str, request: Request) -> None:
+    """Stop a request with images before a text-only backend drops them without a word.
+
+    >>> from jurist.types import ImagePart, Message
+    >>> img = ImagePart(url="https://x/cat.png", sha256="ab", ref="https://x/cat.png")
+    >>> refuse_images("hf:tiny", Request(messages=(Message(role="user", content="q",
+    ...                                                    images=(img,)),)))
+    Traceback (most recent call last):
+    ...
+    jurist.errors.CapabilityError: hf:tiny takes no image input (capabilities.images is False); ...
+    """
+    images = request.images
+    if images:
+        refs = ", ".join(repr(i.ref) for i in images[:3]) + (", ..." if len(images) > 3 else "")
+        raise CapabilityError(
+            f"{spec} takes no image input (capabilities.images is False); the request "
+            f"carries {len(images)} image(s): {refs}",
+            model=spec,
+        )
 
 
 class Capabilities(BaseModel):
@@ -32,7 +53,8 @@ class Capabilities(BaseModel):
     ``logprobs``: token logprobs on generated text; ``top_logprobs``: the most alternatives
     per position it returns (0: none); ``json_schema``: constrained JSON output;
     ``candidate_scores``: :meth:`Model.candidate_scores`; ``max_batch``: the largest batch it
-    runs at once (``None``: no limit of its own); ``remote``: calls leave the process.
+    runs at once (``None``: no limit of its own); ``remote``: calls leave the process;
+    ``images``: it takes image parts in messages (:attr:`jurist.types.Message.images`).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -43,6 +65,7 @@ class Capabilities(BaseModel):
     candidate_scores: bool = False
     max_batch: int | None = None
     remote: bool = False
+    images: bool = False
 
 
 class Model(abc.ABC):

@@ -40,6 +40,9 @@ Options (``get_model("openai:NAME", **options)``):
 - ``logprobs`` (default True) and ``top_logprobs_max`` (default 20): what the server returns.
 - ``max_tokens_param``: ``"max_tokens"`` (default) or ``"max_completion_tokens"`` (OpenAI's
   reasoning models accept only the latter).
+- ``images`` (default True): the model takes image input; a message's images are sent as
+  OpenAI ``image_url`` parts after its text. ``False`` for a text-only model behind the
+  URL: a request with images then fails with a :class:`~jurist.errors.CapabilityError`.
 
 The cache tells servers apart by :meth:`OpenAIModel.identity` and by
 :meth:`OpenAIModel.fingerprint`: what ``GET {base_url}/models`` reports of the weights
@@ -95,7 +98,7 @@ from jurist.models._json_form import (
     response_format,
 )
 from jurist.models._loop_sessions import LoopSessions
-from jurist.models._model import Capabilities, Model
+from jurist.models._model import Capabilities, Model, refuse_images
 from jurist.models._once import Once
 from jurist.models._openai_wire import (
     error_detail,
@@ -150,6 +153,7 @@ class OpenAIModel(Model):
         top_logprobs_max: int = 20,
         max_tokens_param: Literal["max_tokens", "max_completion_tokens"] = "max_tokens",
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+        images: bool = True,
     ) -> None:
         if not base_url.startswith(("http://", "https://")):
             raise ConfigError(f"openai base_url {base_url!r} must start with http:// or https://")
@@ -190,6 +194,7 @@ class OpenAIModel(Model):
                 ("top_logprobs_max", top_logprobs_max, 20),
                 ("max_tokens_param", max_tokens_param, "max_tokens"),
                 ("max_response_bytes", self.max_response_bytes, DEFAULT_MAX_RESPONSE_BYTES),
+                ("images", images, True),
             )
             if v != default
         }
@@ -206,6 +211,7 @@ class OpenAIModel(Model):
             self._secrets["base_url"] = self.base_url
         remember_secrets_in({"api_key": api_key, "headers": dict(headers or {})})
         self._logprobs = logprobs
+        self._images = bool(images)
         self._top_max = top_logprobs_max if logprobs else 0
         self._max_tokens_param = max_tokens_param
         self._max_connections = max_connections
@@ -249,6 +255,7 @@ class OpenAIModel(Model):
             top_logprobs=self._top_max,
             json_schema=self.json_mode is not None,
             remote=True,
+            images=self._images,
         )
 
     def secrets(self) -> dict[str, Any]:
@@ -359,9 +366,11 @@ class OpenAIModel(Model):
         )
 
     def _body(self, request: Request, form: JsonForm | None = None) -> dict[str, Any]:
+        if not self._images:
+            refuse_images(self.spec, request)
         body: dict[str, Any] = {
             "model": self.name,
-            "messages": [{"role": m.role, "content": m.content} for m in request.messages],
+            "messages": [{"role": m.role, "content": m.openai_content()} for m in request.messages],
         }
         if request.max_tokens is not None:
             body[self._max_tokens_param] = request.max_tokens

@@ -47,7 +47,7 @@ from jurist.errors import (
     ModelLoadError,
 )
 from jurist.models._fingerprint import engine_fingerprint
-from jurist.models._model import Capabilities, Model
+from jurist.models._model import Capabilities, Model, refuse_images
 from jurist.models._once import Once
 from jurist.models._vllm_mapping import (
     IDENTITY_ENGINE_KEYS,
@@ -322,6 +322,7 @@ class VLLMModel(Model):
     # -- generation ------------------------------------------------------------------
 
     async def complete(self, request: Request) -> Completion:
+        refuse_images(self.spec, request)
         kwargs = sampling_kwargs(
             request, default_max_tokens=self.max_tokens, max_logprobs=self.max_logprobs
         )

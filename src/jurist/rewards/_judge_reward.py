@@ -45,7 +45,7 @@ a bare output, clamped into [0, 1] however far out it was. It pays for garbage
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from jurist._sync import run_sync
@@ -187,11 +187,17 @@ async def llm_as_judge_reward_async(
     retries: int = 0,
     tolerance: float = DEFAULT_TOLERANCE,
     lenient: bool = False,
+    messages: Sequence[Mapping[str, Any]] | str | None = None,
+    images: Sequence[Any] | None = None,
 ) -> dict[str, Any]:
     """Async variant of :func:`llm_as_judge_reward`."""
     _check_tolerance(tolerance)
     backend = _backend(llm_backend)
-    item = {"response": prediction, "reference": golden_answer, "prompt": prompt}
+    item: dict[str, Any] = {"response": prediction, "reference": golden_answer, "prompt": prompt}
+    if messages is not None:
+        item["messages"] = messages
+    if images is not None:
+        item["images"] = list(images)
     judgment = await backend.judge.judge(item, retries=retries)
     return judgment_to_reward(judgment, tolerance=tolerance, lenient=lenient)
 
@@ -206,6 +212,8 @@ def llm_as_judge_reward(
     retries: int = 0,
     tolerance: float = DEFAULT_TOLERANCE,
     lenient: bool = False,
+    messages: Sequence[Mapping[str, Any]] | str | None = None,
+    images: Sequence[Any] | None = None,
 ) -> dict[str, Any]:
     """Score ``prediction`` against ``golden_answer`` with a judge model (sync).
 
@@ -216,6 +224,12 @@ def llm_as_judge_reward(
     unreadable verdict. ``tolerance`` is how far outside [0, 1] a score may be and still be
     clamped (further out is a parse failure); ``lenient=True`` is the seed's reading, which
     clamps any number (see the module doc).
+
+    ``messages`` is a multi-turn rollout's conversation before the prediction (OpenAI chat
+    format, tool calls and results included): the judge sees it, rendered compactly, as
+    the question (``prompt`` given too wins). ``images`` (paths, URLs, data URIs) are sent
+    with the judge's prompt, as are the image parts of ``messages``; the judge model must
+    take image input.
     """
     return run_sync(
         llm_as_judge_reward_async(
@@ -226,6 +240,8 @@ def llm_as_judge_reward(
             retries=retries,
             tolerance=tolerance,
             lenient=lenient,
+            messages=messages,
+            images=images,
         )
     )
 
@@ -240,8 +256,13 @@ async def llm_as_judge_rewards_async(
     concurrency: int = 32,
     tolerance: float = DEFAULT_TOLERANCE,
     lenient: bool = False,
+    messages: Sequence[Sequence[Mapping[str, Any]] | str | None] | None = None,
 ) -> list[dict[str, Any]]:
-    """Rewards for a batch, judged concurrently (a local model batches them); in order."""
+    """Rewards for a batch, judged concurrently (a local model batches them); in order.
+
+    ``messages`` holds each rollout's conversation before its prediction (or ``None``), as
+    :func:`llm_as_judge_reward` takes it.
+    """
     _check_tolerance(tolerance)
     if len(predictions) != len(golden_answers):
         raise DataError(
@@ -251,6 +272,10 @@ async def llm_as_judge_rewards_async(
     if prompts is not None and len(prompts) != len(predictions):
         raise DataError(
             f"prompts and predictions differ in length: {len(prompts)} != {len(predictions)}"
+        )
+    if messages is not None and len(messages) != len(predictions):
+        raise DataError(
+            f"messages and predictions differ in length: {len(messages)} != {len(predictions)}"
         )
     backend = _backend(llm_backend)
 
@@ -263,6 +288,7 @@ async def llm_as_judge_rewards_async(
             retries=retries,
             tolerance=tolerance,
             lenient=lenient,
+            messages=messages[i] if messages is not None else None,
         )
 
     return await run_items(one, len(predictions), concurrency=concurrency, ok=_rewarded)
@@ -282,6 +308,7 @@ def llm_as_judge_rewards(
     concurrency: int = 32,
     tolerance: float = DEFAULT_TOLERANCE,
     lenient: bool = False,
+    messages: Sequence[Sequence[Mapping[str, Any]] | str | None] | None = None,
 ) -> list[dict[str, Any]]:
     """Sync twin of :func:`llm_as_judge_rewards_async` (the batch form for RL loops)."""
     return run_sync(
@@ -294,5 +321,6 @@ def llm_as_judge_rewards(
             concurrency=concurrency,
             tolerance=tolerance,
             lenient=lenient,
+            messages=messages,
         )
     )

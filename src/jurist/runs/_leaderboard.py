@@ -18,7 +18,8 @@ is a tie, as the run recorded it.
   side: 1 a win, 0 a loss, 0.5 a tie, in between for graded verdicts), x 100, with its
   standard error.
 - **Length-controlled win rate** (AlpacaEval 2.0's GLM) over the same pairs, the lengths
-  being the two answers' lengths in characters. With two systems or more against the
+  being the two answers' lengths in characters (of a conversation pair: its last
+  assistant messages'). With two systems or more against the
   baseline, ``jurist.metrics.fit_length_controlled`` estimates each instruction's
   difficulty jointly across them, as AlpacaEval does (an instruction is the pair's
   ``item`` field, as ``jurist compare`` writes it, else its prompt); with one,
@@ -38,17 +39,9 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Iterable, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from jurist.errors import ConfigError, DataError
-from jurist.runs._interim_metrics import (
-    LengthControlledWinRate,
-    bradley_terry,
-    fit_length_controlled,
-    length_controlled_win_rate,
-    style_differences,
-    win_rate,
-)
 from jurist.runs._leaderboard_types import (
     LeaderboardData,
     LeaderboardRow,
@@ -57,6 +50,12 @@ from jurist.runs._leaderboard_types import (
 )
 from jurist.runs._run import Run
 from jurist.runs.report._leaderboard_page import write_leaderboard
+
+if TYPE_CHECKING:
+    from jurist.metrics import LengthControlledWinRate
+
+# jurist.metrics is imported where it is used: `import jurist` does not load it (it loads
+# jurist.runs)
 
 __all__ = ["Leaderboard", "LeaderboardRow", "LeaderboardRun", "leaderboard"]
 
@@ -97,12 +96,17 @@ def _system(item: dict[str, Any], key: str, where: str) -> str:
     return value
 
 
-def _text(value: Any) -> str:
-    return value if isinstance(value, str) else str(value)
-
-
-def _length(value: Any) -> float:
-    return float(len(_text(value)))
+def _answer(item: dict[str, Any], side: str) -> str:
+    """A pair's answer of one side as text: ``response_a``/``response_b``, or for a
+    conversation pair the last assistant message of ``messages_a``/``messages_b``."""
+    response = item.get(f"response_{side}")
+    if response is None and isinstance(item.get(f"messages_{side}"), list):
+        said = [m for m in item[f"messages_{side}"] if isinstance(m, dict)]
+        replies = [m.get("content") for m in said if m.get("role") == "assistant"]
+        response = replies[-1] if replies else ""
+        if isinstance(response, list):  # content parts: their text
+            response = " ".join(str(p.get("text", "")) for p in response if isinstance(p, dict))
+    return response if isinstance(response, str) else str(response)
 
 
 _UNBOUNDED = (
@@ -113,6 +117,8 @@ _UNBOUNDED = (
 
 def _style(answers_a: list[str], answers_b: list[str], notes: list[str]) -> dict[str, Any]:
     """Arena-Hard-Auto's style features of each battle's answers, those that vary."""
+    from jurist.metrics import style_differences
+
     features = style_differences(answers_a, answers_b)
     kept = {k: v for k, v in features.items() if len(set(map(float, v))) > 1}
     if not kept:
@@ -136,6 +142,8 @@ def leaderboard(
 ) -> Leaderboard:
     """Rank the systems of one or more pairwise runs (see the module docs);
     ``style_control``: Arena-Hard-Auto's style control of the Bradley-Terry scores."""
+    from jurist.metrics import bradley_terry, win_rate
+
     battles: list[_Battle] = []
     answers: tuple[list[str], list[str]] = ([], [])  # each battle's two answers (style)
     read: list[LeaderboardRun] = []
@@ -154,7 +162,8 @@ def leaderboard(
             where = f"{run.run_dir} item {row['idx']}"
             a, b = _system(item, "system_a", where), _system(item, "system_b", where)
             counts["pairs"] += 1
-            len_a, len_b = _length(item.get("response_a")), _length(item.get("response_b"))
+            text_a, text_b = _answer(item, "a"), _answer(item, "b")
+            len_a, len_b = float(len(text_a)), float(len(text_b))
             lengths.setdefault(a, []).append(len_a)
             lengths.setdefault(b, []).append(len_b)
             winner = outcome.get("winner")
@@ -167,8 +176,8 @@ def leaderboard(
                 key = _item_key(item)
                 battles.append((a, b, _WINNER[winner], float(row["score"]), len_a, len_b, key))
                 if style_control:
-                    answers[0].append(_text(item.get("response_a")))
-                    answers[1].append(_text(item.get("response_b")))
+                    answers[0].append(text_a)
+                    answers[1].append(text_b)
             else:
                 raise DataError(f"{where}: the verdict {winner!r} is not A, B or tie")
         read.append(
@@ -249,6 +258,8 @@ def _length_controlled(
 ) -> tuple[dict[str, LengthControlledWinRate], Literal["joint", "none"]]:
     """Each system's length-controlled win rate against ``base`` (see the module docs),
     and whether the instructions' difficulty was estimated (``joint``) or not."""
+    from jurist.metrics import fit_length_controlled, length_controlled_win_rate
+
     fitted = {name: side for name, side in sides.items() if len(side.preference) >= 2}
     for name in sorted(set(sides) - set(fitted)):
         notes.append(f"{name}: one pair against {base}, too few for a length control")

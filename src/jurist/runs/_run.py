@@ -29,14 +29,15 @@ import orjson
 
 from jurist._files import replaced_atomically
 from jurist.errors import ConfigError, MissingDependencyError
+from jurist.judges._state import decision_lines
 from jurist.runs._coverage import CoverageSummary, coverages, min_coverage_of
 from jurist.runs._folder import STORE_NAME
 from jurist.runs._manifest import Manifest
-from jurist.runs.report._page import write_report
-from jurist.runs.report._scale import ordered_counts, scale_of, verdict_text
+from jurist.runs._repeat_summary import item_scores, repeat_summary
 from jurist.runs._run_types import RunSummary
 from jurist.runs._store import RunStore
-from jurist.judges._state import decision_lines
+from jurist.runs.report._page import write_report
+from jurist.runs.report._scale import ordered_counts, scale_of, verdict_text
 from jurist.types import Usage
 
 __all__ = ["STORE_NAME", "Run", "RunSummary"]
@@ -128,6 +129,15 @@ class Run:
         finally:
             store.close()
 
+    def item_scores(self) -> list[list[float | None]]:
+        """Each finished item's scores, one per repeat (a run without repeats: one each),
+        in dataset order; what :func:`jurist.trust.gate_scores` and the intervals read."""
+        store = self._store()
+        try:
+            return item_scores(store)
+        finally:
+            store.close()
+
     def failures(self, limit: int | None = None) -> list[tuple[int, str]]:
         """``(index, error)`` of items that got no score."""
         return [(r["idx"], r["error"] or "error") for r in self.rows(failed_only=True, limit=limit)]
@@ -143,6 +153,7 @@ class Run:
             decided = decision_lines(store.get_meta("decisions"))
             waiting = store.get_meta("batch_file_out") if status == "awaiting results" else None
             batch_calls = store.batch_calls(self.manifest.run_id)
+            repeats = repeat_summary(self.manifest.options, item_scores(store))
             scale = scale_of(self.manifest.judge)
             verdicts: dict[str, int] = {}
             notes: dict[str, int] = {}
@@ -191,6 +202,7 @@ class Run:
             decisions=decided,
             batch_calls=batch_calls,
             batch_files=[str(p) for p in waiting or ()],
+            repeats=repeats,
         )
 
     # -- exports ---------------------------------------------------------------------------

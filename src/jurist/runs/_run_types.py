@@ -19,7 +19,62 @@ from pydantic import BaseModel
 from jurist.runs._coverage import CoverageSummary
 from jurist.runs._manifest import Manifest
 
-__all__ = ["ReportSource", "RunSummary"]
+__all__ = ["RepeatSummary", "ReportSource", "RunSummary"]
+
+
+class RepeatSummary(BaseModel):
+    """A run with repeats: how stable its judge was (see :mod:`jurist.metrics._repeats`)."""
+
+    repeats: int
+    """The repeats each item gets (adaptive: the most)."""
+    adaptive: bool
+    min_repeats: int
+    judgments: int
+    """Repeats stored, over every item (an adaptive run spends fewer than items x repeats)."""
+    failed: int = 0
+    """Repeats stored without a score (judged again on resume, unless ``retry_failed``)."""
+    unstable_items: int
+    """Items whose repeats did not all agree (flip rate > 0)."""
+    mean_flip_rate: float | None
+    """Over the items with two scored repeats or more: the chance two repeats disagree."""
+    self_consistency: float | None
+    """Krippendorff's alpha across repeats (``None``: undefined, e.g. all alike)."""
+    level: float = 0.95
+    mean_low: float | None = None
+    mean_high: float | None = None
+    """The mean score's interval with the judge's own variance (items, then repeats)."""
+    items_low: float | None = None
+    items_high: float | None = None
+    """The mean score's interval over items alone (each item at its mean), for contrast."""
+
+    def rows(self, items: int) -> list[tuple[str, str]]:
+        """``(what, value)`` lines for a summary table (the CLI's, the report's)."""
+        per = (
+            f"{self.min_repeats} to {self.repeats} per item (adaptive)"
+            if self.adaptive
+            else f"{self.repeats} per item"
+        )
+
+        def num(value: float | None) -> str:
+            return "-" if value is None else f"{value:.4f}"
+
+        return [
+            (
+                "repeats",
+                f"{per}: {self.judgments} judgments"
+                + (f", {self.failed} failed" if self.failed else ""),
+            ),
+            (
+                "unstable items (flip rate > 0)",
+                f"{self.unstable_items} of {items}, mean flip rate {num(self.mean_flip_rate)}",
+            ),
+            ("self-consistency (alpha)", num(self.self_consistency)),
+            (
+                f"mean score {self.level:.0%} interval",
+                f"[{num(self.mean_low)}, {num(self.mean_high)}] with the judge variance; "
+                f"[{num(self.items_low)}, {num(self.items_high)}] items only",
+            ),
+        ]
 
 
 class RunSummary(BaseModel):
@@ -63,6 +118,8 @@ class RunSummary(BaseModel):
     """What the judge's models decided during the run from their servers' answers (JSON
     output turned off, the JSON form a server refused), one line each; a resumed session
     starts from them."""
+    repeats: RepeatSummary | None = None
+    """A run with repeats (``repeats=N``): stability and intervals with the judge's variance."""
     batch_files: list[str] = []
     """Request files written for an offline engine and not read back yet (status
     ``awaiting results``: answer them, then ``jurist ingest``)."""

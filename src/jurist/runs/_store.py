@@ -7,7 +7,9 @@ position in the dataset) is the primary key, so an item can never have two resul
 new result replaces a stored one only when that one has no score (a failure judged again
 on resume), never a scored one. What a replaced (or refused) result spent, its tokens,
 calls, attempts and cost, moves to the ``superseded`` table in the same transaction, so
-:meth:`RunStore.totals` counts every request any session of the run sent.
+:meth:`RunStore.totals` counts every request any session of the run sent. A run with
+repeats keeps each (item, repeat) in the ``repeats`` table (:mod:`jurist.runs._repeat_store`)
+and here one row per item over its repeats (:meth:`RunStore.write_item`).
 
 The ``meta`` table marks the file as jurist's (``format = jurist-run/1``) and keeps the
 run's manifest, written in the same transaction that clears a run started over, so the
@@ -15,6 +17,10 @@ rows and the manifest they belong to can never disagree. An existing file is che
 before anything is written to it: another program's SQLite file is refused, never
 cleared. A write that fails (a full disk) raises :class:`~jurist.errors.OutputError`
 naming the file; the rows committed before it stay.
+
+An image an item carries inline (a data URI) is kept once in the ``images`` table by its
+content hash, and the item refers to it as ``sha256:<hex>`` (see
+:mod:`jurist.runs._store_images`; :meth:`RunStore.image` reads one back).
 
 Reading is streamed (:meth:`RunStore.rows` walks a cursor in ``idx`` order), so exports
 and reports of a 100,000-item run hold one row at a time.
@@ -35,7 +41,7 @@ from __future__ import annotations
 import sqlite3
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Container, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -45,6 +51,8 @@ import orjson
 from jurist._sqlite import connect, use_wal
 from jurist.errors import ConfigError, JuristError, OutputError
 from jurist.runs._batch_store import BatchStore, batch_calls_in
+from jurist.runs._repeat_store import PENDING_TOTALS, REPEATS_SCHEMA, RepeatTable
+from jurist.runs._store_images import IMAGES_SCHEMA, externalise
 from jurist.types import Usage
 
 __all__ = ["FORMAT", "Bitmap", "RunStore", "StoredResult", "Totals", "is_jurist_store"]
@@ -118,6 +126,10 @@ _SPENT = (
     "cache_hits",
     "attempts",
     "cost",
+)
+_REPLACE = (
+    f"INSERT OR REPLACE INTO results ({', '.join(_WRITTEN)}) "
+    f"VALUES ({', '.join('?' * len(_WRITTEN))})"
 )
 _KEEP_REPLACED = (
     f"INSERT INTO superseded (idx, {', '.join(_SPENT)}) "
@@ -236,19 +248,20 @@ class RunStore:
                 self._attempts = "attempts" in {
                     r[1] for r in self._db.execute("PRAGMA table_info(results)")
                 }
-                self._superseded = "superseded" in {
-                    r[0] for r in self._db.execute("SELECT name FROM sqlite_master")
-                }
+                tables = {r[0] for r in self._db.execute("SELECT name FROM sqlite_master")}
+                self._superseded = "superseded" in tables
+                self._repeats = "repeats" in tables
             else:
                 problem = _schema_problem(self._db)
                 if problem is None:
                     use_wal(self._db)
-                    self._db.executescript(_SCHEMA)
+                    self._db.executescript(_SCHEMA + IMAGES_SCHEMA)
                     columns = {r[1] for r in self._db.execute("PRAGMA table_info(results)")}
                     if "attempts" not in columns:  # a store written before attempts were kept
                         self._db.execute(
                             "ALTER TABLE results ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0"
                         )
+                    self._db.executescript(REPEATS_SCHEMA)  # older stores get it empty
                     self._attempts = True
                     self._superseded = True
         except sqlite3.DatabaseError as e:
@@ -256,6 +269,8 @@ class RunStore:
         if problem is not None:
             self._db.close()
             raise ConfigError(f"{self.path}: not a jurist run store: {problem}")
+
+    _repeats = True
 
     def _error(self, doing: str, e: sqlite3.Error) -> JuristError:
         text = str(e)
@@ -283,6 +298,11 @@ class RunStore:
         never used the batch API, or its batch tables belong to an earlier run)."""
         return batch_calls_in(self._db, run_id)
 
+    def repeat_table(self) -> RepeatTable | None:
+        """The ``repeats`` table (one row per item and repeat, see
+        :mod:`jurist.runs._repeat_store`); ``None`` for an older store read read-only."""
+        return RepeatTable(self._db, self.path) if self._repeats else None
+
     # -- writing -----------------------------------------------------------------------
 
     def write(self, r: StoredResult) -> bool:
@@ -292,6 +312,53 @@ class RunStore:
         one spent, is kept in the ``superseded`` table in the same transaction: the run's
         totals count every request any session sent.
         """
+        u = r.usage
+        item, images = externalise(r.item)
+        values = (
+            r.idx,
+            r.item_hash,
+            dumps(item),
+            r.score,
+            r.error,
+            dumps(r.outcome),
+            u.prompt_tokens,
+            u.completion_tokens,
+            u.cached_tokens,
+            u.calls,
+            u.cache_hits,
+            r.cost,
+            int(r.cost_estimated),
+            r.latency,
+            time.time(),
+            u.attempts,
+        )
+        try:
+            self._db.execute("BEGIN")
+            try:
+                self._db.execute(_KEEP_REPLACED, (r.idx,))
+                self._db.executemany(
+                    "INSERT OR IGNORE INTO images (sha256, media_type, data) VALUES (?, ?, ?)",
+                    [(digest, media, data) for digest, (media, data) in images.items()],
+                )
+                written = self._db.execute(_INSERT, values).rowcount == 1
+                if not written:
+                    spent = (u.prompt_tokens, u.completion_tokens, u.cached_tokens, u.calls)
+                    self._db.execute(
+                        _KEEP_REFUSED, (r.idx, *spent, u.cache_hits, u.attempts, r.cost)
+                    )
+                self._db.execute("COMMIT")
+            except BaseException:
+                if self._db.in_transaction:  # SQLite ends it itself on a full disk
+                    self._db.execute("ROLLBACK")
+                raise
+        except sqlite3.Error as e:
+            raise self._error(f"write item {r.idx} to", e) from None
+        return written
+
+    def write_item(self, r: StoredResult) -> None:
+        """Commit an item's row of a run with repeats (its outcome over its repeats),
+        replacing the one stored: what it spent is its repeats' (kept in ``repeats``), so
+        nothing moves to ``superseded``."""
         u = r.usage
         values = (
             r.idx,
@@ -312,23 +379,21 @@ class RunStore:
             u.attempts,
         )
         try:
-            self._db.execute("BEGIN")
-            try:
-                self._db.execute(_KEEP_REPLACED, (r.idx,))
-                written = self._db.execute(_INSERT, values).rowcount == 1
-                if not written:
-                    spent = (u.prompt_tokens, u.completion_tokens, u.cached_tokens, u.calls)
-                    self._db.execute(
-                        _KEEP_REFUSED, (r.idx, *spent, u.cache_hits, u.attempts, r.cost)
-                    )
-                self._db.execute("COMMIT")
-            except BaseException:
-                if self._db.in_transaction:  # SQLite ends it itself on a full disk
-                    self._db.execute("ROLLBACK")
-                raise
+            self._db.execute(_REPLACE, values)
         except sqlite3.Error as e:
             raise self._error(f"write item {r.idx} to", e) from None
-        return written
+
+    def image(self, sha256: str) -> tuple[str, bytes] | None:
+        """The media type and bytes of an image stored by its hash (an item's
+        ``sha256:<hex>`` reference, without the prefix), or ``None``."""
+        try:
+            row = self._db.execute(
+                "SELECT media_type, data FROM images WHERE sha256 = ?",
+                (sha256.removeprefix("sha256:"),),
+            ).fetchone()
+        except sqlite3.OperationalError:  # a store written before images were kept
+            return None
+        return None if row is None else (str(row[0]), bytes(row[1]))
 
     def start(self, manifest: dict[str, Any]) -> str:
         """Begin a run: delete every result and meta entry, mark the file as jurist's and
@@ -340,6 +405,7 @@ class RunStore:
             try:
                 self._db.execute("DELETE FROM results")
                 self._db.execute("DELETE FROM superseded")
+                self._db.execute("DELETE FROM repeats")
                 self._db.execute("DELETE FROM meta")
                 for key, value in (("format", FORMAT), ("manifest", manifest)):
                     self._db.execute("INSERT INTO meta VALUES (?, ?)", (key, dumps(value).decode()))
@@ -355,6 +421,7 @@ class RunStore:
         """Delete every result and meta entry (a run started over)."""
         self._db.execute("DELETE FROM results")
         self._db.execute("DELETE FROM superseded")
+        self._db.execute("DELETE FROM repeats")
         self._db.execute("DELETE FROM meta")
 
     def set_meta(self, key: str, value: Any) -> None:
@@ -374,12 +441,14 @@ class RunStore:
     def count(self) -> int:
         return int(self._db.execute("SELECT COUNT(*) FROM results").fetchone()[0])
 
-    def done_bitmap(self, *, scored_only: bool = False) -> Bitmap:
-        """The stored indices (only those with a score when ``scored_only``)."""
+    def done_bitmap(self, *, scored_only: bool = False, exclude: Container[int] = ()) -> Bitmap:
+        """The stored indices (only those with a score when ``scored_only``), but those in
+        ``exclude``."""
         bits = Bitmap()
         sql = "SELECT idx FROM results" + (" WHERE score IS NOT NULL" if scored_only else "")
         for (idx,) in self._db.execute(sql):
-            bits.add(int(idx))
+            if idx not in exclude:
+                bits.add(int(idx))
         return bits
 
     def hash_of(self, idx: int) -> str | None:
@@ -449,6 +518,13 @@ class RunStore:
                 "TOTAL(cached_tokens), TOTAL(calls), TOTAL(cache_hits), TOTAL(attempts), "
                 "TOTAL(cost), SUM(cost IS NULL AND (calls > 0 OR attempts > 0)) FROM superseded"
             ).fetchone()
+        if self._repeats:  # repeats of items not aggregated yet (a killed run)
+            pending = self._db.execute(PENDING_TOTALS).fetchone()
+            old = (
+                old[0],
+                *(a + b for a, b in zip(old[1:8], pending[:7], strict=True)),
+                int(old[8] or 0) + int(pending[7] or 0),
+            )
         items = int(row[0])
         unknown = int(row[9] or 0)
         return Totals(

@@ -8,7 +8,17 @@
 """
 
 from jurist.templates import _builtin, _mtbench, _prometheus  # noqa: F401  (registration)
+from jurist.templates._chat import ChatMessage, parse_messages
+from jurist.templates._conversation import (
+    DEFAULT_MAX_TOOL_CHARS,
+    Turn,
+    check_item,
+    conversation_fields,
+    render_conversation,
+    supplies,
+)
 from jurist.templates._forms import VerdictForm
+from jurist.templates._images import image_refs, load_image
 from jurist.templates._parse import (
     CONFLICT_RULES,  # noqa: F401  (importable, not public)
     Conflict,
@@ -28,7 +38,9 @@ from jurist.templates._values import field_text
 from jurist.templates._yaml import load_template
 
 __all__ = [
+    "DEFAULT_MAX_TOOL_CHARS",
     "PARSE_INLINE_MAX",
+    "ChatMessage",
     "Conflict",
     "Label",
     "LabelScale",
@@ -36,13 +48,21 @@ __all__ = [
     "ParsedVerdict",
     "Scale",
     "Template",
+    "Turn",
     "VerdictForm",
+    "check_item",
+    "conversation_fields",
     "field_text",
     "get_template",
+    "image_refs",
     "labels_scale",
     "list_templates",
+    "load_image",
     "load_template",
+    "parse_messages",
     "parse_verdict",
     "register_template",
+    "render_conversation",
     "split_reasoning",
+    "supplies",
 ]

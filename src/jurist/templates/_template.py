@@ -39,7 +39,16 @@ from pydantic import (
 )
 
 from jurist.errors import ConfigError, DataError
+from jurist.templates._conversation import (
+    DEFAULT_MAX_TOOL_CHARS,
+    EXPANDED,
+    IMAGES,
+    Turn,
+    conversation_fields,
+)
+from jurist.templates._escape import neutralise as _neutralise
 from jurist.templates._forms import VerdictForm
+from jurist.templates._images import load_images
 from jurist.templates._json import find_json_object, json_schema, parse_json, read_json_verdict
 from jurist.templates._parse import (
     CONFLICT_RULES,
@@ -57,10 +66,8 @@ __all__ = ["Template"]
 
 _FIELD = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _TAG = re.compile(r"</?([A-Za-z_][\w-]*)>")
-# Anything a reader could take for an opening or closing tag: ``</answer >``,
-# ``</answer\n>``, ``</answer x="1">``, ``< /ANSWER>``, even ``</answer`` cut short. The
-# name must end there (``<answers>`` is another tag); the case does not matter.
-_TAG_LIKE = re.compile(r"<(?:\s*+/)?+\s*+([A-Za-z_][\w-]*+)")
+# Keys that make an item more than its fields: a conversation, images.
+_ITEM_KEYS = frozenset({"messages", "messages_a", "messages_b", "images"})
 # Outputs longer than this are parsed in a worker thread by :meth:`Template.aparse`.
 PARSE_INLINE_MAX = 16_384
 
@@ -81,7 +88,9 @@ class Template(BaseModel):
     sent between the system message and the item. ``kind="pairwise"`` templates score the
     preference for response A: A better 1.0, tie 0.5, B better 0.0. ``conflict`` says what
     different verdicts in one output mean: ``"fail"`` (the default), or the ``"first"`` /
-    ``"last"`` one wins (see :meth:`with_conflict`).
+    ``"last"`` one wins (see :meth:`with_conflict`). ``turn`` and ``max_tool_chars`` say
+    how a conversation item is judged (see :meth:`with_turn` and :mod:`jurist.templates
+    ._conversation`).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -108,6 +117,8 @@ class Template(BaseModel):
     max_tokens: int = 32
     max_tokens_explained: int = 384
     meta: dict[str, Any] = Field(default_factory=dict)
+    turn: Turn = "last"
+    max_tool_chars: int | None = DEFAULT_MAX_TOOL_CHARS
 
     @model_serializer(mode="wrap")
     def _dump(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
@@ -116,7 +127,19 @@ class Template(BaseModel):
         data: dict[str, Any] = handler(self)
         if self.conflict == "fail":
             data.pop("conflict", None)
+        if self.turn == "last":  # likewise the conversation options (see with_turn)
+            data.pop("turn", None)
+        if self.max_tool_chars == DEFAULT_MAX_TOOL_CHARS:
+            data.pop("max_tool_chars", None)
         return data
+
+    @model_validator(mode="after")
+    def _conversation_options(self) -> Template:
+        if self.max_tool_chars is not None and self.max_tool_chars < 1:
+            raise ValueError(
+                f"max_tool_chars must be at least 1 (or None), got {self.max_tool_chars}"
+            )
+        return self
 
     @model_validator(mode="after")
     def _sections_are_placed(self) -> Template:
@@ -211,8 +234,49 @@ class Template(BaseModel):
         text = self.instructions.strip()
         return f"{text}\n\n{fmt.strip()}" if fmt.strip() else text
 
+    def expand(self, values: Mapping[str, Any], *, where: str = "item") -> dict[str, Any]:
+        """``values`` with the fields its conversation gives (``messages``; ``messages_a``
+        and ``messages_b`` for a pairwise template) placed where it has none, by this
+        template's :attr:`turn` and :attr:`max_tool_chars` (see
+        :func:`~jurist.templates.conversation_fields`); the image references under
+        ``IMAGES``. An item without a conversation or images is returned as it is.
+        """
+        if _ITEM_KEYS.isdisjoint(values) or values.get(EXPANDED):
+            return values if isinstance(values, dict) else dict(values)
+        return conversation_fields(
+            values,
+            pairwise=self.kind == "pairwise",
+            turn=self.turn,
+            max_tool_chars=self.max_tool_chars,
+            where=where,
+        )
+
+    def with_turn(
+        self, turn: Turn, *, max_tool_chars: int | None = DEFAULT_MAX_TOOL_CHARS
+    ) -> Template:
+        """A copy judging conversation items at ``turn``: ``"last"`` (the default: the last
+        assistant reply is the response, the rest is context), ``"all"`` (every reply, after
+        the opening context), or an index among the replies (0 the first, -1 the last).
+
+        >>> from jurist.templates import get_template
+        >>> t = get_template("likert").with_turn(0)
+        >>> t.expand({"messages": [{"role": "user", "content": "hi"},
+        ...     {"role": "assistant", "content": "hello"}, {"role": "user", "content": "2+2?"},
+        ...     {"role": "assistant", "content": "5"}]})["response"]
+        'hello'
+        """
+        if not (turn in ("last", "all") or (isinstance(turn, int) and not isinstance(turn, bool))):
+            raise ConfigError(
+                f"template {self.name!r}: turn must be 'last', 'all' or a reply's index, "
+                f"got {turn!r}"
+            )
+        if max_tool_chars is not None and max_tool_chars < 1:
+            raise ConfigError(f"max_tool_chars must be at least 1 (or None), got {max_tool_chars}")
+        return self.model_copy(update={"turn": turn, "max_tool_chars": max_tool_chars})
+
     def render_item(self, values: Mapping[str, Any]) -> str:
         """The item text with its fields placed and their delimiters neutralised."""
+        values = self.expand(values)
         tags = _tag_names(self.item + "".join(self.sections.values()))
         missing = [f for f in self.fields if f not in values or values[f] is None]
         if missing:
@@ -244,11 +308,17 @@ class Template(BaseModel):
         explanations: bool = False,
         system: str | None = None,
         json: bool = False,
+        where: str = "item",
     ) -> tuple[Message, ...]:
-        """The chat messages for one item: the static system text, then the item."""
+        """The chat messages for one item: the static system text, then the item, with the
+        item's images (its ``images`` field, its conversation's image parts) after its text;
+        errors about the item name ``where``."""
         head = system or self.system_text(explanations=explanations, json=json)
         first = (Message(role="system", content=head),) if head else ()
-        return (*first, *self.preamble, Message(role="user", content=self.render_item(values)))
+        values = self.expand(values, where=where)
+        images = load_images(values.get(IMAGES) or [], where=where)
+        user = Message(role="user", content=self.render_item(values), images=images)
+        return (*first, *self.preamble, user)
 
     # -- reading the verdict ---------------------------------------------------------------
 
@@ -396,13 +466,3 @@ def labels_scale(labels: Mapping[str, float] | Mapping[float, list[str]]) -> Lab
 @lru_cache(maxsize=256)
 def _tag_names(item: str) -> frozenset[str]:
     return frozenset(m.group(1).lower() for m in _TAG.finditer(item))
-
-
-def _neutralise(text: str, tags: frozenset[str]) -> str:
-    if "<" not in text:
-        return text
-
-    def esc(m: re.Match[str]) -> str:
-        return "&lt;" + m.group(0)[1:] if m.group(1).lower() in tags else m.group(0)
-
-    return _TAG_LIKE.sub(esc, text)

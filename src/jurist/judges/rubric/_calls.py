@@ -31,7 +31,7 @@ from jurist.judges.rubric._report import Vote
 from jurist.judges.rubric._shuffle import option_order
 from jurist.models import Model
 from jurist.models._retry import attempts_of
-from jurist.types import Message, Request, Usage
+from jurist.types import ImagePart, Message, Request, Usage
 
 __all__ = ["CallSettings", "ItemInput", "JudgeCalls", "JudgeRun"]
 
@@ -46,6 +46,7 @@ class ItemInput:
     query: str | None
     reference: str | None
     key: str
+    images: tuple[ImagePart, ...] = ()  # sent after the text of each call's user message
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,7 +148,9 @@ class JudgeCalls:
         schema = item_schema(criteria, s.explanations) if self._json else None
         max_tokens = s.max_tokens or _max_tokens(criteria, s.explanations, per_item=True)
         ids = [criterion_id(i) for i in range(len(criteria))]
-        answer, run, error = await self._ask(system, user, schema, max_tokens, retries, ids)
+        answer, run, error = await self._ask(
+            system, user, schema, max_tokens, retries, ids, item.images
+        )
         for i, c in enumerate(criteria):
             if answer is None:
                 run.votes.append(self.failed(c, orders[i], error))
@@ -176,7 +179,9 @@ class JudgeCalls:
         )
         schema = criterion_schema(criterion, s.explanations) if self._json else None
         max_tokens = s.max_tokens or _max_tokens([criterion], s.explanations, per_item=False)
-        answer, run, error = await self._ask(system, user, schema, max_tokens, retries, None)
+        answer, run, error = await self._ask(
+            system, user, schema, max_tokens, retries, None, item.images
+        )
         if answer is None:
             run.votes.append(self.failed(criterion, order, error))
         else:
@@ -192,9 +197,13 @@ class JudgeCalls:
         max_tokens: int,
         retries: int,
         ids: Sequence[str] | None,
+        images: tuple[ImagePart, ...] = (),
     ) -> tuple[tuple[dict[str, Any], str | None] | None, JudgeRun, str]:
         """Call until the answer is a JSON object (at most ``retries`` re-asks)."""
-        messages = (Message(role="system", content=system), Message(role="user", content=user))
+        messages = (
+            Message(role="system", content=system),
+            Message(role="user", content=user, images=images),
+        )
         run = JudgeRun(votes=[])
         error = "parse: no attempt made"
         for attempt in range(retries + 1):

@@ -35,6 +35,7 @@ from jurist.judges.rubric._criteria import (
     ORDINAL_AGGREGATIONS,
     Criterion,
 )
+from jurist.judges.rubric._inputs import item_input
 from jurist.judges.rubric._item_judge import RubricJudge
 from jurist.judges.rubric._judge_spec import JudgeSpec, resolve_judges
 from jurist.judges.rubric._report import GradeReport
@@ -42,12 +43,13 @@ from jurist.judges.rubric._rubric import Rubric
 from jurist.judges.rubric._scoring import CANNOT_ASSESS_STRATEGIES, CannotAssess
 from jurist.judges.rubric._shuffle import item_key
 from jurist.models import Model
+from jurist.templates import DEFAULT_MAX_TOOL_CHARS, Turn, get_template
 from jurist.types import Usage
 
 __all__ = ["CriterionGrader", "JudgeSpec"]
 
 Calls = Literal["per_item", "per_criterion"]
-Submission = str | Mapping[str, Any]
+Submission = str | Mapping[str, Any] | list[Mapping[str, Any]]
 
 
 def _check_rubric(method: str, rubric: object, second: object = None) -> None:
@@ -95,6 +97,9 @@ class CriterionGrader:
         temperature, max_tokens: sampling (``max_tokens`` defaults to a size that fits
             the answer); a :class:`JudgeSpec` may set its own temperature and seed.
         concurrency: the most model calls in flight in :meth:`grade_many`.
+        turn, max_tool_chars: how a conversation submission is graded: its judged turn
+            (``"last"`` by default) is the submission and what comes before it the query
+            (see :mod:`jurist.judges.rubric._inputs`).
     """
 
     def __init__(
@@ -116,6 +121,8 @@ class CriterionGrader:
         max_tokens: int | None = None,
         concurrency: int = 32,
         name: str | None = None,
+        turn: Turn = "last",
+        max_tool_chars: int | None = DEFAULT_MAX_TOOL_CHARS,
     ) -> None:
         _check_choice("aggregation", aggregation, BINARY_AGGREGATIONS)
         _check_choice("ordinal_aggregation", ordinal_aggregation, ORDINAL_AGGREGATIONS)
@@ -138,6 +145,10 @@ class CriterionGrader:
         self.instructions = instructions
         self.temperature = temperature
         self.max_tokens = max_tokens
+        # checked once, as a template checks them
+        get_template("likert").with_turn(turn, max_tool_chars=max_tool_chars)
+        self.turn: Turn = turn
+        self.max_tool_chars = max_tool_chars
         self.concurrency = concurrency
         self.name = name or "rubric@" + ",".join(self.judge_ids)
 
@@ -205,6 +216,8 @@ class CriterionGrader:
             "instructions": self.instructions,
             "max_tokens": self.max_tokens,
         }
+        if self.turn != "last" or self.max_tool_chars != DEFAULT_MAX_TOOL_CHARS:
+            out["turn"], out["max_tool_chars"] = self.turn, self.max_tool_chars
         if rubric is not None:
             out["rubric"] = rubric.to_dict()
         return out
@@ -263,35 +276,54 @@ class CriterionGrader:
     async def grade(
         self,
         rubric: Rubric,
-        submission: str,
+        submission: str | Sequence[Mapping[str, Any]] | None,
         *,
         query: str | None = None,
         reference: str | None = None,
         retries: int = 0,
+        images: Sequence[Any] | None = None,
+        messages: Sequence[Mapping[str, Any]] | str | None = None,
     ) -> GradeReport:
         """Grade one submission; never raises for a failed call (see the report's errors).
 
-        ``retries`` re-asks a judge whose answer is not a JSON object at most that many
-        more times; API errors are left to the retry wrapper.
+        ``submission`` is text, or a conversation (a list of messages in OpenAI's chat
+        format) whose judged turn (the grader's ``turn``) is graded with the rest as the
+        query. ``images`` (paths, URLs, data URIs) are sent after the text, with the
+        conversation's own. ``messages`` is the conversation given apart: with a text
+        ``submission`` all of it is context (the query), with ``submission=None`` its judged
+        turn is graded. ``retries`` re-asks a judge whose answer is not a JSON object
+        at most that many more times; API errors are left to the retry wrapper.
         """
         _check_rubric("grade", rubric, submission)
-        item = ItemInput(submission, query, reference, item_key(query, submission))
+        item = self._input(
+            submission, query, reference, images, "the submission", messages=messages
+        )
         criteria = self.effective_criteria(rubric)
         return await self._grade_one(rubric, criteria, self._callers(rubric, None), item, retries)
 
     def grade_sync(
         self,
         rubric: Rubric,
-        submission: str,
+        submission: str | Sequence[Mapping[str, Any]] | None,
         *,
         query: str | None = None,
         reference: str | None = None,
         retries: int = 0,
+        images: Sequence[Any] | None = None,
+        messages: Sequence[Mapping[str, Any]] | str | None = None,
     ) -> GradeReport:
         """Sync twin of :meth:`grade`; works inside a running event loop too."""
         _check_rubric("grade_sync", rubric, submission)
         return run_sync(
-            self.grade(rubric, submission, query=query, reference=reference, retries=retries)
+            self.grade(
+                rubric,
+                submission,
+                query=query,
+                reference=reference,
+                retries=retries,
+                images=images,
+                messages=messages,
+            )
         )
 
     # -- batches --------------------------------------------------------------------------
@@ -350,10 +382,43 @@ class CriterionGrader:
             )
         )
 
-    @staticmethod
-    def _item(s: Submission, i: int, queries: Sequence[str | None] | None) -> ItemInput:
+    def _input(
+        self,
+        submission: Any,
+        query: str | None,
+        reference: str | None,
+        images: Sequence[Any] | None,
+        where: str,
+        *,
+        messages: Any = None,
+    ) -> ItemInput:
+        """One item to grade (see :func:`~jurist.judges.rubric._inputs.item_input`)."""
+        return item_input(
+            submission,
+            query,
+            reference,
+            images,
+            where,
+            messages=messages,
+            turn=self.turn,
+            max_tool_chars=self.max_tool_chars,
+        )
+
+    def _item(self, s: Submission, i: int, queries: Sequence[str | None] | None) -> ItemInput:
         query = queries[i] if queries is not None else None
         reference = None
+        if isinstance(s, Mapping) and (s.get("messages") is not None or s.get("images")):
+            q = s.get("query", s.get("prompt", query))
+            return self._input(
+                s.get("submission", s.get("response")),
+                None if q is None else str(q),
+                s.get("reference"),
+                s.get("images"),
+                f"item {i}",
+                messages=s.get("messages"),
+            )
+        if isinstance(s, list):
+            return self._input(s, query, None, None, f"item {i}")
         if isinstance(s, Mapping):
             text = s.get("submission", s.get("response"))
             query = s.get("query", s.get("prompt", query))
@@ -376,7 +441,8 @@ class CriterionGrader:
         query_field: str | None = "prompt",
         reference_field: str | None = None,
     ) -> RubricJudge:
-        """This grader bound to a rubric, as an item judge for :func:`jurist.evaluate`."""
+        """This grader bound to a rubric, as an item judge for :func:`jurist.evaluate`
+        (an item with ``messages`` is graded at the grader's ``turn``)."""
         return RubricJudge(
             self,
             rubric,

@@ -18,14 +18,16 @@ It meets :class:`jurist.judges.ItemJudge`: ``name``, ``required_fields``, ``desc
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 from jurist._sync import run_sync
+from jurist.errors import DataError
 from jurist.judges.rubric._report import GradeReport
 from jurist.judges.rubric._rubric import Rubric
 from jurist.models import Model
-from jurist.templates import field_text
+from jurist.templates import field_text, image_refs
+from jurist.templates._conversation import has_conversation
 
 __all__ = ["RubricGrader", "RubricJudge"]
 
@@ -50,11 +52,13 @@ class RubricGrader(Protocol):
     async def grade(
         self,
         rubric: Rubric,
-        submission: str,
+        submission: str | Sequence[Mapping[str, Any]] | None,
         *,
         query: str | None = None,
         reference: str | None = None,
         retries: int = 0,
+        images: Sequence[Any] | None = None,
+        messages: Sequence[Mapping[str, Any]] | str | None = None,
     ) -> GradeReport: ...
 
 
@@ -123,8 +127,26 @@ class RubricJudge:
         return None if value is None else field_text(value)  # lists and dicts as JSON
 
     async def judge(self, item: Mapping[str, Any], *, retries: int = 0) -> GradeReport:
-        """Grade one item; a missing submission is a report with a ``data:`` error."""
+        """Grade one item; a missing submission is a report with a ``data:`` error.
+
+        An item with ``messages`` (a conversation) is graded at the grader's ``turn`` when
+        it has no submission text, and as context of its submission otherwise; its
+        ``images`` are sent with it.
+        """
         submission = item.get(self.submission_field)
+        if has_conversation(item) or item.get("images") is not None:
+            try:
+                return await self.grader.grade(
+                    self.rubric,
+                    submission if isinstance(submission, str) else None,
+                    query=self._text(item, self.query_field),
+                    reference=self._text(item, self.reference_field),
+                    retries=retries,
+                    images=image_refs(item.get("images"), where="item"),
+                    messages=item.get("messages"),
+                )
+            except DataError as e:
+                return GradeReport(score=None, error=f"data: {e}")
         if not isinstance(submission, str):
             got = "nothing" if submission is None else f"a {type(submission).__name__}"
             return GradeReport(

@@ -47,7 +47,9 @@ from typing import Any
 from jurist._secrets import redact_known, scrub
 from jurist._version import __version__
 from jurist.errors import MissingDependencyError
+from jurist.judges._pairwise_results import side
 from jurist.runs._coverage import coverages
+from jurist.runs._run_types import ReportSource, RunSummary
 from jurist.runs.report._browse import COLUMNS, DATA, browse_row, script_tag, write_page
 from jurist.runs.report._charts import bars, histogram, scatter
 from jurist.runs.report._scale import (
@@ -60,8 +62,6 @@ from jurist.runs.report._scale import (
     sort_names,
     verdict_text,
 )
-from jurist.runs._run_types import ReportSource, RunSummary
-from jurist.judges._pairwise_results import side
 
 __all__ = ["pair_figures", "write_report"]
 
@@ -157,6 +157,8 @@ class _Collector:
         if isinstance(subs, list):
             out = []
             for i, sub in enumerate(subs):
+                if isinstance(sub, dict) and sub.get("asked") is False:
+                    continue  # a cascade's tier the item never reached
                 name = self.judge_names[i] if i < len(self.judge_names) else f"judge {i + 1}"
                 out.append((name, sub.get("score") if isinstance(sub, dict) else None))
             return out
@@ -279,6 +281,7 @@ def _summary_section(s: RunSummary) -> str:
         ("time", f"{s.seconds:.2f} s over {s.sessions} session(s)"),
         ("errors", ", ".join(f"{k}: {v}" for k, v in sorted(s.errors.items())) or None),
         ("decided during the run", "; ".join(s.decisions) or None),
+        *(s.repeats.rows(s.items) if s.repeats is not None else ()),
     ]
     return _table(["what", "value"], rows, table_id="summary")
 
@@ -405,7 +408,7 @@ def write_report(run: ReportSource, path: Path, labels: str | None = None) -> Pa
     judge_cfg = run.manifest.judge
     names = [
         str(j.get("name", f"judge {i + 1}"))
-        for i, j in enumerate(judge_cfg.get("judges") or [])
+        for i, j in enumerate(judge_cfg.get("judges") or judge_cfg.get("tiers") or [])
         if isinstance(j, dict)
     ]
     c = _Collector(labels, names, scale_of(judge_cfg))
@@ -440,8 +443,13 @@ def write_report(run: ReportSource, path: Path, labels: str | None = None) -> Pa
         "compared": f"{comparison.on} scale" if comparison else None,
     }
     script, script_src = script_tag()
-    page = Template(resources.files("jurist.runs.report").joinpath("report.html").read_text("utf-8"))
+    text = resources.files("jurist.runs.report").joinpath("report.html").read_text("utf-8")
+    page = Template(text)
     pairwise = c.pairwise.section() if judge_cfg.get("kind") == "pairwise" else ""
+    if judge_cfg.get("kind") == "cascade":
+        from jurist.runs.report._cascade import cascade_section  # `import jurist` stays light
+
+        pairwise = cascade_section(run.rows(), judge_cfg, _agrees(c, comparison), _table)
     html = page.substitute(
         title=escape(scrub(str(run.run_dir))),
         version=escape(__version__),
@@ -459,6 +467,22 @@ def write_report(run: ReportSource, path: Path, labels: str | None = None) -> Pa
         script=script,
     )
     return write_page(path, html, meta, _browse_rows(run, c, comparison), redact_known)
+
+
+def _agrees(c: _Collector, comparison: Comparison | None) -> Any:
+    """Whether a row's verdict agrees with its label, as the agreement section compares."""
+    if comparison is None or c.labels is None:
+        return None
+    labels = c.labels
+
+    def agrees(row: dict[str, Any]) -> bool | None:
+        verdict, _ = _verdict(row, c.scale)
+        far = comparison.disagreement(
+            comparison.values(row["score"], verdict, row["item"].get(labels), c.scale)
+        )
+        return None if far is None else far <= comparison.tolerance
+
+    return agrees
 
 
 def _browse_rows(

@@ -1,0 +1,127 @@
+"""``jurist gate RUN``: fail a CI job when a judged run misses its bar.
+
+The bar is ``--min-score X`` (the run's mean score) and/or ``--max-drop D`` with
+``--baseline RUN2`` (the fall from the baseline's mean score); each is checked against an
+interval at ``--level`` (default 0.95) that includes the judge's own variance when the
+run has repeats (:func:`jurist.trust.gate_scores` has the rule). Exit status: 0 the bar
+is met (or, without ``--strict``, not shown missed: a warning says so), 1 the bar is
+missed, 2 a usage error (no run there, an unfinished run, a bad flag).
+
+The markdown summary goes to stdout, to ``--summary FILE``, and is appended to
+``$GITHUB_STEP_SUMMARY`` when that is set (GitHub Actions shows it on the job's page).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from jurist.cli._app import EXIT_OK, app, err_console
+from jurist.cli._bounds import bounded
+from jurist.errors import ConfigError
+from jurist.runs import Run
+from jurist.trust import Bar, GateResult, gate_scores
+
+__all__ = ["EXIT_GATE_FAILED", "gate", "open_finished"]
+
+EXIT_GATE_FAILED = 1
+"""Exit status of ``jurist gate``: the run missed its bar."""
+
+
+def open_finished(folder: Path, what: str = "run") -> Run:
+    """The run in ``folder``, refused (a usage error) unless it finished."""
+    run = Run(folder)
+    summary = run.summary()
+    if summary.status != "complete":
+        raise ConfigError(
+            f"{folder}: the {what} is {summary.status} ({summary.items} of "
+            f"{summary.expected_items if summary.expected_items is not None else '?'} items "
+            "judged); finish it first (run the same command again to resume)"
+        )
+    return run
+
+
+def same_items(run: Run, baseline: Run) -> bool:
+    """Whether two runs judged the same items in the same order (their data's hash)."""
+    a, b = run.manifest.dataset, baseline.manifest.dataset
+    return a.hash is not None and a.hash == b.hash and a.items == b.items
+
+
+def gate_run(
+    run: Run,
+    bar: Bar,
+    baseline: Run | None = None,
+) -> GateResult:
+    """:func:`~jurist.trust.gate_scores` over a run (and a baseline run)."""
+    return gate_scores(
+        run.item_scores(),
+        bar,
+        baseline=baseline.item_scores() if baseline is not None else None,
+        paired=baseline is not None and same_items(run, baseline),
+    )
+
+
+@app.command("gate")
+def gate(
+    run: Annotated[Path, typer.Argument(help="The run folder to check.")],
+    min_score: Annotated[
+        float | None,
+        typer.Option(**bounded("min_score", help="The least mean score (scores are 0..1).")),
+    ] = None,
+    baseline: Annotated[
+        Path | None, typer.Option(help="A baseline run folder to compare with (--max-drop).")
+    ] = None,
+    max_drop: Annotated[
+        float | None,
+        typer.Option(
+            **bounded("max_drop", help="With --baseline: the largest fall in mean score.")
+        ),
+    ] = None,
+    level: Annotated[
+        float, typer.Option(**bounded("level", help="The intervals' confidence level."))
+    ] = 0.95,
+    strict: Annotated[
+        bool,
+        typer.Option(
+            help="Pass only when every interval clears its bar (default: fail only when an "
+            "interval lies wholly below it)."
+        ),
+    ] = False,
+    summary: Annotated[
+        Path | None, typer.Option(help="Also write the markdown summary to this file.")
+    ] = None,
+) -> int:
+    """Exit 1 when the run's interval says it misses the bar; print a markdown summary."""
+    if max_drop is not None and baseline is None:
+        raise ConfigError("--max-drop needs --baseline RUN (the run to compare with)")
+    if baseline is not None and max_drop is None:
+        raise ConfigError("--baseline needs --max-drop D (the largest fall allowed)")
+    bar = Bar(min_score=min_score, max_drop=max_drop, level=level, strict=strict)
+    the_run = open_finished(run)
+    base = open_finished(baseline, "baseline run") if baseline is not None else None
+    result = gate_run(the_run, bar, base)
+    note = None
+    if base is not None:
+        how = "paired over the same items" if same_items(the_run, base) else "unpaired"
+        note = f"Baseline: `{baseline}` ({how})."
+    text = result.markdown(f"jurist gate `{run}`", note=note)
+    Console(soft_wrap=True).print(text, markup=False, highlight=False, emoji=False, end="")
+    if summary is not None:
+        summary.parent.mkdir(parents=True, exist_ok=True)
+        summary.write_text(text, encoding="utf-8")
+    step = os.environ.get("GITHUB_STEP_SUMMARY")
+    if step:
+        with open(step, "a", encoding="utf-8") as f:
+            f.write(text + "\n")
+    if result.status == "warn":
+        err_console.print(
+            "warning: an interval straddles its bar: the run is not shown to miss it "
+            "(--strict fails such a run)",
+            highlight=False,
+            markup=False,
+        )
+    return EXIT_OK if result.passed else EXIT_GATE_FAILED
