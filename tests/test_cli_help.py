@@ -33,6 +33,7 @@ COMMANDS = [
     ["eval-model"],
     ["ingest"],
     ["templates"],
+    ["traces"],
     ["catalog"],
     ["catalog", "show"],
     ["catalog", "add"],

@@ -173,6 +173,7 @@ LAYERS = (
     "catalog",
     "audit",
     "trust",
+    "trajectories",
     "judges",
     "batching",
     "metrics",

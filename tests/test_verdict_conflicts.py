@@ -49,6 +49,10 @@ def test_every_builtin_template_takes_the_rule(name: str) -> None:
     (a, score_a), (b, score_b) = _two_verdicts(t)
     form = t.verdict_form
     text = f"{form.open}{a}{form.close}\nthen, on reflection,\n{form.open}{b}{form.close}"
+    if t.claims is not None:  # claim by claim: two verdicts for one claim conflict
+        (a, score_a), (b, score_b) = [(lb.name, lb.score) for lb in t.claims.labels.labels[:2]]
+        key, claim = t.claims.verdict_key, t.claims.claim_key
+        text = f"{claim}: x\n{key}: {a}\nthen, on reflection,\n{key}: {b}"
     assert "conflicting verdicts" in str(t.parse(text).error), text
     assert first.parse(text).score == pytest.approx(score_a), text
     assert last.parse(text).score == pytest.approx(score_b), text

@@ -8,7 +8,7 @@ defaults to 42 so that the run's configuration, and so its resume, is stable.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -79,9 +79,12 @@ def grade(
     engine_options: EngineOptions,
 ) -> int:
     """Grade DATA against a rubric; writes results.jsonl (a grade report per item)."""
+    from jurist.cli._traces import trajectory_judge
     from jurist.judges.rubric import CriterionGrader, Rubric
+    from jurist.trajectories import TrajectoryRubric
 
-    the_rubric = Rubric.from_file(rubric)
+    trajectory = TrajectoryRubric.from_file_if_trajectory(rubric)  # checks beside criteria
+    the_rubric = Rubric.from_file(rubric) if trajectory is None else None
     if out is None:
         out_path = Path("runs") / f"{data.stem}-{rubric.stem}" / "results.jsonl"
     else:
@@ -102,8 +105,10 @@ def grade(
         turn=parse_turn(turn),
         max_tool_chars=max_tool_chars or None,
     )
-    judge = grader.for_rubric(
-        the_rubric, submission_field=submission_field, query_field=query_field
+    judge: Any = (
+        grader.for_rubric(the_rubric, submission_field=submission_field, query_field=query_field)
+        if the_rubric is not None
+        else trajectory_judge(trajectory, grader, models, query_field)
     )
     run_options = RunOptions(
         run_dir=run_dir,

@@ -35,6 +35,7 @@ from jurist.cli import (  # noqa: F401
     _report,
     _serve_reward,
     _templates,
+    _traces,
 )
 from jurist.cli._app import (
     EXIT_CRASH,

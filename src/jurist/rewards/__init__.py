@@ -50,6 +50,7 @@ from jurist.rewards._registry import (
     reward,
 )
 from jurist.rewards._reward_judge import RewardJudge, reward_judge_from_kwargs
+from jurist.rewards._trajectory import TrajectoryGate, trajectory_reward
 from jurist.rewards._trl import AsyncTRLReward, TRLReward
 from jurist.rewards._verl import batch_compute_score, compute_score_async
 
@@ -65,6 +66,7 @@ __all__ = [
     "RewardFunction",
     "RewardJudge",
     "TRLReward",
+    "TrajectoryGate",
     "UnknownRewardError",
     "batch_compute_score",
     "build_backend",
@@ -83,6 +85,7 @@ __all__ = [
     "register_reward",
     "reward",
     "reward_judge_from_kwargs",
+    "trajectory_reward",
     "trl_group_reward_func",
     "trl_group_reward_func_async",
     "trl_reward_func",

@@ -117,6 +117,9 @@ class RewardJudge:
         self.retries = retries
         self.timeout = timeout
         self._reward_template = judge.template.name == "reward"
+        # a trajectory template judges the rollout's text as the trajectory
+        takes = (*judge.template.fields, *judge.template.optional_fields)
+        self._response_field = "trajectory" if "trajectory" in takes else "response"
 
     def __repr__(self) -> str:
         return (
@@ -128,9 +131,14 @@ class RewardJudge:
         self, response: str, reference: Any = None, prompt: str | None = None
     ) -> dict[str, Any]:
         """The reward record of one response (see the module doc)."""
-        item: dict[str, Any] = {"response": response, "prompt": prompt}
+        item: dict[str, Any] = {self._response_field: response, "prompt": prompt}
         if reference is not None:
             item["reference"] = str(reference)
+        return await self.score_item(item)
+
+    async def score_item(self, item: Mapping[str, Any]) -> dict[str, Any]:
+        """The reward record of one item with the judge's template fields (a trajectory
+        reward's ``trajectory``, say), under the same timeout and failure value."""
         if self.timeout is None:  # the common case: no timer to arm and cancel per judgment
             judgment = await self.judge.judge(item, retries=self.retries)
         else:

@@ -15,7 +15,10 @@ rewards, on the trainer's own event loop, which also lives as long as the traine
 
 Instead of ``llm_backend=``, keyword options such as ``model=``, ``template=``, ``rpm=``
 (:data:`JUDGE_OPTIONS`) describe the judge as verl's ``reward_kwargs`` do: they build the
-process's cached :class:`~jurist.rewards.RewardJudge` for that configuration.
+process's cached :class:`~jurist.rewards.RewardJudge` for that configuration. With a
+trajectory template (``template="trajectory"``) a conversational completion, a multi-turn
+rollout with tool calls and results, is judged whole, rendered step by step
+(:mod:`jurist.rewards._trajectory`).
 
 A failed judgment (API error, unreadable or far out-of-range verdict) gives
 ``failure_value``: 0.0 by default, as :func:`~jurist.rewards.llm_as_judge_reward` does;
@@ -61,6 +64,7 @@ from jurist.rewards._reward_judge import (
     RewardJudge,
     reward_judge_from_kwargs,
 )
+from jurist.rewards._trajectory import rollout_text, wants_trajectory
 
 __all__ = ["AsyncTRLReward", "TRLReward", "trl_reward_func", "trl_reward_func_async"]
 
@@ -211,7 +215,13 @@ class _TRLRewardBase:
                 f"the TRL reward {name!r}: column {self.answer_column!r} has {len(answers)} "
                 f"values for {len(completions)} completions"
             )
-        texts = [_text(c, f"completions[{i}]") for i, c in enumerate(completions)]
+        rollouts = self._reward_judge is not None and wants_trajectory(self._reward_judge)
+        texts = [
+            rollout_text(c, f"completions[{i}]")
+            if rollouts and not isinstance(c, str)
+            else _text(c, f"completions[{i}]")
+            for i, c in enumerate(completions)
+        ]
         questions: list[str | None] | None = None
         if self.include_prompt and prompts:
             if len(prompts) != len(completions):

@@ -32,6 +32,12 @@ concurrency bound and one connection pool.
 A ``base_url`` given as well is a :class:`~jurist.errors.ConfigError`: two endpoints for
 one judge.
 
+**Multi-turn rollouts.** With a trajectory template (``template: trajectory``) or checks
+(``checks``, ``min_turns``, ``max_turns``) in ``reward_kwargs``, each sample is scored as
+a rollout: ``extra_info``'s ``num_turns`` and ``messages`` feed the checks and the judge,
+and the dicts carry ``checks_passed`` and ``num_turns`` too (see
+:mod:`jurist.rewards._trajectory`).
+
 >>> out = batch_compute_score(["gsm8k", "gsm8k"], ["42", "41"], ["42", "42"],
 ...                           model="mock:v", outputs=["Score: 1.0", "no idea"])
 >>> out[0]
@@ -47,6 +53,12 @@ from typing import Any, Protocol
 
 from jurist.errors import ConfigError, DataError
 from jurist.rewards._reward_judge import RewardJudge, reward_judge_from_kwargs
+from jurist.rewards._trajectory import (
+    TrajectoryGate,
+    judge_rollout,
+    score_rollouts_sync,
+    wants_trajectory,
+)
 
 __all__ = ["batch_compute_score", "compute_score_async", "router_kwargs", "verl_record"]
 
@@ -71,6 +83,27 @@ def verl_record(record: Mapping[str, Any]) -> dict[str, float | None]:
         "parse_failed": float(bool(record.get("parse_failed"))),
         "clamped": float(bool(record.get("clamped"))),
         "failed": float(record.get("error") is not None),
+    }
+
+
+def _rollout_record(record: Mapping[str, Any]) -> dict[str, float | None]:
+    turns = record.get("num_turns")
+    return {
+        **verl_record(record),
+        "checks_passed": float(bool(record["checks_passed"])),
+        "num_turns": None if turns is None else float(turns),
+    }
+
+
+def _rollout_call(solution: str, ground_truth: Any, extra_info: Any, where: str) -> dict[str, Any]:
+    info = extra_info if isinstance(extra_info, Mapping) else {}
+    return {
+        "solution": solution,
+        "reference": ground_truth,
+        "question": _question(info),
+        "messages": info.get("messages"),
+        "num_turns": info.get("num_turns"),
+        "where": where,
     }
 
 
@@ -141,6 +174,7 @@ def batch_compute_score(
     **kwargs: Any,
 ) -> list[dict[str, float | None]]:
     """verl's batch ``compute_score``: the whole batch judged concurrently (module doc)."""
+    gate = TrajectoryGate.pop_from(kwargs)
     judge = _judge(kwargs)
     n = len(solution_strs)
     if len(ground_truths) != n or len(data_sources) != n:
@@ -152,6 +186,17 @@ def batch_compute_score(
         raise DataError(
             f"batch_compute_score: {len(extra_infos)} extra_infos for {n} solution_strs"
         )
+    if gate is not None or wants_trajectory(judge):
+        calls = [
+            _rollout_call(
+                solution_strs[i],
+                ground_truths[i],
+                None if extra_infos is None else extra_infos[i],
+                f"batch_compute_score: sample {i}",
+            )
+            for i in range(n)
+        ]
+        return [_rollout_record(r) for r in score_rollouts_sync(judge, gate, calls)]
     refs = [_reference(ground_truths[i], f"batch_compute_score: sample {i}") for i in range(n)]
     prompts = None if extra_infos is None else [_question(extra_infos[i]) for i in range(n)]
     records = judge.score_batch_sync(list(solution_strs), refs, prompts)
@@ -166,7 +211,12 @@ async def compute_score_async(
     **kwargs: Any,
 ) -> dict[str, float | None]:
     """verl's per-sample ``compute_score`` as a coroutine function, for its reward loop."""
+    gate = TrajectoryGate.pop_from(kwargs)
     judge = _judge(kwargs)
+    if gate is not None or wants_trajectory(judge):
+        where = f"compute_score_async ({data_source})"
+        call = _rollout_call(solution_str, ground_truth, extra_info, where)
+        return _rollout_record(await judge_rollout(judge, gate, **call))
     reference = _reference(ground_truth, f"compute_score_async ({data_source})")
     record = await judge.score_one(solution_str, reference, _question(extra_info))
     return verl_record(record)

@@ -7,7 +7,13 @@
 0.9
 """
 
-from jurist.templates import _builtin, _mtbench, _prometheus  # noqa: F401  (registration)
+from jurist.templates import (  # noqa: F401  (registration)
+    _builtin,
+    _grounded,
+    _mtbench,
+    _prometheus,
+    _trajectory,
+)
 from jurist.templates._chat import ChatMessage, parse_messages
 from jurist.templates._conversation import (
     DEFAULT_MAX_TOOL_CHARS,

@@ -57,6 +57,7 @@ from jurist.templates._parse import (
     parse_verdict,
     split_reasoning,
 )
+from jurist.templates._parse_claims import ClaimsForm
 from jurist.templates._scale import LabelScale, NumericScale, Scale
 from jurist.templates._values import field_text
 from jurist.templates._yaml_format import read_template_file, template_error, template_kwargs
@@ -80,6 +81,10 @@ class Template(BaseModel):
     field with an entry in ``sections`` is placed through that text (say
     ``<reference>{reference}</reference>``) when the item has a value, and left out
     entirely otherwise.
+
+    ``claims`` has the judge list claims with a verdict each instead of one verdict; the
+    score is then the share of claims that earn full marks, on a 0-1 ``scale`` (see
+    :mod:`jurist.templates._parse_claims`).
 
     ``form`` says where the judge writes its verdict (default: a ``Score:`` line keyed by
     ``verdict_key``); ``output`` and ``output_explained`` are the format instructions used
@@ -109,6 +114,7 @@ class Template(BaseModel):
     form: VerdictForm | None = None
     json_key: str = "verdict"
     json_only: bool = False
+    claims: ClaimsForm | None = None
     conflict: Conflict = "fail"
     output: str = "Reply with only the verdict: {choices}."
     output_explained: str = (
@@ -125,6 +131,9 @@ class Template(BaseModel):
         # The default conflict rule is left out, so a template dumps as it did before the
         # rule existed (run manifests made then still match on resume).
         data: dict[str, Any] = handler(self)
+        if self.claims is None:  # likewise a template without claims
+            data.pop("claims", None)
+
         if self.conflict == "fail":
             data.pop("conflict", None)
         if self.turn == "last":  # likewise the conversation options (see with_turn)
@@ -226,7 +235,9 @@ class Template(BaseModel):
 
         With ``json=True`` the format asks for one JSON object (see :meth:`json_schema`).
         """
-        if json:
+        if json and self.claims is not None:
+            fmt = self.claims.json_format(explanations)
+        elif json:
             fmt = _json_format(self.json_key, self.choices(), explanations)
         else:
             fmt = self.output_explained if explanations else self.output
@@ -332,6 +343,13 @@ class Template(BaseModel):
         with the template's ``json_key``, and text otherwise. Templates with
         ``json_only`` always read JSON.
         """
+        if self.claims is not None:
+            return self.claims.parse(
+                text,
+                explanations=explanations,
+                json=True if self.json_only else json,
+                conflict=self.conflict,
+            )
         if json or self.json_only:
             return parse_json(text, self.scale, self.json_key, explanation=explanations)
         if json is None and "{" in text:
@@ -365,6 +383,8 @@ class Template(BaseModel):
         >>> get_template("mt_bench_pair").json_schema()["properties"]["verdict"]["enum"]
         ['A', 'B', 'tie']
         """
+        if self.claims is not None:
+            return self.claims.json_schema(explanations)
         return json_schema(self.scale, self.json_key, explanations=explanations)
 
     def with_conflict(self, conflict: Conflict) -> Template:
@@ -402,6 +422,8 @@ class Template(BaseModel):
         }
 
     def _verdict_example(self) -> str:
+        if self.claims is not None:
+            return f"{self.claims.claim_key}: ... / {self.claims.verdict_key}: ... per claim"
         if self.json_only:
             return f'{{"{self.json_key}": ...}}'
         form = self.verdict_form

@@ -20,6 +20,7 @@ item), its scale, and how the verdict is read::
     parser:
       type: form                          # the verdict form (default), or labels
       open: "Verdict: "                   # regex: pattern with one group; json: key
+                                          # claims: a verdict per claim, their mean
     conflict: last                        # fail (default), first or last
 
 Keys: ``name`` (default: the file's stem), ``description``, ``kind`` (single / pairwise),

@@ -26,6 +26,7 @@ from jurist._files import read_utf8
 from jurist.errors import ConfigError
 from jurist.templates._forms import VerdictForm
 from jurist.templates._parse import CONFLICT_RULES
+from jurist.templates._parse_claims import ClaimsForm
 from jurist.templates._scale import Label, LabelScale, NumericScale
 from jurist.types import Message
 
@@ -42,6 +43,7 @@ _PARSER = {
     "labels": ("type", "open", "close", "bare"),
     "regex": ("type", "pattern"),
     "json": ("type", "key"),
+    "claims": ("type", "claim_key", "verdict_key", "none_phrase"),
 }
 _RANGE = ("low", "high", "integer", "origin")
 _SCALES = ("labels", "range")
@@ -104,6 +106,9 @@ def template_kwargs(
     _check_placeholders(item, sections, fields, optional, where)
     scale = _scale(data.get("scale"), where)
     form, json_key = _parser(data.get("parser", {}), scale, where)
+    claims = _claims(data.get("parser", {}), scale, where)
+    if claims is not None:  # the labels are each claim's; the score is their mean, 0-1
+        scale, json_key = NumericScale(low=0.0, high=1.0), "claims"
     kind = data.get("kind", "single")
     if kind not in ("single", "pairwise"):
         raise where.error("kind", f"must be 'single' or 'pairwise', got {kind!r}")
@@ -124,7 +129,8 @@ def template_kwargs(
         form=form,
         verdict_key=(form.key if form is not None else None) or "Score",
         json_key=json_key or "verdict",
-        json_only=json_key is not None,
+        json_only=json_key is not None and claims is None,
+        claims=claims,
         conflict=conflict,
         output=str(data.get("output", "")),
         output_explained=str(data.get("output_explained", "")),
@@ -264,6 +270,19 @@ def _label(key: str, where: _Where, **spec: Any) -> Label:
         raise where.error(f"{key}.{loc}" if loc else key, str(err["msg"])) from None
 
 
+def _claims(value: Any, scale: LabelScale | NumericScale, where: _Where) -> ClaimsForm | None:
+    """The claims form of a ``type: claims`` parser (its labels: the scale's), else None."""
+    if not isinstance(value, dict) or value.get("type") != "claims":
+        return None
+    if not isinstance(scale, LabelScale):
+        raise where.error("parser.type", "a claims parser needs a scale with labels (per claim)")
+    keys = {k: value[k] for k in ("claim_key", "verdict_key", "none_phrase") if k in value}
+    for key, text in keys.items():
+        if not isinstance(text, str) or not text.strip():
+            raise where.error(f"parser.{key}", "must be a non-empty text")
+    return ClaimsForm(labels=scale, **keys)
+
+
 def _parser(
     value: Any, scale: LabelScale | NumericScale, where: _Where
 ) -> tuple[VerdictForm | None, str | None]:
@@ -275,6 +294,8 @@ def _parser(
     bad = sorted(str(k) for k in value if k not in _PARSER[kind])
     if bad:
         raise where.error(f"parser.{bad[0]}", f"is not a key of a {kind} parser")
+    if kind == "claims":
+        return None, None  # read by _claims
     if kind == "json":
         key = value.get("key", "verdict")
         if not isinstance(key, str) or not key:

@@ -61,7 +61,7 @@ def _scored(criterion: Criterion, value: float | None, na: bool) -> ScoredCriter
 
 def assemble(
     criteria: Sequence[Criterion],
-    votes_by_judge: Mapping[str, Sequence[Vote]],
+    votes_by_judge: Mapping[str, Sequence[Vote | None]],
     strategies: Strategies,
     *,
     names: Sequence[str] | None = None,
@@ -71,12 +71,17 @@ def assemble(
     seed: int | None = None,
     output_note: str | None = None,
 ) -> GradeReport:
-    """The report of one item: final verdicts, agreement, score, per-judge scores."""
+    """The report of one item: final verdicts, agreement, score, per-judge scores.
+
+    A judge's list holds one vote per criterion, or ``None`` where that judge does not
+    judge the criterion (a deterministic check beside LLM criteria: see
+    :mod:`jurist.trajectories`); its own score then covers the criteria it judged.
+    """
     names = names or [c.name or f"c{i + 1}" for i, c in enumerate(criteria)]
     reports: list[CriterionReport] = []
     notes: list[str] = []
     for i, criterion in enumerate(criteria):
-        votes = [judge_votes[i] for judge_votes in votes_by_judge.values()]
+        votes = [v for jv in votes_by_judge.values() if (v := jv[i]) is not None]
         strategy = strategy_for(
             criterion, strategies.binary, strategies.ordinal, strategies.nominal
         )
@@ -104,10 +109,11 @@ def assemble(
         )
     judge_scores: dict[str, float | None] = {}
     for judge_id, judge_votes in votes_by_judge.items():
-        if all(v.is_error for v in judge_votes):
+        cast = [(c, v) for c, v in zip(criteria, judge_votes, strict=True) if v is not None]
+        if all(v.is_error for _, v in cast):
             judge_scores[judge_id] = None
             continue
-        own = [_scored(c, v.value, v.na) for c, v in zip(criteria, judge_votes, strict=True)]
+        own = [_scored(c, v.value, v.na) for c, v in cast]
         judge_scores[judge_id] = _score(criteria, own, strategies, True)
     agreements = [r.agreement for r in reports if r.agreement is not None]
     finals = [_scored(c, r.final.value, r.final.na) for c, r in zip(criteria, reports, strict=True)]

@@ -1,0 +1,58 @@
+"""``jurist traces`` turns span exports into trajectory items; ``jurist grade`` takes a
+trajectory rubric (checks beside criteria) on them, against a loopback judge."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from jurist.cli import EXIT_OK, EXIT_USAGE
+from tests._cli_run import run
+from tests._flight_judge import FlightJudge
+
+DATA = Path(__file__).parent / "data" / "traces"
+FILES = [
+    DATA / "flights_genai.json",
+    DATA / "flights_openinference.json",
+    DATA / "flights_legacy.jsonl",
+]
+
+
+def test_traces_then_grade(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    items = tmp_path / "items.jsonl"
+    code, out = run(["traces", *map(str, FILES), "--out", str(items)], capsys)
+    assert code == EXIT_OK and "4 trajectories" in out
+    rows = [json.loads(line) for line in items.read_text().splitlines()]
+    assert [len(r["tools"]) for r in rows] == [2, 1, 2, 4]
+    assert rows[0]["trace"][1]["role"] == "user" and rows[0]["trajectory"].startswith("Step 1:")
+    with FlightJudge() as server:
+        args = ["grade", str(items), "--rubric", str(DATA / "flight_rubric.yaml"),
+                "--model", "openai:flight-judge", "--base-url", server.base_url,
+                "--out", str(tmp_path / "run"), "--no-progress"]  # fmt: skip
+        code, out = run(args, capsys)
+    assert code == EXIT_OK, out
+    results = [
+        json.loads(line) for line in (tmp_path / "run" / "results.jsonl").read_text().splitlines()
+    ]
+    assert [r["judge_score"] for r in results] == pytest.approx([1.0, 0.1, 0.5, 0.9])
+    names = [c["name"] for c in results[0]["judge_criteria"]]
+    assert names[:4] == [
+        "searched_then_booked",
+        "one_adult",
+        "direct_only_search",
+        "at_most_four_steps",
+    ]
+
+
+def test_traces_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"resourceSpans": [{"scopeSpans": [{"spans": [{"name": "x"}]}]}]}')
+    code, out = run(["traces", str(bad), "--out", str(tmp_path / "o.jsonl")], capsys)
+    assert code == EXIT_USAGE and "traceId and spanId are required" in out
+    code, out = run(["traces", str(FILES[0]), "--out", str(tmp_path / "o.csv")], capsys)
+    assert code == EXIT_USAGE and "--out must be a .jsonl file" in out
+    (tmp_path / "o.jsonl").write_text("")
+    code, out = run(["traces", str(FILES[0]), "--out", str(tmp_path / "o.jsonl")], capsys)
+    assert code == EXIT_USAGE and "pass --overwrite" in out
