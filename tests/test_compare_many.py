@@ -22,7 +22,8 @@ from typing import Any
 import pytest
 
 from jurist.cli import EXIT_OK, EXIT_USAGE
-from jurist.cli._compare_pairs import Answer, Systems, plan_pairs
+from jurist.cli._compare_pairs import Answer, Systems, plan_pairs, read_systems, write_pairs
+from jurist.errors import DataError
 from tests._cli_run import run, stored, write
 from tests._pair_server import LongerWins
 
@@ -226,3 +227,39 @@ def test_killed_comparison_resumes_judging_only_the_missing_pairs(
     judged = results(out)
     assert len(judged) == 30
     assert len({(r["item"], r["system_a"]) for r in judged}) == 30  # each pair once
+
+
+def test_conversation_answers_pair_as_messages(tmp_path: Path) -> None:
+    def conversation(reply: str) -> list[dict[str, str]]:
+        return [{"role": "user", "content": "Weather?"}, {"role": "assistant", "content": reply}]
+
+    files = [
+        write(
+            tmp_path / f"{name}.jsonl",
+            [{"messages": conversation(f"{name} says {i}")} for i in range(2)],
+        )
+        for name in ("p", "q", "base")
+    ]
+    systems = read_systems(
+        files, prompt_field="prompt", response_field="response", id_field=None, system_column=None
+    )
+    out = tmp_path / "pairs.jsonl"
+    write_pairs(systems, plan_pairs(systems, baseline="base"), out, id_field=None)
+    pairs = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [(p["system_a"], p["system_b"], p["item"]) for p in pairs] == [
+        ("p", "base", 0),
+        ("q", "base", 0),
+        ("p", "base", 1),
+        ("q", "base", 1),
+    ]
+    assert pairs[0]["messages_a"][-1]["content"] == "p says 0"
+    assert pairs[0]["messages_b"][-1]["content"] == "base says 0" and "prompt" not in pairs[0]
+    plain = write(tmp_path / "plain.jsonl", [{"prompt": "Weather?", "response": "x"}] * 2)
+    with pytest.raises(DataError, match=r"plain\.jsonl:1: no messages, while the answer at"):
+        read_systems(
+            [files[0], plain],
+            prompt_field="prompt",
+            response_field="response",
+            id_field=None,
+            system_column=None,
+        )
