@@ -40,6 +40,8 @@ BOUNDS: dict[str, tuple[float, float]] = {
     "max_pairs": (1, 10**6),  # pairs judged per group of a group reward
     "failure_value": (-1e9, 1e9),
     "tolerance": (0.0, 1e9),
+    "pairs_budget": (1, 10**9),  # pairs `jurist compare` judges of N systems
+    "bootstrap": (0, 100_000),  # resamples of a leaderboard's Bradley-Terry intervals
     "repeats": (1, 10_000),  # judgments of each item (--repeats)
     "min_repeats": (1, 10_000),
     "min_score": (0.0, 1.0),  # jurist gate: scores are normalised to [0, 1]
