@@ -196,11 +196,19 @@ def summary_path(out_path: Path) -> Path:
     return out_path.with_name(out_path.stem + ".summary.json")
 
 
+def report_path(out_path: Path) -> Path:
+    """``report.html`` in the run folder, or ``<name>.report.html`` beside a .jsonl file."""
+    if out_path.name == "results.jsonl":
+        return out_path.parent / "report.html"
+    return out_path.with_name(out_path.stem + ".report.html")
+
+
 def check_outputs(out_path: Path, inputs: Sequence[Path], *, overwrite: bool) -> Path:
     """Stop before any model is loaded if the outputs would overwrite the input or files
     jurist did not write; the run folder."""
     run_dir = run_folder(out_path)
-    for target in (out_path, summary_path(out_path)):
+    ours = (out_path, summary_path(out_path), report_path(out_path))
+    for target in ours:
         for data in inputs:
             if target.exists() and target.resolve() == data.resolve():
                 raise ConfigError(
@@ -209,8 +217,8 @@ def check_outputs(out_path: Path, inputs: Sequence[Path], *, overwrite: bool) ->
                 )
     kind = check_run_folder(run_dir, overwrite=overwrite, inputs=inputs)
     if out_path.name != "results.jsonl" and kind != "run" and not overwrite:
-        # FILE.jsonl and FILE.summary.json are ours only beside our FILE.run folder
-        theirs = [str(p) for p in (out_path, summary_path(out_path)) if p.exists()]
+        # FILE.jsonl, .summary.json and .report.html are ours only beside our FILE.run folder
+        theirs = [str(p) for p in ours if p.exists()]
         if theirs:
             raise ConfigError(
                 f"{' and '.join(theirs)} already exist(s) and jurist did not write them "
@@ -344,8 +352,8 @@ def _preparing(model: Model) -> Any:
 
 
 def finish_run(run: Run, out_path: Path, *, extra: dict[str, Any]) -> int:
-    """Write the results and the summary (:func:`summary_path`), print the summary; the
-    exit code.
+    """Write the results, the summary (:func:`summary_path`) and the HTML report
+    (:func:`report_path`), print the summary and the report's path; the exit code.
 
     A run whose requests were written to a file for an offline engine
     (``--batch-file-out``; status ``awaiting results``) writes only its summary (with the
@@ -365,7 +373,10 @@ def finish_run(run: Run, out_path: Path, *, extra: dict[str, Any]) -> int:
     if summary["status"] == AWAITING and waiting:
         say_awaiting(run, waiting, str(summary.get("model") or ""), summary["cache_hits"])
         return EXIT_OK
-    print_summary(Console(), summary, run.failures(limit=5))
+    console = Console()
+    print_summary(console, summary, run.failures(limit=5))
+    report = run.report(report_path(out_path))
+    console.print(f"report: {report}", highlight=False, markup=False, soft_wrap=True)
     return EXIT_FAILED_ITEMS if summary["failed"] else EXIT_OK
 
 
