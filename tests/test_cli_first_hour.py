@@ -84,3 +84,51 @@ def test_a_foreign_report_file_beside_a_jsonl_is_refused(
 def _json(path: Path) -> dict[str, object]:
     value: dict[str, object] = json.loads(path.read_text())
     return value
+
+
+def _catalog_judge(root: Path, name: str, outputs: list[str], template: str = "likert") -> None:
+    path = root / Path(*name.split(".")[:-1]) / f"{name.split('.')[-1]}.yaml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(
+        f"kind: judge\nmodel: 'mock:judge'\nmodel_options: {{outputs: {json.dumps(outputs)}, "
+        f"cycle: true}}\ntemplate: {template}\n"
+    )
+
+
+def test_eval_model_writes_a_run_folder_that_report_agreement_and_resume_accept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("JURIST_CATALOG", str(tmp_path / "catalog"))
+    _catalog_judge(tmp_path / "catalog", "judges.mine.lk", ["Score: 4", "Score: 2"])
+    rows = [{"question": f"q{i}", "stars": 4 if i % 2 == 0 else 2} for i in range(4)]
+    data = write(tmp_path / "qa.jsonl", rows)
+    out = tmp_path / "em"
+    base = ["eval-model", str(data), "--model", "mock:model", "--judge", "judges.mine.lk"]
+    base += ["--prompt-field", "question", "--no-progress", "--out", str(out)]
+    code, said, _ = run(base, capsys)
+    assert code == EXIT_OK, said
+    assert {"manifest.json", "run.sqlite", "results.jsonl", "summary.json", "report.html"} <= {
+        p.name for p in out.iterdir()
+    }
+    assert f"report: {out / 'report.html'}" in said
+    records = [json.loads(x) for x in (out / "results.jsonl").read_text().splitlines()]
+    assert [r["score"] for r in records] == [0.75, 0.25, 0.75, 0.25]
+    assert records[0]["model_prompt"] == "q0" and isinstance(records[0]["prediction"], str)
+    summary = _json(out / "summary.json")
+    assert (summary["n"], summary["n_scored"], summary["items"]) == (4, 4, 4)
+    assert summary["status"] == "complete" and summary["judge"] == "judges.mine.lk"
+
+    # jurist report and jurist agreement read it as any run
+    code, said, _ = run(["report", str(out), "--labels", "stars"], capsys)
+    assert code == EXIT_OK and "Agreement with stars" in (out / "report.html").read_text()
+    code, said, _ = run(["agreement", str(out), "--labels", "stars"], capsys)
+    assert code == EXIT_OK and "agreement" in said
+
+    # resume: nothing is asked again (the mock would answer differently now)
+    calls_before = summary["calls"]
+    code, said, _ = run(base, capsys)
+    assert code == EXIT_OK
+    assert _json(out / "summary.json")["calls"] == calls_before
+    # a changed generation setting is refused, naming it, and nothing is written
+    code, _, err = run([*base, "--max-tokens", "9"], capsys)
+    assert code == 2 and "generation.max_tokens: 256 -> 9" in err, err

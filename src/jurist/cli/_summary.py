@@ -10,7 +10,7 @@ from rich.table import Table
 
 from jurist.runs._coverage import CoverageSummary
 
-__all__ = ["print_summary"]
+__all__ = ["cost_text", "print_summary"]
 
 
 # what `jurist compare` adds to its summary (jurist.runs.report._page.pair_figures), in print order
@@ -56,7 +56,7 @@ def print_summary(
             "tokens (prompt / completion)",
             f"{summary['prompt_tokens']} / {summary['completion_tokens']}",
         ),
-        ("cost", _cost_text(summary)),
+        ("cost", cost_text(summary)),
         ("time", f"{summary['seconds']:.2f} s"),
         ("run", str(summary.get("run_dir", ""))),
         ("results", str(summary["results"])),
@@ -106,14 +106,14 @@ def _coverage_rows(summary: dict[str, Any]) -> list[tuple[str, str]]:
     return [("verdict coverage", c.spread()), (f"below {c.threshold()}", f"{c.below} of {c.n}")]
 
 
-def _cost_text(summary: dict[str, Any]) -> str:
+def cost_text(summary: dict[str, Any]) -> str:
     """The run's cost; unknown (never $0) when any item has no price.
 
-    >>> _cost_text({"cost": 0.5, "items": 2})
+    >>> cost_text({"cost": 0.5, "items": 2})
     '$0.5000'
-    >>> _cost_text({"cost": None, "items": 3, "cost_unknown_items": 3})
+    >>> cost_text({"cost": None, "items": 3, "cost_unknown_items": 3})
     'unknown (no price for this model)'
-    >>> _cost_text({"cost": None, "items": 3, "cost_unknown_items": 1, "cost_of_priced_items": 0.2})
+    >>> cost_text({"cost": None, "items": 3, "cost_unknown_items": 1, "cost_of_priced_items": 0.2})
     'unknown (1 of 3 items unpriced; $0.2000 for the others)'
     """
     cost = summary.get("cost")
