@@ -132,3 +132,43 @@ def test_eval_model_writes_a_run_folder_that_report_agreement_and_resume_accept(
     # a changed generation setting is refused, naming it, and nothing is written
     code, _, err = run([*base, "--max-tokens", "9"], capsys)
     assert code == 2 and "generation.max_tokens: 256 -> 9" in err, err
+
+
+def test_one_item_numbering_the_data_id_else_a_1_based_row(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # the judge answers nonsense on every item: every item fails and is listed
+    with_ids = [{"id": f"q{i}", **r} for i, r in enumerate(ROWS)]
+    data = write(tmp_path / "ids.jsonl", with_ids)
+    out = tmp_path / "ids"
+    args = ["judge", str(data), "--model", "mock:j", "--model-option", "outputs=??"]
+    args += ["--model-option", "cycle=true", "--retries", "0"]
+    code, said, _ = run([*args, "--no-progress", "--out", str(out)], capsys)
+    assert code == 1 and "item q0: parse:" in said and "item q2: parse:" in said
+    page = (out / "report.html").read_text()
+    assert '<td class="text">q1</td>' in page  # the failures table names the data's id
+    code, _, err = run(["agreement", str(out), "--labels", "human"], capsys)
+    assert code == 2 and "item q0 has no field 'human'" in err
+
+    data = write(tmp_path / "rows.jsonl", ROWS)
+    out = tmp_path / "rows"
+    code, said, _ = run(["judge", str(data), *args[2:], "--no-progress", "--out", str(out)], capsys)
+    assert "item 1: parse:" in said and "item 3: parse:" in said and "item 0" not in said
+    code, _, err = run(["agreement", str(out), "--labels", "human"], capsys)
+    assert "item 1 has no field 'human'" in err
+
+
+def test_eval_model_errors_name_the_item(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("JURIST_CATALOG", str(tmp_path / "catalog"))
+    _catalog_judge(tmp_path / "catalog", "judges.mine.ref", ["[[8]]"], "mt_bench_reference")
+    rows = [{"question": "a", "gold": "x"}, {"question": "b"}]
+    data = write(tmp_path / "qa.jsonl", rows)
+    base = ["eval-model", str(data), "--model", "mock:m", "--judge", "judges.mine.ref"]
+    base += ["--prompt-field", "question", "--reference-field", "gold", "--no-progress"]
+    code, _, err = run([*base, "--out", str(tmp_path / "o")], capsys)
+    assert code == 2 and f"{data}: item 2: the judge needs field 'reference'" in err, err
+    data = write(tmp_path / "qa.jsonl", [{"id": "k9", "gold": "x"}])
+    code, _, err = run([*base, "--out", str(tmp_path / "o")], capsys)
+    assert code == 2 and "item k9: the prompt needs field 'question'" in err, err

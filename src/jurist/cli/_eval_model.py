@@ -21,12 +21,14 @@ from jurist.cli._judge import (
     OVERWRITE_HELP,
     RETRY_FAILED_HELP,
     check_outputs,
+    first_failures,
     report_path,
     run_engine,
     summary_path,
 )
 from jurist.cli._model_options import ModelOptions, model_options
 from jurist.cli._summary import cost_text
+from jurist.data._item_names import item_name
 from jurist.engines import LocalEngine, RunOptions
 from jurist.errors import ConfigError, DataError, OutputError
 from jurist.pipeline._generate_judge import prompt_columns
@@ -135,10 +137,14 @@ def eval_model(
         for column in prompt_columns(prompt_field, prompt_template):
             if is_missing(row.get(column)):
                 raise DataError(
-                    f"instance {i + 1}: the prompt needs field {column!r}, which is missing; "
-                    f"the instance has fields {sorted(row)}"
+                    f"{data}: {item_name(i, row)}: the prompt needs field {column!r}, which is "
+                    f"missing; the item has fields {sorted(row)}"
                 )
-    metric.items(["" for _ in rows], None, rows)
+        try:
+            metric.items([""], None, [row])
+        except DataError as e:  # JudgeMetric names its one instance "instance 0"
+            why = str(e).removeprefix("instance 0: ")
+            raise DataError(f"{data}: {item_name(i, row)}: {why}") from None
     out_path = _out_path(out, data)
     run_dir = check_outputs(out_path, [data], overwrite=overwrite)
     under_test = options.build()
@@ -221,11 +227,11 @@ def _finish(run: Run, metric: Any, out_path: Path, *, data: Path, judge: str, mo
     except OSError as e:
         raise OutputError(f"{target}: cannot write the summary: {e.strerror or e}") from None
     report = run.report(report_path(out_path))
-    _print(summary, [(r.index, r.error or "") for r in instances if r.score is None], report)
+    _print(summary, first_failures(run), report)
     return EXIT_FAILED_ITEMS if g.n_failed else EXIT_OK
 
 
-def _print(summary: dict[str, Any], failures: list[tuple[int, str]], report: Path) -> None:
+def _print(summary: dict[str, Any], failures: list[tuple[str, str]], report: Path) -> None:
     console = Console()
     table = Table(title=f"jurist eval-model: {escape(summary['data'])}", show_header=False)
     table.add_column("what", style="bold")
@@ -257,7 +263,8 @@ def _print(summary: dict[str, Any], failures: list[tuple[int, str]], report: Pat
         table.add_row(k, escape(v))
     console.print(table)
     if failures:
-        console.print(f"[yellow]{len(failures)} instance(s) got no score[/]; first 5:")
-        for i, error in failures[:5]:
-            console.print(f"  instance {i + 1}: {error}", highlight=False, markup=False)
+        failed = summary["n_failed"]
+        console.print(f"[yellow]{failed} instance(s) got no score[/]; first {len(failures)}:")
+        for name, error in failures:
+            console.print(f"  {name}: {error}", highlight=False, markup=False)
     console.print(f"report: {report}", highlight=False, markup=False, soft_wrap=True)

@@ -25,6 +25,7 @@ from jurist.cli._model_options import ModelOptions, model_options
 from jurist.cli._resume import resume_command
 from jurist.cli._summary import print_summary
 from jurist.data import open_source
+from jurist.data._item_names import item_name
 from jurist.engines import BatchAPIEngine, Engine, RunOptions, aevaluate
 from jurist.errors import ConfigError, OutputError
 from jurist.judges import ItemJudge, LLMJudge
@@ -374,13 +375,22 @@ def finish_run(run: Run, out_path: Path, *, extra: dict[str, Any]) -> int:
         say_awaiting(run, waiting, str(summary.get("model") or ""), summary["cache_hits"])
         return EXIT_OK
     console = Console()
-    print_summary(console, summary, run.failures(limit=5))
+    print_summary(console, summary, first_failures(run))
     report = run.report(report_path(out_path))
     console.print(f"report: {report}", highlight=False, markup=False, soft_wrap=True)
     return EXIT_FAILED_ITEMS if summary["failed"] else EXIT_OK
 
 
 AWAITING = "awaiting results"
+
+
+def first_failures(run: Run, limit: int = 5) -> list[tuple[str, str]]:
+    """The first failed items of ``run``: each one's name (its id, else its 1-based row
+    number) and error."""
+    return [
+        (item_name(r["idx"], r["item"]), r["error"] or "error")
+        for r in run.rows(failed_only=True, limit=limit)
+    ]
 
 
 def say_awaiting(run: Run, files: Sequence[Path], model: str, cache_hits: int = 0) -> None:

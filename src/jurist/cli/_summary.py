@@ -22,9 +22,11 @@ _PAIRWISE = (
 
 
 def print_summary(
-    console: Console, summary: dict[str, Any], failures: list[tuple[int, str]]
+    console: Console, summary: dict[str, Any], failures: list[tuple[str, str]]
 ) -> None:
-    """Print a run's summary (``RunSummary`` fields plus ``model``/``template``/``results``)."""
+    """Print a run's summary (``RunSummary`` fields plus ``model``/``template``/``results``);
+    ``failures`` are the first failed items' names (:func:`~jurist.data._item_names.item_name`)
+    and errors."""
     table = Table(title=f"jurist: {escape(str(summary['data']))}", show_header=False)
     table.add_column("what", style="bold")
     table.add_column("value")
@@ -76,9 +78,9 @@ def print_summary(
         console.print(
             f"[yellow]{summary['failed']} item(s) got no score[/]; first {len(failures)}:"
         )
-        for i, error in failures:
+        for name, error in failures:
             # one line each: a server's message may hold its traceback (results keep it all)
-            line = f"  item {i + 1}: {_one_line(error)}"
+            line = f"  {name}: {_one_line(error)}"
             console.print(line, highlight=False, markup=False, emoji=False)
 
 

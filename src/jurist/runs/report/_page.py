@@ -46,8 +46,11 @@ from typing import Any
 
 from jurist._secrets import redact_known, scrub
 from jurist._version import __version__
+from jurist.data._item_names import item_label
 from jurist.errors import MissingDependencyError
+from jurist.judges._pairwise_results import side
 from jurist.runs._coverage import coverages
+from jurist.runs._run_types import ReportSource, RunSummary
 from jurist.runs.report._browse import COLUMNS, DATA, browse_row, script_tag, write_page
 from jurist.runs.report._charts import bars, histogram, scatter
 from jurist.runs.report._scale import (
@@ -60,8 +63,6 @@ from jurist.runs.report._scale import (
     sort_names,
     verdict_text,
 )
-from jurist.runs._run_types import ReportSource, RunSummary
-from jurist.judges._pairwise_results import side
 
 __all__ = ["pair_figures", "write_report"]
 
@@ -102,7 +103,7 @@ class _Collector:
         self.verdicts: dict[str, int] = {}
         self.first: list[list[Any]] = []  # the first rows, for the page without scripts
         self.scores: list[float] = []
-        self.failures: list[tuple[int, str, Any]] = []
+        self.failures: list[tuple[str, str, Any]] = []
         self.samples: list[dict[str, Any]] = []
         self.judge_stats: dict[str, list[float]] = {}
         self.judge_failed: dict[str, int] = {}
@@ -127,7 +128,7 @@ class _Collector:
             self.scores.append(float(row["score"]))
         elif len(self.failures) < _MAX_FAILURES:
             reason = scrub(row["error"] or "error")
-            self.failures.append((row["idx"], reason, outcome.get("response")))
+            self.failures.append((item_label(row["idx"], item), reason, outcome.get("response")))
         if len(self.samples) < _MAX_SAMPLES:
             self.samples.append(row)
         for name, score in self._judge_scores(outcome):
@@ -388,7 +389,7 @@ def _samples(c: _Collector) -> str:
         ["item", "input", "score", "verdict", "judge response"],
         (
             (
-                r[_COL["idx"]],
+                r[_COL["name"]],
                 "\n".join(f"{k}: {v}" for k, v in r[_COL["fields"]].items()),
                 r[_COL["score"]],
                 r[_COL["verdict"]],
@@ -440,7 +441,9 @@ def write_report(run: ReportSource, path: Path, labels: str | None = None) -> Pa
         "compared": f"{comparison.on} scale" if comparison else None,
     }
     script, script_src = script_tag()
-    page = Template(resources.files("jurist.runs.report").joinpath("report.html").read_text("utf-8"))
+    page = Template(
+        resources.files("jurist.runs.report").joinpath("report.html").read_text("utf-8")
+    )
     pairwise = c.pairwise.section() if judge_cfg.get("kind") == "pairwise" else ""
     html = page.substitute(
         title=escape(scrub(str(run.run_dir))),

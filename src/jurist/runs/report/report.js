@@ -9,7 +9,7 @@
   var C = {};
   meta.columns.forEach(function (name, i) { C[name] = i; });
   var position = new Map();
-  rows.forEach(function (r, i) { position.set(r[C.idx], i); });
+  rows.forEach(function (r, i) { position.set(String(r[C.name]), i); });
   var KEYS = ["status", "smin", "smax", "verdict", "agree", "sort", "q", "page", "item"];
   var CONTROLS = { status: "f-status", smin: "f-smin", smax: "f-smax", verdict: "f-verdict",
     agree: "f-agree", sort: "f-sort", q: "f-q" };
@@ -112,8 +112,9 @@
   function rowElement(r) {
     var tr = el("tr");
     tr.setAttribute("data-idx", String(r[C.idx]));
+    tr.setAttribute("data-name", String(r[C.name]));
     if (r[C.score] === null) { tr.className = "failed"; }
-    var open = el("button", "#" + r[C.idx], "open");
+    var open = el("button", String(r[C.name]), "open");
     open.type = "button";
     open.title = "open this item";
     var first = el("td");
@@ -145,10 +146,10 @@
     close.type = "button";
     close.id = "item-close";
     box.appendChild(close);
-    var i = position.get(Number(state.item));
+    var i = position.get(String(state.item));
     if (i === undefined) { box.appendChild(el("p", "This run has no item " + state.item + ".")); return; }
     var r = rows[i], u = r[C.usage];
-    box.appendChild(el("h3", "Item " + r[C.idx]));
+    box.appendChild(el("h3", "Item " + r[C.name]));
     var facts = [["score", fmt(r[C.score])], ["verdict", r[C.verdict] === null ? "-" : r[C.verdict]]];
     if (labelled) {
       facts.push([meta.labels, r[C.label] === null ? "-" : r[C.label]]);
@@ -233,7 +234,7 @@
     byId("sample-table").addEventListener("click", function (e) {
       var tr = e.target.closest("tr[data-idx]");
       if (tr) {
-        changed("item", tr.getAttribute("data-idx"));
+        changed("item", tr.getAttribute("data-name"));
         byId("item-detail").scrollIntoView();
       }
     });
