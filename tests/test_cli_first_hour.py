@@ -172,3 +172,59 @@ def test_eval_model_errors_name_the_item(
     data = write(tmp_path / "qa.jsonl", [{"id": "k9", "gold": "x"}])
     code, _, err = run([*base, "--out", str(tmp_path / "o")], capsys)
     assert code == 2 and "item k9: the prompt needs field 'question'" in err, err
+
+
+def test_a_changed_option_is_refused_before_the_hf_weights_load(
+    tmp_path: Path, tiny_model_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import shutil
+
+    model = tmp_path / "model"
+    shutil.copytree(tiny_model_dir, model)
+    data = write(tmp_path / "d.jsonl", ROWS[:2])
+    base = ["judge", str(data), "--model", f"hf:{model}", "--template", "likert"]
+    base += ["--scoring", "logprobs", "--no-progress", "--out", str(tmp_path / "r")]
+    code, _, err = run(base, capsys)
+    assert code in (0, 1), err
+    # the weights are gone: loading them now fails (exit 3); a refusal must come first
+    for weights in model.glob("*.safetensors"):
+        weights.unlink()
+    code, _, err = run([*base, "--temperature", "0.5"], capsys)
+    assert code == 2, err
+    assert "cannot resume this run" in err and "judge.temperature: 0.0 -> 0.5" in err
+    assert "preparing" not in err and "load" not in err
+    code, _, err = run(base, capsys)  # the same settings: the run resumes, loads, fails
+    assert code == 3, err
+
+
+def test_a_template_change_is_one_line_showing_where_it_differs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = (
+        "name: helpful\nkind: single\nfields: [prompt, response]\nmessages:\n"
+        "  - role: system\n    content: >-\n      Decide whether the reply actually helps the "
+        "user with their request. Consider all of its parts and whether anything in it is WORD. "
+        'End with "Verdict: Yes" or "Verdict: No".\n'
+        "  - role: user\n    content: '<q>{prompt}</q><r>{response}</r>'\n"
+        "scale:\n  labels: {'Yes': 1.0, 'No': 0.0}\nparser:\n  type: labels\n"
+        "  open: 'Verdict: '\n"
+    )
+    template = tmp_path / "t.yaml"
+    template.write_text(text.replace("WORD", "wrong"))
+    data = write(tmp_path / "d.jsonl", ROWS[:1])
+    base = ["judge", str(data), "--template", str(template), "--model", "mock:j"]
+    base += ["--no-progress", "--out", str(tmp_path / "r")]
+    code, _, err = run(base, capsys)
+    assert code in (0, 1), err  # the mock's "Correct" is no verdict here: failed, stored
+    template.write_text(text.replace("WORD", "false"))
+    code = main([*base, "--temperature", "0.5"])
+    err = capsys.readouterr().err
+    assert code == 2
+    lines = [x for x in err.splitlines() if x.startswith("  judge.")]
+    assert len(lines) == 2, err  # the system text (in two keys, one line) and the temperature
+    assert lines[0].startswith("  judge.system, judge.template.instructions: differ at")
+    assert "differ at character 126" in err and "is [wrong]. End with" in err
+    assert "is [false]. End with" in err and "temperature: 0.0 -> 0.5" in err
+    code, _, err = run([*base[:3], "likert", *base[4:]], capsys)
+    assert code == 2 and 'judge.template: "helpful" -> "likert" (another template)' in err
+    assert "judge.system" not in err and "template.scale" not in err

@@ -27,6 +27,7 @@ from jurist.cli._summary import print_summary
 from jurist.data import open_source
 from jurist.data._item_names import item_name
 from jurist.engines import BatchAPIEngine, Engine, RunOptions, aevaluate
+from jurist.engines._evaluate import check_resume
 from jurist.errors import ConfigError, OutputError
 from jurist.judges import ItemJudge, LLMJudge
 from jurist.judges._weigher import DEFAULT_MIN_COVERAGE
@@ -329,13 +330,15 @@ async def run_through_engine(
     *,
     prepare: Model | Sequence[Model],
 ) -> Run:
-    """Let the engine check the judge and prepare the model(s)
+    """Let the engine check the judge, refuse a resume whose settings changed, then
+    prepare the model(s)
     (:meth:`~jurist.engines.Engine.prepare`: the local engine loads them, behind a
     spinner; the Ray and batch-API engines load nothing in this process), run it, and
     close them whatever happens."""
     models = [prepare] if isinstance(prepare, Model) else list(prepare)
     try:
         engine.check(judge, options)  # before any model is loaded
+        check_resume(data, judge, options, engine)  # a changed setting, before the weights
         await engine.prepare(
             models,
             announce=lambda m: err_console.status(
