@@ -228,3 +228,91 @@ def test_a_template_change_is_one_line_showing_where_it_differs(
     code, _, err = run([*base[:3], "likert", *base[4:]], capsys)
     assert code == 2 and 'judge.template: "helpful" -> "likert" (another template)' in err
     assert "judge.system" not in err and "template.scale" not in err
+
+
+def test_judge_takes_a_catalog_name_with_overrides(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("JURIST_CATALOG", str(tmp_path / "catalog"))
+    _catalog_judge(tmp_path / "catalog", "judges.mine.lk", ["Score: 4"])
+    data = write(tmp_path / "d.jsonl", ROWS)
+    out = tmp_path / "r"
+    args = ["judge", str(data), "--judge", "judges.mine.lk[temperature=0.3]", "--no-progress"]
+    code, _, err = run([*args, "--out", str(out), "--max-tokens", "40"], capsys)
+    assert code == EXIT_OK, err
+    manifest = _json(out / "manifest.json")["judge"]
+    assert isinstance(manifest, dict)
+    assert manifest["temperature"] == 0.3 and manifest["max_tokens"] == 40
+    assert manifest["template"]["name"] == "likert"
+    assert _json(out / "summary.json")["mean_score"] == 0.75
+    # the built-in entries too: docs/judge-metric.md says a catalog name works here
+    builtin = [*args[:2], "--judge", "judges.likert.hf_qwen2_5_0_5b_instruct"]
+    builtin += ["--model", "mock:j", "--no-progress", "--out", str(tmp_path / "b")]
+    code, _, err = run(builtin, capsys)
+    assert code in (0, 1), err
+    assert _json(tmp_path / "b" / "summary.json")["model"] == "mock:j"  # --model replaced it
+    code, _, err = run([*args, "--template", "likert"], capsys)
+    assert code == 2 and "--template" in err and "give one" in err
+    code, _, err = run([*args[:3], "judges.mt_bench_pair.hf_qwen2_5_0_5b_instruct"], capsys)
+    assert code == 2 and "response_a" in err
+
+
+def test_compare_and_grade_take_a_catalog_judge(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = tmp_path / "catalog"
+    monkeypatch.setenv("JURIST_CATALOG", str(root))
+    path = root / "judges" / "mine" / "pair.yaml"
+    path.parent.mkdir(parents=True)
+    path.write_text(
+        "kind: pairwise_judge\nmodel: 'mock:judge'\nmodel_options: {outputs: ['[[A]]', "
+        "'[[B]]'], cycle: true}\ntemplate: mt_bench_pair\n"
+    )
+    a = write(tmp_path / "a.jsonl", ROWS)
+    b = write(tmp_path / "b.jsonl", [{**r, "response": "?"} for r in ROWS])
+    out = tmp_path / "cmp"
+    args = ["compare", str(a), str(b), "--judge", "judges.mine.pair", "--no-progress"]
+    code, said, err = run([*args, "--out", str(out)], capsys)
+    assert code == EXIT_OK, err
+    summary = _json(out / "summary.json")
+    assert summary["template"] == "judges.mine.pair" and summary["win_rate_a"] == 1.0
+    code, _, err = run([*args, "--max-tokens", "9", "--out", str(tmp_path / "c2")], capsys)
+    assert code == 2 and "judges.mine.pair[max_tokens=...]" in err
+
+    _catalog_judge(root, "judges.mine.grader", ['{"c1": {"verdict": "MET"}}'], "likert")
+    rubric = tmp_path / "rubric.yaml"
+    rubric.write_text("criteria:\n  - name: right\n    requirement: The answer is right\n")
+    g = ["grade", str(a), "--rubric", str(rubric), "--judge", "judges.mine.grader[temperature=0.2]"]
+    code, said, err = run([*g, "--no-progress", "--out", str(tmp_path / "g")], capsys)
+    assert code == EXIT_OK, said + err
+    graders = _json(tmp_path / "g" / "manifest.json")["judge"]["judges"]  # type: ignore[index]
+    assert [(j["id"], j["temperature"]) for j in graders] == [("mock:judge", 0.2)]
+    code, _, err = run([*g, "--model", "mock:x", "--out", str(tmp_path / "g2")], capsys)
+    assert code == 2 and "give one" in err
+
+
+def test_criteria_judge_on_the_named_scale(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests._fault_server import Fault, FaultServer
+
+    data = write(tmp_path / "d.jsonl", ROWS)
+    out = tmp_path / "c"
+    args = ["judge", str(data), "--criteria", "Is the answer concise and correct?"]
+    with FaultServer([Fault("ok", text="4")] * 3) as server:
+        served = ["--model", "openai:x", "--base-url", server.url, "--api-key", "x"]
+        served += ["--no-cache", "--output", "text", "--no-progress", "--out", str(out)]
+        code, said, err = run([*args, "--scale", "likert", *served], capsys)
+        assert code == EXIT_OK, said + err
+        sent = server.bodies[0]["messages"][0]["content"]
+    template = _json(out / "manifest.json")["judge"]["template"]  # type: ignore[index]
+    assert template["name"] == "criteria-likert"
+    assert "<criteria>\nIs the answer concise and correct?\n</criteria>" in sent
+    assert "1 not at all, 2 poorly, 3 in part, 4 largely, 5 fully" in sent
+    assert _json(out / "summary.json")["mean_score"] == 0.75
+    args += ["--model", "mock:j"]
+    # the spelling: --scoring likert says where the scale goes
+    code, _, err = run([*args, "--scoring", "likert", "--out", str(tmp_path / "x")], capsys)
+    assert code == 2 and "--scale" in err
+    code, _, err = run([*args, "--scale", "stars", "--out", str(tmp_path / "x")], capsys)
+    assert code == 2 and "yes_no" in err

@@ -16,6 +16,8 @@ import typer
 from jurist._missing import field_problem
 from jurist.cli._app import app
 from jurist.cli._bounds import VERDICT_MAX_TOKENS_HELP, bounded
+from jurist.cli._catalog_judge import HELP as CATALOG_JUDGE_HELP
+from jurist.cli._catalog_judge import catalog_judge, refuse_with_judge
 from jurist.cli._engine_options import EngineOptions, engine_options
 from jurist.cli._help import choices_metavar, template_help
 from jurist.cli._judge import (
@@ -29,6 +31,8 @@ from jurist.cli._model_options import ModelOptions, model_options
 from jurist.data import open_source
 from jurist.engines import RunOptions
 from jurist.errors import ConfigError, DataError
+from jurist.judges import ItemJudge
+from jurist.judges._protocol import models_of
 from jurist.runs.report._page import pair_figures
 
 
@@ -85,6 +89,9 @@ def compare(
     template: Annotated[
         str, typer.Option(metavar="NAME", help=template_help("pairwise"))
     ] = "mt_bench_pair",
+    judge_name: Annotated[
+        str | None, typer.Option("--judge", metavar="NAME", help=CATALOG_JUDGE_HELP)
+    ] = None,
     prompt_field: Annotated[str, typer.Option(help="Column holding the prompt.")] = "prompt",
     response_field: Annotated[str, typer.Option(help="Column holding the answer.")] = "response",
     id_field: Annotated[
@@ -118,7 +125,22 @@ def compare(
 
     if consistency not in ("tie", "inconsistent"):
         raise ConfigError(f"--consistency must be tie or inconsistent, not {consistency!r}")
-    engine_options.check([options.spec])
+    refuse_with_judge(judge_name, template=template != "mt_bench_pair")
+    from_catalog = None
+    if judge_name is not None:
+        given = {"max_tokens": max_tokens, "swap": swap, "consistency": consistency}
+        defaults = {"max_tokens": None, "swap": True, "consistency": "tie"}
+        from_catalog = catalog_judge(
+            judge_name,
+            kind="pairwise",
+            options=options,
+            limits=engine_options.model_limits,
+            changes={k: v for k, v in given.items() if v != defaults[k]},
+        )
+        template = judge_name
+    engine_options.check(
+        [options.spec] if from_catalog is None else [m.spec for m in models_of(from_catalog)]
+    )
     run_dir = out or Path("runs") / f"{a.stem}-vs-{b.stem}"
     # the folder is checked before pairs.jsonl is written into it
     check_outputs(run_dir / "results.jsonl", [a, b], overwrite=overwrite)
@@ -130,17 +152,19 @@ def compare(
         == 0
     ):
         raise ConfigError(f"{a}: no items to compare")
-    spec = options.spec
-    judge_model = options.build(spec, limits=engine_options.model_limits)
-    judge = PairwiseJudge(
-        judge_model,
-        template,
-        swap=swap,
-        consistency=consistency,  # type: ignore[arg-type]
-        temperature=options.temperature,
-        concurrency=options.concurrency,
-        max_tokens=max_tokens,
-    )
+    if from_catalog is None:
+        judge: ItemJudge = PairwiseJudge(
+            options.build(options.spec, limits=engine_options.model_limits),
+            template,
+            swap=swap,
+            consistency=consistency,  # type: ignore[arg-type]
+            temperature=options.temperature,
+            concurrency=options.concurrency,
+            max_tokens=max_tokens,
+        )
+    else:
+        judge = from_catalog
+    judge_models = list(models_of(judge))
     run_options = RunOptions(
         run_dir=run_dir,
         resume=resume,
@@ -150,7 +174,7 @@ def compare(
         progress=progress,
     )
     engine = engine_options.build(options)
-    run = run_engine(judge, pairs, run_options, engine, command="compare", prepare=judge_model)
+    run = run_engine(judge, pairs, run_options, engine, command="compare", prepare=judge_models)
     figures = pair_figures(run.rows())  # the report's figures, one definition
-    extra = {"model": judge_model.spec, "template": template, **figures}
+    extra = {"model": ", ".join(m.spec for m in judge_models), "template": template, **figures}
     return finish_run(run, run_dir / "results.jsonl", extra=extra)

@@ -19,6 +19,8 @@ from rich.markup import escape
 from jurist._secrets import scrub
 from jurist.cli._app import EXIT_FAILED_ITEMS, EXIT_OK, app, err_console
 from jurist.cli._bounds import VERDICT_MAX_TOKENS_HELP, bounded
+from jurist.cli._catalog_judge import HELP as CATALOG_JUDGE_HELP
+from jurist.cli._catalog_judge import catalog_judge, refuse_with_judge
 from jurist.cli._engine_options import EngineOptions, engine_options
 from jurist.cli._help import choices_metavar, template_help
 from jurist.cli._model_options import ModelOptions, model_options
@@ -30,11 +32,13 @@ from jurist.engines import BatchAPIEngine, Engine, RunOptions, aevaluate
 from jurist.engines._evaluate import check_resume
 from jurist.errors import ConfigError, OutputError
 from jurist.judges import ItemJudge, LLMJudge
+from jurist.judges._protocol import models_of
 from jurist.judges._weigher import DEFAULT_MIN_COVERAGE
 from jurist.models import Model
 from jurist.runs import Run
 from jurist.runs._folder import check_run_folder
 from jurist.templates import get_template
+from jurist.templates._criteria import CRITERIA_SCALES, criteria_template
 
 
 def _parse_field_flags(flags: list[str]) -> dict[str, str]:
@@ -58,6 +62,7 @@ def _output_path(out: Path | None, data: Path, template: str) -> Path:
     return out / "results.jsonl"
 
 
+DEFAULT_TEMPLATE = "true_false_uncertain"
 RETRY_FAILED_HELP = "On resume, judge again the items that failed (--no-retry-failed keeps them)."
 OVERWRITE_HELP = (
     "Write into an --out folder or file that jurist did not make (it is refused otherwise)."
@@ -71,7 +76,25 @@ def judge(
     data: Annotated[Path, typer.Argument(help="Items to judge: .jsonl, .json, .csv or .parquet.")],
     template: Annotated[
         str, typer.Option(metavar="NAME", help=template_help("single"))
-    ] = "true_false_uncertain",
+    ] = DEFAULT_TEMPLATE,
+    judge_name: Annotated[
+        str | None, typer.Option("--judge", metavar="NAME", help=CATALOG_JUDGE_HELP)
+    ] = None,
+    criteria: Annotated[
+        str | None,
+        typer.Option(
+            metavar="TEXT",
+            help="Ad hoc criteria instead of --template (G-Eval style), judged on --scale: "
+            "'Is the answer concise and correct?'.",
+        ),
+    ] = None,
+    scale: Annotated[
+        str,
+        typer.Option(
+            metavar=choices_metavar(CRITERIA_SCALES),
+            help="The scale of --criteria: Yes/No, Yes/No/Partly, 1-5, 0-10 or 0-100.",
+        ),
+    ] = "yes_no",
     prompt_field: Annotated[
         str, typer.Option(help="Column holding the prompt / question.")
     ] = "prompt",
@@ -137,38 +160,69 @@ def judge(
     engine_options: EngineOptions,
 ) -> int:
     """Judge every item of DATA with one template and write the results as JSONL."""
-    tpl = get_template(template)
+    refuse_with_judge(judge_name, template=template != DEFAULT_TEMPLATE, criteria=bool(criteria))
+    _check_scoring(scoring, criteria)
+    if criteria is not None:
+        if template != DEFAULT_TEMPLATE:
+            raise ConfigError("--criteria and --template both name the judge's prompt: give one")
+        tpl = criteria_template(criteria, scale)
+        template = tpl.name
+    elif judge_name is not None:
+        given = {
+            k: v
+            for k, v, default in (
+                ("max_tokens", max_tokens, None),
+                ("explanations", explanations, False),
+                ("scoring", scoring, "parse"),
+                ("output", output, "auto"),
+            )
+            if v != default
+        }
+        from_catalog = catalog_judge(
+            judge_name,
+            kind="single",
+            options=options,
+            limits=engine_options.model_limits,
+            changes=given,
+        )
+        tpl, template = judge_template(judge_name, from_catalog), judge_name
+    else:
+        tpl = get_template(template)
     mapping = {
         "prompt": prompt_field,
         "response": response_field,
         **_parse_field_flags(field or []),
     }
     fields = dict(mapping)  # optional template fields (a reference) map too
-    engine_options.check([options.spec])
-    out_path = _output_path(out, data, template)
+    specs = [options.spec] if judge_name is None else judge_models_of(from_catalog)
+    engine_options.check(specs)
+    out_path = _output_path(out, data, _run_name(template))
     run_dir = check_outputs(out_path, [data], overwrite=overwrite)
     source = open_source(data)
     if source.scan(fields, tpl.fields).items == 0:
         raise ConfigError(f"{data}: no items to judge")
 
-    spec = options.spec
-    judge_model = options.build(spec, limits=engine_options.model_limits)
-    if scoring not in ("parse", "logprobs", "auto"):
-        raise ConfigError(f"--scoring must be parse, logprobs or auto, not {scoring!r}")
     if output not in ("auto", "text", "json"):
         raise ConfigError(f"--output must be auto, text or json, not {output!r}")
-    the_judge = LLMJudge(
-        judge_model,
-        tpl,
-        explanations=explanations,
-        temperature=options.temperature,
-        max_tokens=max_tokens,
-        concurrency=options.concurrency,
-        scoring=scoring,  # type: ignore[arg-type]
-        min_coverage=min_coverage,
-        low_coverage=low_coverage,  # type: ignore[arg-type]
-        output=output,  # type: ignore[arg-type]
-    )
+    the_judge: ItemJudge
+    if judge_name is not None:
+        the_judge = from_catalog
+        judge_models = list(models_of(the_judge))
+    else:
+        judge_model = options.build(options.spec, limits=engine_options.model_limits)
+        the_judge = LLMJudge(
+            judge_model,
+            tpl,
+            explanations=explanations,
+            temperature=options.temperature,
+            max_tokens=max_tokens,
+            concurrency=options.concurrency,
+            scoring=scoring,  # type: ignore[arg-type]
+            min_coverage=min_coverage,
+            low_coverage=low_coverage,  # type: ignore[arg-type]
+            output=output,  # type: ignore[arg-type]
+        )
+        judge_models = [judge_model]
     run_options = RunOptions(
         run_dir=run_dir,
         resume=resume,
@@ -179,8 +233,44 @@ def judge(
         progress=progress,
     )
     engine = engine_options.build(options)
-    run = run_engine(the_judge, data, run_options, engine, command="judge", prepare=the_judge.model)
-    return finish_run(run, out_path, extra={"model": judge_model.spec, "template": template})
+    run = run_engine(the_judge, data, run_options, engine, command="judge", prepare=judge_models)
+    spec = ", ".join(m.spec for m in judge_models)
+    return finish_run(run, out_path, extra={"model": spec, "template": template})
+
+
+def _run_name(template: str) -> str:
+    """The default run folder's name part for a template, a catalog name or criteria."""
+    return template.partition("[")[0].rsplit(".", 1)[-1] if "." in template else template
+
+
+def _check_scoring(scoring: str, criteria: str | None) -> None:
+    if scoring in ("parse", "logprobs", "auto"):
+        return
+    hint = ""
+    if scoring in CRITERIA_SCALES or scoring == "true_false":
+        hint = (
+            f"; the scale of --criteria is --scale ({', '.join(CRITERIA_SCALES)})"
+            if criteria is not None
+            else f"; a template's scale comes with --template {scoring}"
+        )
+    raise ConfigError(
+        f"--scoring picks how the verdict is read: parse, logprobs or auto, not {scoring!r}{hint}"
+    )
+
+
+def judge_models_of(judge: ItemJudge) -> list[str]:
+    return [m.spec for m in models_of(judge)]
+
+
+def judge_template(name: str, found: ItemJudge) -> Any:
+    """The template of the catalog judge ``found`` (what the data is checked against)."""
+    tpl = getattr(found, "template", None)
+    if tpl is None:
+        judges = getattr(found, "judges", None) or ()
+        tpl = getattr(judges[0], "template", None) if judges else None
+    if tpl is None:
+        raise ConfigError(f"--judge {name!r} has no template (a judges.* entry is needed)")
+    return tpl
 
 
 def run_folder(out_path: Path) -> Path:
