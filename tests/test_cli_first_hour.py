@@ -316,3 +316,22 @@ def test_criteria_judge_on_the_named_scale(
     assert code == 2 and "--scale" in err
     code, _, err = run([*args, "--scale", "stars", "--out", str(tmp_path / "x")], capsys)
     assert code == 2 and "yes_no" in err
+
+
+def test_building_the_tiny_model_as_a_module_warns_nothing(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-W", "error::RuntimeWarning", "-m", "jurist.testing.tiny_model"]
+        + [str(tmp_path / "m")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "RuntimeWarning" not in done.stderr and "found in sys.modules" not in done.stderr
+    assert (tmp_path / "m" / "config.json").is_file()
+    from jurist.testing import build_tiny_model
+
+    assert callable(build_tiny_model)
