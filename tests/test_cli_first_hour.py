@@ -322,9 +322,9 @@ def test_building_the_tiny_model_as_a_module_warns_nothing(tmp_path: Path) -> No
     import subprocess
     import sys
 
+    module = ["-m", "jurist.testing.tiny_model", str(tmp_path / "m")]
     done = subprocess.run(
-        [sys.executable, "-W", "error::RuntimeWarning", "-m", "jurist.testing.tiny_model"]
-        + [str(tmp_path / "m")],
+        [sys.executable, "-W", "error::RuntimeWarning", *module],
         capture_output=True,
         text=True,
         timeout=300,
