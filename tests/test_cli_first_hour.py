@@ -335,3 +335,24 @@ def test_building_the_tiny_model_as_a_module_warns_nothing(tmp_path: Path) -> No
     from jurist.testing import build_tiny_model
 
     assert callable(build_tiny_model)
+
+
+def test_no_progress_hides_the_loading_weights_bar(tmp_path: Path, tiny_model_dir: Path) -> None:
+    import subprocess
+    import sys
+
+    data = write(tmp_path / "d.jsonl", ROWS[:1])
+    args = [sys.executable, "-m", "jurist", "judge", str(data), "--model", f"hf:{tiny_model_dir}"]
+    args += ["--template", "likert", "--scoring", "logprobs"]
+    shown = subprocess.run(
+        [*args, "--out", str(tmp_path / "a")], capture_output=True, text=True, timeout=300
+    )
+    assert "Loading weights" in shown.stderr  # the bar this test is about, drawn by default
+    quiet = subprocess.run(
+        [*args, "--no-progress", "--out", str(tmp_path / "b")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert quiet.returncode in (0, 1), quiet.stderr
+    assert "Loading weights" not in quiet.stderr and "it/s" not in quiet.stderr, quiet.stderr

@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable
 from types import TracebackType
 
-__all__ = ["BatchProgress"]
+__all__ = ["BatchProgress", "quiet_library_bars"]
 
 
 class BatchProgress:
@@ -164,3 +164,20 @@ class BatchProgress:
 
             assert isinstance(self._progress, Progress)
             self._progress.stop()
+
+
+def quiet_library_bars() -> None:
+    """No library draws a progress bar either (``--no-progress``): transformers' "Loading
+    weights", huggingface_hub's downloads. They read ``HF_HUB_DISABLE_PROGRESS_BARS`` when
+    imported; one imported already is told directly. Called at the command line's edge."""
+    import os
+    import sys
+
+    os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
+    if "transformers" in sys.modules:
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
+    hub = sys.modules.get("huggingface_hub.utils")
+    if hub is not None:
+        getattr(hub, "disable_progress_bars")()  # noqa: B009  (not in its __all__)

@@ -16,6 +16,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from jurist._progress import quiet_library_bars
 from jurist._secrets import scrub
 from jurist.cli._app import EXIT_FAILED_ITEMS, EXIT_OK, app, err_console
 from jurist.cli._bounds import VERDICT_MAX_TOKENS_HELP, bounded
@@ -333,6 +334,8 @@ def run_engine(
     and the exit is 130 (SIGINT) or 143 (SIGTERM). ``options.run_dir`` is required."""
     if options.run_dir is None:
         raise ValueError("run_engine needs options.run_dir")
+    if not options.progress:
+        quiet_library_bars()
     run_dir = options.run_dir
     terminated: list[bool] = []
 
