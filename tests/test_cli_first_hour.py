@@ -356,3 +356,125 @@ def test_no_progress_hides_the_loading_weights_bar(tmp_path: Path, tiny_model_di
     )
     assert quiet.returncode in (0, 1), quiet.stderr
     assert "Loading weights" not in quiet.stderr and "it/s" not in quiet.stderr, quiet.stderr
+
+
+def test_no_progress_leaves_the_environment_as_it_was(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import os
+
+    monkeypatch.delenv("HF_HUB_DISABLE_PROGRESS_BARS", raising=False)
+    data = write(tmp_path / "d.jsonl", ROWS[:1])
+    run(
+        ["judge", str(data), "--model", "mock:j", "--no-progress", "--out", str(tmp_path / "r")],
+        capsys,
+    )
+    assert "HF_HUB_DISABLE_PROGRESS_BARS" not in os.environ
+
+
+def test_pairwise_report_names_both_systems_and_shows_the_judge_answers(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from jurist.runs import Run
+
+    a = write(tmp_path / "gpt-x.jsonl", [{**r, "response": r["response"] * 5} for r in ROWS])
+    b = write(tmp_path / "llama-y.jsonl", ROWS)
+    out = tmp_path / "cmp"
+    args = ["compare", str(a), str(b), "--model", "mock:p", "--model-option", "outputs=[[A]]"]
+    _code, said, _err = run([*args, "--no-progress", "--out", str(out)], capsys)
+    assert "systems A = gpt-x, B = llama-y" in " ".join(said.replace("│", " ").split())
+    assert _json(out / "summary.json")["systems"] == {"A": "gpt-x", "B": "llama-y"}
+    page = (out / "report.html").read_text()
+    assert "Pairwise: A = gpt-x, B = llama-y" in page
+    assert '<td class="text">A = gpt-x, B = llama-y</td>' in page  # the summary table
+    # the judge response column holds both orders' answers, never empty
+    from jurist.runs.report._browse import browse_row
+
+    rows = list(Run(out).rows())
+    shown = browse_row(rows[0], None, None, None)[5]
+    assert shown.startswith("A shown first: ") and "B shown first: " in shown
+
+    # a system column names the systems instead of the file names
+    a = write(tmp_path / "a.jsonl", [{**r, "system": "model-one"} for r in ROWS])
+    b = write(tmp_path / "b.jsonl", [{**r, "system": "model-two"} for r in ROWS])
+    run(["compare", str(a), str(b), "--model", "mock:p", "--out", str(tmp_path / "c2")], capsys)
+    assert _json(tmp_path / "c2" / "summary.json")["systems"] == {
+        "A": "model-one",
+        "B": "model-two",
+    }
+
+
+def test_local_models_and_cache_hits_cost_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import jurist
+    from jurist.engines._item_path import Coster
+    from jurist.runs import PriceTable
+    from jurist.types import Judgment, Usage
+    from tests._fault_server import Fault, FaultServer
+
+    data = write(tmp_path / "d.jsonl", ROWS)
+    with FaultServer([Fault("ok", text="Correct")] * 3) as server:
+        served = ["--model", "openai:local-model", "--base-url", server.url, "--api-key", "x"]
+        args = ["judge", str(data), *served, "--output", "text", "--no-progress"]
+        code, said, err = run([*args, "--out", str(tmp_path / "r")], capsys)
+        assert code == EXIT_OK, err
+        summary = _json(tmp_path / "r" / "summary.json")
+        assert summary["cost"] == 0.0 and summary["cost_unknown_items"] == 0
+        assert re.search(r"cost\W+\$0\.0000", said), said
+        # the same items again in a new run: every answer comes from the cache
+        code, said, err = run([*args, "--out", str(tmp_path / "r2")], capsys)
+        assert _json(tmp_path / "r2" / "summary.json")["cache_hits"] == 3
+        assert _json(tmp_path / "r2" / "summary.json")["cost"] == 0.0
+    # an API model without a price: unknown when called, nothing when the cache answered
+    remote = jurist.LLMJudge(
+        jurist.get_model("openai:x", base_url="https://api.example.com/v1", api_key="k")
+    )
+    coster = Coster(remote, PriceTable.default())
+    assert coster.cost(Judgment(score=1.0, usage=Usage(prompt_tokens=9, calls=1, attempts=1))) == (
+        None,
+        False,
+    )
+    assert coster.cost(Judgment(score=1.0, usage=Usage(prompt_tokens=9, cache_hits=1))) == (
+        0.0,
+        False,
+    )
+
+
+def test_report_summary_shows_template_scoring_coverage_and_cost(
+    tmp_path: Path, tiny_model_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = write(tmp_path / "d.jsonl", ROWS[:2])
+    out = tmp_path / "r"
+    args = ["judge", str(data), "--model", f"hf:{tiny_model_dir}", "--template", "likert"]
+    code, said, err = run(
+        [*args, "--scoring", "logprobs", "--min-coverage", "0", "--no-progress", "--out", str(out)],
+        capsys,
+    )
+    assert code in (0, 1), err
+    page = (out / "report.html").read_text()
+
+    def row(name: str) -> str:
+        found = re.search(rf"<td class=\"text\">{name}</td><td[^>]*>([^<]*)</td>", page)
+        assert found is not None, name
+        return found.group(1)
+
+    assert row("template") == "likert" and row("scoring") == "logprobs"
+    assert row("verdict coverage").startswith("median")
+    assert row("cost") == "$0.0000"
+    assert "│ scoring │ logprobs" in said
+    _code, _, _ = run(
+        [
+            "judge",
+            str(data),
+            "--model",
+            "mock:j",
+            "--template",
+            "likert",
+            "--out",
+            str(tmp_path / "p"),
+        ],
+        capsys,
+    )
+    page = (tmp_path / "p" / "report.html").read_text()
+    assert "not measured (verdicts parsed from text)" in page

@@ -33,6 +33,7 @@ from jurist.engines import RunOptions
 from jurist.errors import ConfigError, DataError
 from jurist.judges import ItemJudge
 from jurist.judges._protocol import models_of
+from jurist.runs._run import record_systems
 from jurist.runs.report._page import pair_figures
 
 
@@ -78,6 +79,28 @@ def write_pairs(
             raise DataError(f"{b} has more rows than {a} ({n}); compare needs equal rows")
     tmp.replace(out)
     return n
+
+
+_SYSTEM_COLUMNS = ("system", "generator", "model")
+
+
+def system_names(a: Path, b: Path) -> tuple[str, str]:
+    """The names of the systems behind A and B: the value of a ``system`` (or
+    ``generator``, ``model``) column when each file holds one, else the file names."""
+
+    def named(path: Path) -> str | None:
+        for _, _, row in open_source(path):
+            for column in _SYSTEM_COLUMNS:
+                value = row.get(column)
+                if isinstance(value, str) and value.strip():
+                    return value.strip()
+            return None
+        return None
+
+    found = named(a), named(b)
+    if found[0] and found[1] and found[0] != found[1]:
+        return found[0], found[1]
+    return a.stem if a.stem != b.stem else str(a), b.stem if a.stem != b.stem else str(b)
 
 
 @app.command("compare")
@@ -175,6 +198,7 @@ def compare(
     )
     engine = engine_options.build(options)
     run = run_engine(judge, pairs, run_options, engine, command="compare", prepare=judge_models)
+    record_systems(run_dir, *system_names(a, b))
     figures = pair_figures(run.rows())  # the report's figures, one definition
     extra = {"model": ", ".join(m.spec for m in judge_models), "template": template, **figures}
     return finish_run(run, run_dir / "results.jsonl", extra=extra)

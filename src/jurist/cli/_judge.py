@@ -334,8 +334,6 @@ def run_engine(
     and the exit is 130 (SIGINT) or 143 (SIGTERM). ``options.run_dir`` is required."""
     if options.run_dir is None:
         raise ValueError("run_engine needs options.run_dir")
-    if not options.progress:
-        quiet_library_bars()
     run_dir = options.run_dir
     terminated: list[bool] = []
 
@@ -358,7 +356,8 @@ def run_engine(
 
     batch = engine.options if isinstance(engine, BatchAPIEngine) else None
     try:
-        run = asyncio.run(main())
+        with quiet_library_bars(not options.progress):
+            run = asyncio.run(main())
     except (KeyboardInterrupt, asyncio.CancelledError):
         _say_interrupted(run_dir, command, batch=batch is not None)
         raise typer.Exit(143 if terminated else 130) from None

@@ -34,6 +34,12 @@ def print_summary(
     rows = [
         *((k, str(summary[k])) for k in ("model", "template", "rubric") if summary.get(k)),
         ("judge", str(summary.get("judge", ""))),
+        *(
+            (("systems", ", ".join(f"{k} = {v}" for k, v in summary["systems"].items())),)
+            if summary.get("systems")
+            else ()
+        ),
+        *(("scoring", str(summary[k])) for k in ("scoring",) if summary.get(k)),
         ("items", str(summary["items"])),
         ("scored", str(summary["scored"])),
         ("failed", str(summary["failed"])),

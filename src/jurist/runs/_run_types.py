@@ -63,6 +63,15 @@ class RunSummary(BaseModel):
     """What the judge's models decided during the run from their servers' answers (JSON
     output turned off, the JSON form a server refused), one line each; a resumed session
     starts from them."""
+    systems: dict[str, str] | None = None
+    """A pairwise run's two systems by side (``{"A": "model-x", "B": "model-y"}``), as
+    ``jurist compare`` records them (:func:`jurist.runs._run.record_systems`)."""
+    template: str | None = None
+    """The judge's template name (a panel's templates, joined; ``None``: it has none, a
+    rubric grade)."""
+    scoring: str | None = None
+    """How verdicts were read: ``parse``, ``logprobs`` or ``auto`` (``None``: not an LLM
+    judge's choice, a rubric grade)."""
     batch_files: list[str] = []
     """Request files written for an offline engine and not read back yet (status
     ``awaiting results``: answer them, then ``jurist ingest``)."""

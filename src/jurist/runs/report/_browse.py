@@ -135,7 +135,7 @@ def browse_row(
         verdict,
         clip(label, PREVIEW_LIMIT),
         disagreement,
-        clip(_text(outcome.get("response"))),
+        clip(_text(_response(outcome))),
         prompt,
         scrub(error) if error else None,
         usage.attempts or outcome.get("attempts"),
@@ -205,6 +205,24 @@ def _shared(prompt: Any, item: dict[str, Any]) -> tuple[str | None, list[str]]:
     ):
         return clip(prompt), []
     return skeleton, [k for k in item if k in found]
+
+
+def _response(outcome: dict[str, Any]) -> Any:
+    """The judge's raw answer; a pairwise judgment's two orders' answers, each labelled.
+
+    >>> print(_response({"forward": {"response": "[[A]]"}, "swapped": {"response": "[[B]]"}}))
+    A shown first: [[A]]
+    <BLANKLINE>
+    B shown first: [[B]]
+    """
+    if outcome.get("response") is not None:
+        return outcome["response"]
+    parts = [
+        f"{label}: {sub['response']}"
+        for label, key in (("A shown first", "forward"), ("B shown first", "swapped"))
+        if isinstance(sub := outcome.get(key), dict) and sub.get("response") is not None
+    ]
+    return "\n\n".join(parts) or None
 
 
 def _text(value: Any) -> str | None:

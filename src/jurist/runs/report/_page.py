@@ -213,7 +213,7 @@ class _PairCounts:
             "first_position_win_rate": self.first_won / self.sided if self.sided else None,
         }
 
-    def section(self) -> str:
+    def section(self, systems: dict[str, str] | None = None) -> str:
         w = self.winners
         counted = w["A"] + w["B"] + w["tie"]
         consistency = (
@@ -241,11 +241,24 @@ class _PairCounts:
             "over the single-order verdicts that named a side, how often the response shown "
             "first won: 0.5 means no position bias.</p>"
         )
+        named = _systems_text(systems)
+        title = f"Pairwise: {escape(named)}" if named else "Pairwise"
         return (
-            '<h2 id="pairwise-figures">Pairwise</h2>'
+            f'<h2 id="pairwise-figures">{title}</h2>'
             + _table(["what", "value"], rows, table_id="pairwise")
             + note
         )
+
+
+def _systems_text(systems: dict[str, str] | None) -> str | None:
+    """``A = name, B = name`` of a pairwise run that recorded its systems.
+
+    >>> _systems_text({"A": "gpt-x", "B": "llama-y"})
+    'A = gpt-x, B = llama-y'
+    """
+    if not systems:
+        return None
+    return ", ".join(f"{side} = {systems[side]}" for side in ("A", "B") if side in systems)
 
 
 def pair_figures(rows: Iterable[dict[str, Any]]) -> dict[str, Any]:
@@ -257,10 +270,19 @@ def pair_figures(rows: Iterable[dict[str, Any]]) -> dict[str, Any]:
     return counts.figures()
 
 
-def _summary_section(s: RunSummary) -> str:
+def _summary_section(s: RunSummary, systems: str | None = None) -> str:
     cost = "unknown" if s.cost is None else f"${s.cost:.4f}"
+    if s.coverage:
+        coverage: str | None = s.coverage.describe()
+    elif s.scoring in ("parse", None):
+        coverage = None if s.scoring is None else "not measured (verdicts parsed from text)"
+    else:
+        coverage = "no probabilities came back"
     rows = [
         ("judge", s.judge),
+        *((("systems compared", systems),) if systems else ()),
+        ("template", s.template),
+        ("scoring", s.scoring),
         ("data", s.data),
         ("status", s.status),
         ("items", f"{s.items} of {s.expected_items}" if s.expected_items else str(s.items)),
@@ -268,7 +290,7 @@ def _summary_section(s: RunSummary) -> str:
         ("failed", s.failed),
         ("mean score", s.mean_score),
         ("calls / attempts / cache hits", f"{s.calls} / {s.attempts} / {s.cache_hits}"),
-        ("verdict coverage", s.coverage.describe() if s.coverage else None),
+        ("verdict coverage", coverage),
         (
             "tokens (prompt / completion / cached)",
             f"{s.prompt_tokens} / {s.completion_tokens} / {s.cached_tokens}",
@@ -444,12 +466,12 @@ def write_report(run: ReportSource, path: Path, labels: str | None = None) -> Pa
     page = Template(
         resources.files("jurist.runs.report").joinpath("report.html").read_text("utf-8")
     )
-    pairwise = c.pairwise.section() if judge_cfg.get("kind") == "pairwise" else ""
+    pairwise = c.pairwise.section(summary.systems) if judge_cfg.get("kind") == "pairwise" else ""
     html = page.substitute(
         title=escape(scrub(str(run.run_dir))),
         version=escape(__version__),
         script_src=script_src,
-        summary=_summary_section(summary),
+        summary=_summary_section(summary, _systems_text(summary.systems)),
         pairwise=pairwise,
         distribution=distribution,
         judges=judges,
