@@ -80,10 +80,21 @@ def _cell(value: Any) -> str:
         return f'<td class="num">{"nan" if math.isnan(value) else f"{value:.4f}"}</td>'
     if isinstance(value, int):
         return f'<td class="num">{value}</td>'
-    text = str(value)
+    text = blank_marker(str(value))
     if len(text) > _TEXT_LIMIT:
         text = text[:_TEXT_LIMIT] + " [...]"
     return f'<td class="text">{escape(text)}</td>'
+
+
+def blank_marker(text: str) -> str:
+    """Text of only whitespace as a visible marker (the report's script does the same).
+
+    >>> blank_marker("\\n\\n  "), blank_marker(""), blank_marker(" a ")
+    ('[blank: 4 whitespace characters]', '', ' a ')
+    """
+    if not text or text.strip():
+        return text
+    return f"[blank: {len(text)} whitespace character{'' if len(text) == 1 else 's'}]"
 
 
 def _table(header: Sequence[str], rows: Iterable[Sequence[Any]], *, table_id: str = "") -> str:
@@ -314,7 +325,14 @@ def _coverage_chart(values: list[float], s: RunSummary) -> str:
     return (
         '<h3 id="coverage">Verdict coverage</h3>'
         f"<p>The probability the judge put on the scale's verdicts, over {len(values)} "
-        f"weighed judgment(s); {escape(below)}.</p>" + histogram(values, chart_id="coverage-chart")
+        f"weighed judgment(s); {escape(below)}.</p>"
+        + histogram(
+            values,
+            chart_id="coverage-chart",
+            title="Verdict coverage",
+            x_title="probability the judge put on the verdicts",
+            y_title="judgments",
+        )
     )
 
 
@@ -370,6 +388,7 @@ def _agreement_figures(c: _Collector, cmp: Comparison) -> str:
         x_integer=integer,
         y_integer=integer,
         chart_id="agreement-scatter",
+        title=f"Judge {'verdict' if cmp.on == 'verdict' else 'score'} against {label}",
     )
     return note + figures + plot
 
@@ -412,7 +431,10 @@ def _samples(c: _Collector) -> str:
         (
             (
                 r[_COL["name"]],
-                "\n".join(f"{k}: {v}" for k, v in r[_COL["fields"]].items()),
+                "\n".join(
+                    f"{k}: {blank_marker(v) if isinstance(v, str) else v}"
+                    for k, v in r[_COL["fields"]].items()
+                ),
                 r[_COL["score"]],
                 r[_COL["verdict"]],
                 r[_COL["response"]],
@@ -439,9 +461,20 @@ def write_report(run: ReportSource, path: Path, labels: str | None = None) -> Pa
     summary = summary.model_validate(scrub(summary.model_dump()))
     ordered = ordered_counts(c.verdicts, c.scale)
     distribution = (
-        histogram(c.scores)
+        histogram(
+            c.scores,
+            chart_id="scores",
+            title=f"Scores of the {len(c.scores)} scored item(s)",
+            x_title="score (0 = worst, 1 = best)",
+        )
         + (
-            bars([k for k, _ in ordered], [n for _, n in ordered], chart_id="verdicts")
+            bars(
+                [k for k, _ in ordered],
+                [n for _, n in ordered],
+                chart_id="verdicts",
+                title="Verdicts",
+                x_title="verdict, in the scale's order",
+            )
             if ordered
             else ""
         )

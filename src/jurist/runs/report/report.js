@@ -53,9 +53,14 @@
   }
 
   function show(v) { return typeof v === "string" ? v : JSON.stringify(v); }
+  // text of only whitespace is shown as a marker, never as a tall blank cell
+  function visible(v) {
+    if (typeof v !== "string" || v === "" || v.trim() !== "") { return v; }
+    return "[blank: " + v.length + " whitespace character" + (v.length === 1 ? "" : "s") + "]";
+  }
   function input(r) {
     var fields = r[C.fields];
-    return Object.keys(fields).map(function (k) { return k + ": " + show(fields[k]); }).join("\n");
+    return Object.keys(fields).map(function (k) { return k + ": " + show(visible(fields[k])); }).join("\n");
   }
   function prompt(r) {
     // fields the prompt holds whole are stored once: NUL name NUL marks their place
@@ -127,7 +132,7 @@
       tr.appendChild(el("td", fmt(r[C.disagreement]), "num"));
     }
     tr.appendChild(el("td", short(input(r), 160), "text"));
-    tr.appendChild(el("td", short(r[C.response], 160), "text"));
+    tr.appendChild(el("td", short(visible(r[C.response]), 160), "text"));
     tr.appendChild(el("td", short(r[C.error], 120), "text"));
     return tr;
   }
@@ -166,7 +171,7 @@
       section(box, "Judge prompt: system message", meta.system);
       section(box, "Judge prompt: item message", prompt(r));
     }
-    section(box, "Judge's raw answer", r[C.response]);
+    section(box, "Judge's raw answer", visible(r[C.response]));
     section(box, "Explanation", r[C.explanation]);
     var fields = {}, inPrompt = r[C.in_prompt];
     Object.keys(r[C.fields]).forEach(function (k) {
