@@ -106,7 +106,7 @@ class Coster:
         return total, estimated
 
 
-_FREE = Price(prompt=0.0, completion=0.0)
+_FREE = Price(prompt=0.0, completion=0.0, batch_prompt=0.0, batch_completion=0.0)
 
 
 def local_price(model: Any) -> Price | None:
