@@ -478,3 +478,34 @@ def test_report_summary_shows_template_scoring_coverage_and_cost(
     )
     page = (tmp_path / "p" / "report.html").read_text()
     assert "not measured (verdicts parsed from text)" in page
+
+
+def test_generate_then_judge_rebuilds_with_its_models_and_settings() -> None:
+    import pickle
+
+    import jurist
+    from jurist.pipeline._generate_judge import GenerateThenJudge
+
+    metric = jurist.JudgeMetric(
+        jurist.LLMJudge(jurist.get_model("mock:j", outputs=["4"], cycle=True), "likert"),
+        context_fields={"prompt": "question"},
+        seed=7,
+        confidence=0.9,
+    )
+    both = GenerateThenJudge(
+        jurist.get_model("mock:m", outputs=["x"], cycle=True),
+        metric,
+        prompt_template="Q: {question}",
+        judge_concurrency=2,
+    )
+    assert both.required_fields == ("question",)
+    assert [m.spec for m in both.models()] == ["mock:m", "mock:j"]
+    swapped = both.with_models(lambda m: jurist.get_model(m.spec + "2", outputs=["5"]))
+    assert [m.spec for m in swapped.models()] == ["mock:m2", "mock:j2"]
+    assert (swapped.metric.seed, swapped.metric.confidence) == (7, 0.9)
+    assert swapped.describe()["generation"]["prompt_template"] == "Q: {question}"
+    out = jurist.evaluate([{"question": "a"}, {"question": "b"}], both, progress=False)
+    assert [r["judge_prediction"] for r in out.records()] == ["x", "x"]
+    assert [r["judge_score"] for r in out.records()] == [0.75, 0.75]
+    again = pickle.loads(pickle.dumps(both))  # travels (Ray), its semaphores left behind
+    assert again.describe() == both.describe()

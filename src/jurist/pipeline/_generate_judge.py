@@ -174,6 +174,10 @@ class GenerateThenJudge:
             judge_field=self.metric.judge_field,
             retries=self.metric.retries,
             concurrency=self.metric.concurrency,
+            confidence=self.metric.confidence,
+            n_resamples=self.metric.n_resamples,
+            seed=self.metric.seed,
+            name=self.metric.name,
         )
         return GenerateThenJudge(
             model,
