@@ -509,3 +509,28 @@ def test_generate_then_judge_rebuilds_with_its_models_and_settings() -> None:
     assert [r["judge_score"] for r in out.records()] == [0.75, 0.75]
     again = pickle.loads(pickle.dumps(both))  # travels (Ray), its semaphores left behind
     assert again.describe() == both.describe()
+
+
+def test_eval_model_resume_asks_again_only_for_failed_generations(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests._fault_server import FaultServer, ok, status
+
+    monkeypatch.setenv("JURIST_CATALOG", str(tmp_path / "catalog"))
+    _catalog_judge(tmp_path / "catalog", "judges.mine.lk", ["Score: 4"])
+    data = write(tmp_path / "qa.jsonl", [{"prompt": f"question {i}"} for i in range(3)])
+    out = tmp_path / "em"
+    with FaultServer(by_prompt={"question 1": [status(400)]}) as server:
+        args = ["eval-model", str(data), "--model", "openai:m", "--base-url", server.url]
+        args += ["--api-key", "x", "--max-retries", "0", "--judge", "judges.mine.lk"]
+        args += ["--no-progress", "--out", str(out)]
+        code, said, _ = run(args, capsys)
+        assert code == 1 and "item 2: api: inference:" in said, said
+        assert server.requests == 3
+        server.script(ok("an answer"))
+        code, said, _ = run(args, capsys)  # the same command: only the failed one again
+        assert code == EXIT_OK, said
+        assert server.requests == 4
+    records = [json.loads(x) for x in (out / "results.jsonl").read_text().splitlines()]
+    assert [r["score"] for r in records] == [0.75, 0.75, 0.75]
+    assert records[1]["prediction"] == "an answer"
