@@ -51,7 +51,7 @@ def test_absent_column(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
     run = likert_run(tmp_path, [1, 2, 3, 4, 5, 3])
     code, out, err = agreement([run, "--labels", "human"], capsys)
     assert code == EXIT_USAGE and out == ""
-    assert "--labels 'human' is absent: item 0 has no field 'human'" in err
+    assert "--labels 'human' is absent: item 1 has no field 'human'" in err
     assert "their fields are ['prompt', 'response', 'stars']" in err
 
 
@@ -59,7 +59,7 @@ def test_column_absent_from_some_items(tmp_path: Path, capsys: pytest.CaptureFix
     run = likert_run(tmp_path, [1, 2, ..., 4, ..., 3])
     code, _, err = agreement([run, "--labels", "stars"], capsys)
     assert code == EXIT_USAGE
-    assert "--labels 'stars' is absent from 2 of 6 items (item 2 has no field 'stars')" in err
+    assert "--labels 'stars' is absent from 2 of 6 items (item 3 has no field 'stars')" in err
 
 
 @pytest.mark.parametrize("empty", [None, float("nan"), ""])

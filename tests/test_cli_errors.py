@@ -136,7 +136,8 @@ def test_a_full_disk_is_a_runtime_error_naming_the_file(
     data.write_text('{"prompt": "q"}\n')
     out = tmp_path / "full" / "results.jsonl"
     out.parent.mkdir()
-    out.symlink_to("/dev/full")  # every write to it fails with ENOSPC
+    # every write to it fails with ENOSPC (--overwrite: a folder jurist did not make)
+    (out.parent / "summary.json").symlink_to("/dev/full")
     code, _, err = run(
         [
             "eval-model",
@@ -150,12 +151,13 @@ def test_a_full_disk_is_a_runtime_error_naming_the_file(
             "--out",
             str(out),
             "--no-progress",
+            "--overwrite",
         ],
         capsys,
     )
     assert code == EXIT_RUNTIME
     line = one_line(err)
-    assert "No space left on device" in line and "disk full" in line
+    assert "No space left on device" in line and "summary.json" in line
 
 
 def test_an_os_error_escaping_a_command_names_its_file(

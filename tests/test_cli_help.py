@@ -19,6 +19,7 @@ from jurist.judges._weigher import LowCoverage
 from jurist.judges.rubric._aggregate import BINARY_AGGREGATIONS
 from jurist.judges.rubric._criteria import NOMINAL_AGGREGATIONS, ORDINAL_AGGREGATIONS
 from jurist.templates import list_templates
+from jurist.templates._criteria import CRITERIA_SCALES
 
 COMMANDS = [
     [],
@@ -51,6 +52,7 @@ CHOICES = [
     (["judge"], "--low-coverage", get_args(LowCoverage)),
     (["judge"], "--output", ("auto", "text", "json")),
     (["judge"], "--template", templates("single")),
+    (["judge"], "--scale", CRITERIA_SCALES),
     (["compare"], "--template", templates("pairwise")),
     (["compare"], "--consistency", ("tie", "inconsistent")),
     (["grade"], "--aggregation", BINARY_AGGREGATIONS),

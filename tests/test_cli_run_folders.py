@@ -139,7 +139,10 @@ def test_two_file_outputs_in_one_folder_keep_their_own_summaries(
         args = ["judge", str(data), "--model", "mock:j", "--template", template, "--no-progress"]
         run([*args, "--out", str(tmp_path / "out" / f"{name}.jsonl")], capsys)
     names = sorted(p.name for p in (tmp_path / "out").iterdir())
-    assert names == ["a.jsonl", "a.run", "a.summary.json", "b.jsonl", "b.run", "b.summary.json"]
+    assert names == [
+        *("a.jsonl", "a.report.html", "a.run", "a.summary.json"),
+        *("b.jsonl", "b.report.html", "b.run", "b.summary.json"),
+    ]
     a = json.loads((tmp_path / "out" / "a.summary.json").read_text())
     b = json.loads((tmp_path / "out" / "b.summary.json").read_text())
     assert a["template"] == "true_false" and b["template"] == "likert"
@@ -257,4 +260,7 @@ def test_eval_model_file_outputs_keep_their_own_summaries(
         args = ["eval-model", str(data), "--model", "mock:model", "--judge", "judges.mine.lk"]
         run([*args, "--no-progress", "--out", str(tmp_path / "out" / f"{name}.jsonl")], capsys)
     names = sorted(p.name for p in (tmp_path / "out").iterdir())
-    assert names == ["a.jsonl", "a.summary.json", "b.jsonl", "b.summary.json"]
+    assert names == [
+        *("a.jsonl", "a.report.html", "a.run", "a.summary.json"),
+        *("b.jsonl", "b.report.html", "b.run", "b.summary.json"),
+    ]

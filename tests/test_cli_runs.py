@@ -54,7 +54,7 @@ def test_agreement_nominal_and_ordinal(tmp_path: Path, capsys: pytest.CaptureFix
     assert "verdict scale" in " ".join(out.split()) or "judge's scale" in " ".join(out.split())
     assert re.search(r"rmse\W+0\.5774", out), out
     code, _, err = run(["agreement", str(tmp_path / "ordinal"), "--labels", "nope"], capsys)
-    assert code == EXIT_USAGE and "item 0 has no field 'nope'" in err
+    assert code == EXIT_USAGE and "item 1 has no field 'nope'" in err
     code, _, err = run(["agreement", str(tmp_path / "missing"), "--labels", "x"], capsys)
     assert code == EXIT_USAGE and "not a jurist run folder" in err
 

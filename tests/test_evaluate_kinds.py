@@ -125,8 +125,15 @@ def test_cost_cached_tokens_and_cache_hits(tmp_path: Path) -> None:
         ),
         run_dir=tmp_path / "c",
     )
-    # an unpriced model's failed calls: what they cost is unknown, never a made-up $0
-    assert unknown.summary().cost is None and unknown.summary().cost_unknown_items == 2
+    # a server on this machine (loopback) costs nothing, its failed calls too (issue 21)
+    assert unknown.summary().cost == 0.0 and unknown.summary().cost_unknown_items == 0
+    # an unpriced remote model's failed calls: what they cost is unknown, never a made-up $0
+    from jurist.engines._item_path import Coster, ErrorOutcome
+    from jurist.runs import PriceTable
+
+    remote = jurist.get_model("openai:nope", api_key="x", base_url="https://api.example.com/v1")
+    coster = Coster(jurist.LLMJudge(remote), PriceTable.default())
+    assert coster.cost(ErrorOutcome(error="api: down", usage=Usage(attempts=1))) == (None, False)
 
 
 def test_unpriced_models_have_unknown_cost_not_zero(tmp_path: Path) -> None:

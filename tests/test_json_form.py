@@ -251,7 +251,7 @@ def test_a_failure_under_the_summary_takes_one_line() -> None:
         "results": "r.jsonl",
         "notes": {"openai:x: a note": 1},
     }
-    print_summary(console, summary, [(0, traceback)])
+    print_summary(console, summary, [("item 1", traceback)])
     shown = console.export_text()
     assert '  item 1: api: HTTP 500: 1 validation error: {...} File "app.py", line 376\n' in shown
     assert "note (1 item(s)): openai:x: a note" in shown  # ":x:" is no emoji

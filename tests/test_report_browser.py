@@ -155,9 +155,9 @@ def test_filters_and_search_in_the_browser(report: Path, tmp_path: Path, case: s
 def test_an_opened_item_shows_prompt_answer_attempts_and_error(
     report: Path, tmp_path: Path
 ) -> None:
-    drawn = open_in_chromium(report, "#item=24", tmp_path / "profile")
+    drawn = open_in_chromium(report, "#item=25", tmp_path / "profile")
     text = "\n".join(drawn.detail)
-    assert "Item 24" in text
+    assert "Item 25" in text
     assert "Rate how correct the proposed answer is" in text  # the system message
     assert "Question 24: what is 24?" in text and "the answer is 24" in text  # item message
     assert f"no rating {SCRIPT}" in text  # the raw answer, as text
@@ -166,7 +166,7 @@ def test_an_opened_item_shows_prompt_answer_attempts_and_error(
 
 
 def test_model_text_in_an_opened_item_stays_text(report: Path, tmp_path: Path) -> None:
-    drawn = open_in_chromium(report, "#item=7", tmp_path / "profile")
+    drawn = open_in_chromium(report, "#item=8", tmp_path / "profile")
     text = "\n".join(drawn.detail)
     assert f"Question 7: what is 7? {SCRIPT}" in text  # rebuilt prompt, shown as text
     assert drawn.rows == list(range(50))  # the first page, with the item open above it

@@ -18,11 +18,12 @@ a rate over a short window of recent completions would.
 
 from __future__ import annotations
 
+import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from types import TracebackType
 
-__all__ = ["BatchProgress"]
+__all__ = ["BatchProgress", "quiet_library_bars"]
 
 
 class BatchProgress:
@@ -164,3 +165,48 @@ class BatchProgress:
 
             assert isinstance(self._progress, Progress)
             self._progress.stop()
+
+
+@contextlib.contextmanager
+def quiet_library_bars(quiet: bool = True) -> Iterator[None]:
+    """While the block runs, no library draws a progress bar either (``--no-progress``):
+    transformers' "Loading weights", huggingface_hub's downloads. A library imported in the
+    block reads ``HF_HUB_DISABLE_PROGRESS_BARS``; one imported already is told directly.
+    Everything is put back afterwards (the process may go on: a test, a notebook)."""
+    if not quiet:
+        yield
+        return
+    import os
+    import sys
+
+    key = "HF_HUB_DISABLE_PROGRESS_BARS"
+    before = os.environ.get(key)
+    loaded = {name for name in ("transformers", "huggingface_hub.utils") if name in sys.modules}
+    os.environ[key] = "1"
+    undo: list[Callable[[], object]] = []
+    if "transformers" in sys.modules:
+        from transformers.utils import logging as hf_logging
+
+        if hf_logging.is_progress_bar_enabled():
+            hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
+            undo.append(hf_logging.enable_progress_bar)
+    hub = sys.modules.get("huggingface_hub.utils")
+    if hub is not None and not getattr(hub, "are_progress_bars_disabled")():  # noqa: B009
+        getattr(hub, "disable_progress_bars")()  # noqa: B009  (not in its __all__)
+        undo.append(getattr(hub, "enable_progress_bars"))  # noqa: B009
+    try:
+        yield
+    finally:
+        for step in undo:
+            step()
+        if before is None:  # imported in the block: bars off by the variable, turn them on
+            if "transformers" not in loaded and "transformers" in sys.modules:
+                from transformers.utils import logging as hf_logging
+
+                hf_logging.enable_progress_bar()  # type: ignore[no-untyped-call]
+            hub = sys.modules.get("huggingface_hub.utils")
+            if "huggingface_hub.utils" not in loaded and hub is not None:
+                getattr(hub, "enable_progress_bars")()  # noqa: B009
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = before

@@ -21,6 +21,7 @@ from rich.table import Table
 
 from jurist.cli._app import EXIT_OK, app
 from jurist.cli._help import choices_metavar
+from jurist.data._item_names import item_name
 from jurist.errors import ConfigError, DataError
 from jurist.metrics import Agreement, RubricMetrics, agreement, criteria_info, rubric_metrics
 from jurist.runs import Run
@@ -108,11 +109,11 @@ def agreement_command(
     outcomes: list[dict[str, Any]] = []
     scores: list[Any] = []
     fields: set[str] = set()
-    lacking: list[int] = []
+    lacking: list[str] = []
     for row in run.rows():
         fields.update(row["item"])
         if labels not in row["item"]:
-            lacking.append(row["idx"])
+            lacking.append(item_name(row["idx"], row["item"]))
         truth.append(None if missing(row["item"].get(labels)) else row["item"].get(labels))
         outcomes.append(row["outcome"])
         scores.append(row["score"])
@@ -186,18 +187,18 @@ def missing(value: Any) -> bool:
 
 
 def _check_present(
-    run_dir: str, labels: str, lacking: list[int], items: int, fields: list[str]
+    run_dir: str, labels: str, lacking: list[str], items: int, fields: list[str]
 ) -> None:
     """A :class:`~jurist.errors.DataError` when the label field is absent from any item."""
     if lacking and len(lacking) == items:
         raise DataError(
-            f"{run_dir}: --labels {labels!r} is absent: item {lacking[0]} has no field "
+            f"{run_dir}: --labels {labels!r} is absent: {lacking[0]} has no field "
             f"{labels!r}, nor does any other of the {items} items; their fields are {fields}"
         )
     if lacking:
         raise DataError(
             f"{run_dir}: --labels {labels!r} is absent from {len(lacking)} of {items} items "
-            f"(item {lacking[0]} has no field {labels!r})"
+            f"({lacking[0]} has no field {labels!r})"
         )
 
 

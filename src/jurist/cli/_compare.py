@@ -18,6 +18,8 @@ from rich.console import Console
 
 from jurist.cli._app import app
 from jurist.cli._bounds import VERDICT_MAX_TOKENS_HELP, bounded
+from jurist.cli._catalog_judge import HELP as CATALOG_JUDGE_HELP
+from jurist.cli._catalog_judge import catalog_judge, refuse_with_judge
 from jurist.cli._compare_pairs import plan_pairs, read_systems, write_pairs
 from jurist.cli._engine_options import EngineOptions, engine_options
 from jurist.cli._help import choices_metavar, template_help
@@ -31,9 +33,34 @@ from jurist.cli._judge import (
 from jurist.cli._model_options import ModelOptions, model_options
 from jurist.cli._repeat_flags import AdaptiveFlag, MinRepeatsFlag, RepeatsFlag
 from jurist.cli._turn import MAX_TOOL_CHARS_HELP, TURN_HELP, parse_turn
+from jurist.data import open_source
 from jurist.engines import RunOptions
 from jurist.errors import ConfigError
+from jurist.judges import ItemJudge
+from jurist.judges._protocol import models_of
+from jurist.runs._run import record_systems
 from jurist.runs.report._page import pair_figures
+
+_SYSTEM_COLUMNS = ("system", "generator", "model")
+
+
+def system_names(a: Path, b: Path) -> tuple[str, str]:
+    """The names of the systems behind A and B: the value of a ``system`` (or
+    ``generator``, ``model``) column when each file holds one, else the file names."""
+
+    def named(path: Path) -> str | None:
+        for _, _, row in open_source(path):
+            for column in _SYSTEM_COLUMNS:
+                value = row.get(column)
+                if isinstance(value, str) and value.strip():
+                    return value.strip()
+            return None
+        return None
+
+    found = named(a), named(b)
+    if found[0] and found[1] and found[0] != found[1]:
+        return found[0], found[1]
+    return a.stem if a.stem != b.stem else str(a), b.stem if a.stem != b.stem else str(b)
 
 
 @app.command("compare")
@@ -53,6 +80,9 @@ def compare(
     template: Annotated[
         str, typer.Option(metavar="NAME", help=template_help("pairwise"))
     ] = "mt_bench_pair",
+    judge_name: Annotated[
+        str | None, typer.Option("--judge", metavar="NAME", help=CATALOG_JUDGE_HELP)
+    ] = None,
     prompt_field: Annotated[str, typer.Option(help="Column holding the prompt.")] = "prompt",
     response_field: Annotated[str, typer.Option(help="Column holding the answer.")] = "response",
     id_field: Annotated[
@@ -128,7 +158,22 @@ def compare(
 
     if consistency not in ("tie", "inconsistent"):
         raise ConfigError(f"--consistency must be tie or inconsistent, not {consistency!r}")
-    engine_options.check([options.spec])
+    refuse_with_judge(judge_name, template=template != "mt_bench_pair")
+    from_catalog = None
+    if judge_name is not None:
+        given = {"max_tokens": max_tokens, "swap": swap, "consistency": consistency}
+        defaults = {"max_tokens": None, "swap": True, "consistency": "tie"}
+        from_catalog = catalog_judge(
+            judge_name,
+            kind="pairwise",
+            options=options,
+            limits=engine_options.model_limits,
+            changes={k: v for k, v in given.items() if v != defaults[k]},
+        )
+        template = judge_name
+    engine_options.check(
+        [options.spec] if from_catalog is None else [m.spec for m in models_of(from_catalog)]
+    )
     systems = read_systems(
         answers,
         prompt_field=prompt_field,
@@ -146,19 +191,21 @@ def compare(
     check_outputs(run_dir / "results.jsonl", answers, overwrite=overwrite)
     pairs = run_dir / "pairs.jsonl"
     write_pairs(systems, plan, pairs, id_field=id_field)
-    spec = options.spec
-    judge_model = options.build(spec, limits=engine_options.model_limits)
-    judge = PairwiseJudge(
-        judge_model,
-        template,
-        swap=swap,
-        consistency=consistency,  # type: ignore[arg-type]
-        temperature=options.temperature,
-        concurrency=options.concurrency,
-        max_tokens=max_tokens,
-        turn=parse_turn(turn),
-        max_tool_chars=max_tool_chars or None,
-    )
+    if from_catalog is None:
+        judge: ItemJudge = PairwiseJudge(
+            options.build(options.spec, limits=engine_options.model_limits),
+            template,
+            swap=swap,
+            consistency=consistency,  # type: ignore[arg-type]
+            temperature=options.temperature,
+            concurrency=options.concurrency,
+            max_tokens=max_tokens,
+            turn=parse_turn(turn),
+            max_tool_chars=max_tool_chars or None,
+        )
+    else:
+        judge = from_catalog
+    judge_models = list(models_of(judge))
     run_options = RunOptions(
         run_dir=run_dir,
         resume=resume,
@@ -171,14 +218,18 @@ def compare(
         min_repeats=min_repeats,
     )
     engine = engine_options.build(options)
-    run = run_engine(judge, pairs, run_options, engine, command="compare", prepare=judge_model)
+    run = run_engine(judge, pairs, run_options, engine, command="compare", prepare=judge_models)
+    if len(names) == 2:  # the report and the summary name the two systems
+        two = system_names(*answers) if len(answers) == 2 and system_column is None else names
+        record_systems(run_dir, two[0], two[1])
     figures = pair_figures(run.rows())  # the report's figures, one definition
     if len(names) > 2:  # A is a different system from pair to pair: `jurist leaderboard` ranks
         del figures["win_rate_a"]
     extra = {
-        "model": judge_model.spec,
+        "model": ", ".join(m.spec for m in judge_models),
         "template": template,
-        "systems": names,
+        # two systems: the summary's systems by side (A = ..., B = ...); more: their names
+        **({"systems": names} if len(names) > 2 else {}),
         "baseline": baseline,
         **figures,
     }

@@ -2,22 +2,38 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 from typing import Annotated, Any
 
+import orjson
 import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from jurist._files import replaced_atomically
+from jurist._missing import is_missing
 from jurist._secrets import scrub
-from jurist.cli._app import EXIT_FAILED_ITEMS, EXIT_OK, app, err_console
+from jurist.cli._app import EXIT_FAILED_ITEMS, EXIT_OK, app
 from jurist.cli._bounds import bounded
-from jurist.cli._judge import summary_path  # FILE.summary.json beside FILE.jsonl
+from jurist.cli._judge import (
+    OVERWRITE_HELP,
+    RETRY_FAILED_HELP,
+    check_outputs,
+    first_failures,
+    report_path,
+    run_engine,
+    summary_path,
+)
 from jurist.cli._model_options import ModelOptions, model_options
-from jurist.errors import ConfigError
+from jurist.cli._summary import cost_text
+from jurist.data._item_names import item_name
+from jurist.engines import LocalEngine, RunOptions
+from jurist.errors import ConfigError, DataError, OutputError
+from jurist.pipeline._generate_judge import prompt_columns
+from jurist.runs import Run
+from jurist.types import Usage
 
 
 def _pairs(flags: list[str], what: str) -> dict[str, str]:
@@ -88,13 +104,18 @@ def eval_model(
         Path | None, typer.Option(help="Output .jsonl or folder; default runs/<data>-eval-model/.")
     ] = None,
     progress: Annotated[bool, typer.Option(help="Show progress bars.")] = True,
+    resume: Annotated[bool, typer.Option(help="Continue the run in the folder.")] = True,
+    retry_failed: Annotated[bool, typer.Option(help=RETRY_FAILED_HELP)] = True,
+    overwrite: Annotated[bool, typer.Option(help=OVERWRITE_HELP)] = False,
     *,
     options: ModelOptions,
 ) -> int:
-    """Generate an answer per instance with --model, judge them with --judge, write JSONL."""
+    """Generate an answer per instance with --model, judge them with --judge; writes a run
+    folder (results.jsonl, summary.json, report.html) that resumes."""
     from jurist import catalog
     from jurist.data import read_records
-    from jurist.pipeline import JudgeMetric, aevaluate_model
+    from jurist.pipeline import JudgeMetric
+    from jurist.pipeline._generate_judge import GenerateThenJudge
 
     rows = read_records(data)
     if not rows:
@@ -111,52 +132,106 @@ def eval_model(
     )
     if not context and metric.context.get("prompt") == "prompt" and prompt_field != "prompt":
         metric.context["prompt"] = prompt_field
-    under_test = options.build()
-    result = asyncio.run(
-        _run(
-            rows,
-            under_test,
-            metric,
-            prompt_field=prompt_field,
-            prompt_template=prompt_template,
-            system_prompt=system_prompt,
-            max_tokens=max_tokens,
-            temperature=options.temperature,
-            concurrency=options.concurrency,
-            progress=progress,
-            evaluate=aevaluate_model,
-        )
-    )
+    # every field the prompt and the judge need, on every instance, before any folder or model
+    for i, row in enumerate(rows):
+        for column in prompt_columns(prompt_field, prompt_template):
+            if is_missing(row.get(column)):
+                raise DataError(
+                    f"{data}: {item_name(i, row)}: the prompt needs field {column!r}, which is "
+                    f"missing; the item has fields {sorted(row)}"
+                )
+        try:
+            metric.items([""], None, [row])
+        except DataError as e:  # JudgeMetric names its one instance "instance 0"
+            why = str(e).removeprefix("instance 0: ")
+            raise DataError(f"{data}: {item_name(i, row)}: {why}") from None
     out_path = _out_path(out, data)
+    run_dir = check_outputs(out_path, [data], overwrite=overwrite)
+    under_test = options.build()
+    both = GenerateThenJudge(
+        under_test,
+        metric,
+        prompt_field=prompt_field,
+        prompt_template=prompt_template,
+        system_prompt=system_prompt,
+        max_tokens=max_tokens,
+        temperature=options.temperature,
+        concurrency=options.concurrency,
+        judge_concurrency=judge_concurrency,
+    )
+    run_options = RunOptions(
+        run_dir=run_dir,
+        resume=resume,
+        retry_failed=retry_failed,
+        overwrite=overwrite,
+        retries=retries,
+        concurrency=options.concurrency,
+        progress=progress,
+    )
+    run = run_engine(
+        both, data, run_options, LocalEngine(), command="eval-model", prepare=both.models()
+    )
+    return _finish(run, metric, out_path, data=data, judge=judge, model=under_test.spec)
+
+
+def _finish(run: Run, metric: Any, out_path: Path, *, data: Path, judge: str, model: str) -> int:
+    """Write the instance records, the summary and the report; print them."""
+    from jurist.pipeline import InstanceResult
+
+    instances = []
+    inference = Usage()
     out_path.parent.mkdir(parents=True, exist_ok=True)
-    with out_path.open("w", encoding="utf-8") as f:
-        for rec in result.to_records(rows):
-            f.write(json.dumps(rec, ensure_ascii=False, default=str) + "\n")
-    g = result.global_scores
+    with replaced_atomically(out_path, what="the results") as tmp, tmp.open("wb") as f:
+        for row in run.rows():
+            o = row["outcome"]
+            verdict = o.get("verdict", o.get("winner"))
+            if not isinstance(verdict, str | int | float) or isinstance(verdict, bool):
+                verdict = None
+            instances.append(
+                InstanceResult(
+                    index=row["idx"],
+                    score=row["score"],
+                    verdict=verdict,
+                    error=row["error"],
+                    outcome=o,
+                )
+            )
+            inference = inference + Usage.model_validate(o.get("inference_usage") or {})
+            rec = {
+                **row["item"],
+                "index": row["idx"],
+                "model_prompt": o.get("model_prompt"),
+                "prediction": o.get("prediction"),
+                "score": row["score"],
+                "verdict": verdict,
+                "explanation": o.get("explanation"),
+                "error": row["error"],
+                "judge_input": o.get("judge_input"),
+                "judge_output": o.get("judge_output"),
+            }
+            f.write(orjson.dumps(rec, option=orjson.OPT_NON_STR_KEYS, default=str) + b"\n")
+    g = metric.aggregate(instances)
     summary = {
-        "data": str(data),
-        "model": result.model,
-        "judge": judge,
+        **run.summary().model_dump(),
         **g.model_dump(mode="json"),
-        "inference_usage": result.inference_usage.model_dump(),
+        "data": str(data),
+        "model": model,
+        "judge": judge,
+        "inference_usage": inference.model_dump(),
         "results": str(out_path),
     }
     summary = scrub(summary)  # the judge name may carry [model_options.api_key=...]
-    summary_path(out_path).write_text(json.dumps(summary, indent=2) + "\n")
-    _print(summary, [(r.index, r.error or "") for r in result.instances if r.score is None])
+    target = summary_path(out_path)
+    try:
+        target.write_text(json.dumps(summary, indent=2) + "\n")
+    except OSError as e:
+        raise OutputError(f"{target}: cannot write the summary: {e.strerror or e}") from None
+    report = run.report(report_path(out_path))
+    _print(summary, first_failures(run), report)
     return EXIT_FAILED_ITEMS if g.n_failed else EXIT_OK
 
 
-async def _run(rows: Any, under_test: Any, metric: Any, *, evaluate: Any, **kw: Any) -> Any:
-    try:
-        with err_console.status(f"preparing {escape(under_test.spec)} ...", spinner="dots"):
-            await under_test.prepare()
-        return await evaluate(rows, under_test, metric, **kw)
-    finally:
-        await under_test.aclose()
-
-
-def _print(summary: dict[str, Any], failures: list[tuple[int, str]]) -> None:
+def _print(summary: dict[str, Any], failures: list[tuple[str, str]], report: Path) -> None:
     console = Console()
     table = Table(title=f"jurist eval-model: {escape(summary['data'])}", show_header=False)
     table.add_column("what", style="bold")
@@ -181,11 +256,15 @@ def _print(summary: dict[str, Any], failures: list[tuple[int, str]]) -> None:
     ]
     if summary.get("win_rate") is not None:
         rows.append(("win rate (A)", num(summary["win_rate"])))
+    rows.append(("cost", cost_text(summary)))
+    rows.append(("run", summary["run_dir"]))
     rows.append(("results", summary["results"]))
     for k, v in rows:
         table.add_row(k, escape(v))
     console.print(table)
     if failures:
-        console.print(f"[yellow]{len(failures)} instance(s) got no score[/]; first 5:")
-        for i, error in failures[:5]:
-            console.print(f"  instance {i}: {error}", highlight=False, markup=False)
+        failed = summary["n_failed"]
+        console.print(f"[yellow]{failed} instance(s) got no score[/]; first {len(failures)}:")
+        for name, error in failures:
+            console.print(f"  {name}: {error}", highlight=False, markup=False)
+    console.print(f"report: {report}", highlight=False, markup=False, soft_wrap=True)

@@ -14,6 +14,7 @@ import typer
 
 from jurist.cli._app import app
 from jurist.cli._bounds import VERDICT_MAX_TOKENS_HELP, bounded
+from jurist.cli._catalog_judge import catalog_models
 from jurist.cli._engine_options import EngineOptions, engine_options
 from jurist.cli._help import choices_metavar
 from jurist.cli._judge import (
@@ -38,6 +39,15 @@ from jurist.models import Model
 def grade(
     data: Annotated[Path, typer.Argument(help="Submissions: .jsonl, .json, .csv or .parquet.")],
     rubric: Annotated[Path, typer.Option(help="The rubric: .yaml, .yml or .json.")],
+    judge_name: Annotated[
+        str | None,
+        typer.Option(
+            "--judge",
+            metavar="NAME",
+            help="A catalog judge whose model(s) grade instead of --model (a panel's: one "
+            "grader each), overrides allowed: 'judges.likert.NAME[temperature=0]'.",
+        ),
+    ] = None,
     submission_field: Annotated[
         str, typer.Option(help="Column holding the submission.")
     ] = "response",
@@ -92,8 +102,15 @@ def grade(
     else:
         out_path = out if out.suffix.lower() == ".jsonl" else out / "results.jsonl"
     run_dir = check_outputs(out_path, [data, rubric], overwrite=overwrite)
-    engine_options.check(options.specs)
-    models: list[Model] = options.build_all(limits=engine_options.model_limits)
+    models: list[Model]
+    temperature: float | None
+    if judge_name is not None:
+        models, temperature = catalog_models(judge_name, options)
+        engine_options.check([m.spec for m in models])
+    else:
+        temperature = options.temperature
+        engine_options.check(options.specs)
+        models = options.build_all(limits=engine_options.model_limits)
     grader = CriterionGrader(
         judges=models,
         aggregation=aggregation,
@@ -101,7 +118,7 @@ def grade(
         nominal_aggregation=nominal_aggregation,
         shuffle_options=shuffle_options,
         seed=seed,
-        temperature=options.temperature,
+        temperature=options.temperature if temperature is None else temperature,
         concurrency=options.concurrency,
         max_tokens=max_tokens,
         turn=parse_turn(turn),

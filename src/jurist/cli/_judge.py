@@ -16,9 +16,12 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from jurist._progress import quiet_library_bars
 from jurist._secrets import scrub
 from jurist.cli._app import EXIT_FAILED_ITEMS, EXIT_OK, app, err_console
 from jurist.cli._bounds import VERDICT_MAX_TOKENS_HELP, bounded
+from jurist.cli._catalog_judge import HELP as CATALOG_JUDGE_HELP
+from jurist.cli._catalog_judge import catalog_judge, refuse_with_judge
 from jurist.cli._engine_options import EngineOptions, engine_options
 from jurist.cli._help import choices_metavar, template_help
 from jurist.cli._model_options import ModelOptions, model_options
@@ -27,14 +30,18 @@ from jurist.cli._resume import resume_command
 from jurist.cli._summary import print_summary
 from jurist.cli._turn import MAX_TOOL_CHARS_HELP, TURN_HELP, parse_turn
 from jurist.data import open_source
+from jurist.data._item_names import item_name
 from jurist.engines import BatchAPIEngine, Engine, RunOptions, aevaluate
+from jurist.engines._evaluate import check_resume
 from jurist.errors import ConfigError, OutputError
 from jurist.judges import ItemJudge, LLMJudge
+from jurist.judges._protocol import models_of
 from jurist.judges._weigher import DEFAULT_MIN_COVERAGE
 from jurist.models import Model
 from jurist.runs import Run
 from jurist.runs._folder import check_run_folder
 from jurist.templates import get_template
+from jurist.templates._criteria import CRITERIA_SCALES, criteria_template
 
 
 def _parse_field_flags(flags: list[str]) -> dict[str, str]:
@@ -58,6 +65,7 @@ def _output_path(out: Path | None, data: Path, template: str) -> Path:
     return out / "results.jsonl"
 
 
+DEFAULT_TEMPLATE = "true_false_uncertain"
 RETRY_FAILED_HELP = "On resume, judge again the items that failed (--no-retry-failed keeps them)."
 OVERWRITE_HELP = (
     "Write into an --out folder or file that jurist did not make (it is refused otherwise)."
@@ -71,7 +79,25 @@ def judge(
     data: Annotated[Path, typer.Argument(help="Items to judge: .jsonl, .json, .csv or .parquet.")],
     template: Annotated[
         str, typer.Option(metavar="NAME", help=template_help("single"))
-    ] = "true_false_uncertain",
+    ] = DEFAULT_TEMPLATE,
+    judge_name: Annotated[
+        str | None, typer.Option("--judge", metavar="NAME", help=CATALOG_JUDGE_HELP)
+    ] = None,
+    criteria: Annotated[
+        str | None,
+        typer.Option(
+            metavar="TEXT",
+            help="Ad hoc criteria instead of --template (G-Eval style), judged on --scale: "
+            "'Is the answer concise and correct?'.",
+        ),
+    ] = None,
+    scale: Annotated[
+        str,
+        typer.Option(
+            metavar=choices_metavar(CRITERIA_SCALES),
+            help="The scale of --criteria: Yes/No, Yes/No/Partly, 1-5, 0-10 or 0-100.",
+        ),
+    ] = "yes_no",
     prompt_field: Annotated[
         str, typer.Option(help="Column holding the prompt / question.")
     ] = "prompt",
@@ -144,40 +170,71 @@ def judge(
     engine_options: EngineOptions,
 ) -> int:
     """Judge every item of DATA with one template and write the results as JSONL."""
-    tpl = get_template(template)
+    refuse_with_judge(judge_name, template=template != DEFAULT_TEMPLATE, criteria=bool(criteria))
+    _check_scoring(scoring, criteria)
+    if criteria is not None:
+        if template != DEFAULT_TEMPLATE:
+            raise ConfigError("--criteria and --template both name the judge's prompt: give one")
+        tpl = criteria_template(criteria, scale)
+        template = tpl.name
+    elif judge_name is not None:
+        given = {
+            k: v
+            for k, v, default in (
+                ("max_tokens", max_tokens, None),
+                ("explanations", explanations, False),
+                ("scoring", scoring, "parse"),
+                ("output", output, "auto"),
+            )
+            if v != default
+        }
+        from_catalog = catalog_judge(
+            judge_name,
+            kind="single",
+            options=options,
+            limits=engine_options.model_limits,
+            changes=given,
+        )
+        tpl, template = judge_template(judge_name, from_catalog), judge_name
+    else:
+        tpl = get_template(template)
     mapping = {
         "prompt": prompt_field,
         "response": response_field,
         **_parse_field_flags(field or []),
     }
     fields = dict(mapping)  # optional template fields (a reference) map too
-    engine_options.check([options.spec])
-    out_path = _output_path(out, data, template)
+    specs = [options.spec] if judge_name is None else judge_models_of(from_catalog)
+    engine_options.check(specs)
+    out_path = _output_path(out, data, _run_name(template))
     run_dir = check_outputs(out_path, [data], overwrite=overwrite)
     source = open_source(data)
     if source.scan(fields, tpl.fields).items == 0:
         raise ConfigError(f"{data}: no items to judge")
 
-    spec = options.spec
-    judge_model = options.build(spec, limits=engine_options.model_limits)
-    if scoring not in ("parse", "logprobs", "auto"):
-        raise ConfigError(f"--scoring must be parse, logprobs or auto, not {scoring!r}")
     if output not in ("auto", "text", "json"):
         raise ConfigError(f"--output must be auto, text or json, not {output!r}")
-    the_judge = LLMJudge(
-        judge_model,
-        tpl,
-        explanations=explanations,
-        temperature=options.temperature,
-        max_tokens=max_tokens,
-        concurrency=options.concurrency,
-        scoring=scoring,  # type: ignore[arg-type]
-        min_coverage=min_coverage,
-        low_coverage=low_coverage,  # type: ignore[arg-type]
-        output=output,  # type: ignore[arg-type]
-        turn=parse_turn(turn),
-        max_tool_chars=max_tool_chars or None,
-    )
+    the_judge: ItemJudge
+    if judge_name is not None:
+        the_judge = from_catalog
+        judge_models = list(models_of(the_judge))
+    else:
+        judge_model = options.build(options.spec, limits=engine_options.model_limits)
+        the_judge = LLMJudge(
+            judge_model,
+            tpl,
+            explanations=explanations,
+            temperature=options.temperature,
+            max_tokens=max_tokens,
+            concurrency=options.concurrency,
+            scoring=scoring,  # type: ignore[arg-type]
+            min_coverage=min_coverage,
+            low_coverage=low_coverage,  # type: ignore[arg-type]
+            output=output,  # type: ignore[arg-type]
+            turn=parse_turn(turn),
+            max_tool_chars=max_tool_chars or None,
+        )
+        judge_models = [judge_model]
     run_options = RunOptions(
         run_dir=run_dir,
         resume=resume,
@@ -191,8 +248,44 @@ def judge(
         min_repeats=min_repeats,
     )
     engine = engine_options.build(options)
-    run = run_engine(the_judge, data, run_options, engine, command="judge", prepare=the_judge.model)
-    return finish_run(run, out_path, extra={"model": judge_model.spec, "template": template})
+    run = run_engine(the_judge, data, run_options, engine, command="judge", prepare=judge_models)
+    spec = ", ".join(m.spec for m in judge_models)
+    return finish_run(run, out_path, extra={"model": spec, "template": template})
+
+
+def _run_name(template: str) -> str:
+    """The default run folder's name part for a template, a catalog name or criteria."""
+    return template.partition("[")[0].rsplit(".", 1)[-1] if "." in template else template
+
+
+def _check_scoring(scoring: str, criteria: str | None) -> None:
+    if scoring in ("parse", "logprobs", "auto"):
+        return
+    hint = ""
+    if scoring in CRITERIA_SCALES or scoring == "true_false":
+        hint = (
+            f"; the scale of --criteria is --scale ({', '.join(CRITERIA_SCALES)})"
+            if criteria is not None
+            else f"; a template's scale comes with --template {scoring}"
+        )
+    raise ConfigError(
+        f"--scoring picks how the verdict is read: parse, logprobs or auto, not {scoring!r}{hint}"
+    )
+
+
+def judge_models_of(judge: ItemJudge) -> list[str]:
+    return [m.spec for m in models_of(judge)]
+
+
+def judge_template(name: str, found: ItemJudge) -> Any:
+    """The template of the catalog judge ``found`` (what the data is checked against)."""
+    tpl = getattr(found, "template", None)
+    if tpl is None:
+        judges = getattr(found, "judges", None) or ()
+        tpl = getattr(judges[0], "template", None) if judges else None
+    if tpl is None:
+        raise ConfigError(f"--judge {name!r} has no template (a judges.* entry is needed)")
+    return tpl
 
 
 def run_folder(out_path: Path) -> Path:
@@ -210,11 +303,19 @@ def summary_path(out_path: Path) -> Path:
     return out_path.with_name(out_path.stem + ".summary.json")
 
 
+def report_path(out_path: Path) -> Path:
+    """``report.html`` in the run folder, or ``<name>.report.html`` beside a .jsonl file."""
+    if out_path.name == "results.jsonl":
+        return out_path.parent / "report.html"
+    return out_path.with_name(out_path.stem + ".report.html")
+
+
 def check_outputs(out_path: Path, inputs: Sequence[Path], *, overwrite: bool) -> Path:
     """Stop before any model is loaded if the outputs would overwrite the input or files
     jurist did not write; the run folder."""
     run_dir = run_folder(out_path)
-    for target in (out_path, summary_path(out_path)):
+    ours = (out_path, summary_path(out_path), report_path(out_path))
+    for target in ours:
         for data in inputs:
             if target.exists() and target.resolve() == data.resolve():
                 raise ConfigError(
@@ -223,8 +324,8 @@ def check_outputs(out_path: Path, inputs: Sequence[Path], *, overwrite: bool) ->
                 )
     kind = check_run_folder(run_dir, overwrite=overwrite, inputs=inputs)
     if out_path.name != "results.jsonl" and kind != "run" and not overwrite:
-        # FILE.jsonl and FILE.summary.json are ours only beside our FILE.run folder
-        theirs = [str(p) for p in (out_path, summary_path(out_path)) if p.exists()]
+        # FILE.jsonl, .summary.json and .report.html are ours only beside our FILE.run folder
+        theirs = [str(p) for p in ours if p.exists()]
         if theirs:
             raise ConfigError(
                 f"{' and '.join(theirs)} already exist(s) and jurist did not write them "
@@ -269,7 +370,8 @@ def run_engine(
 
     batch = engine.options if isinstance(engine, BatchAPIEngine) else None
     try:
-        run = asyncio.run(main())
+        with quiet_library_bars(not options.progress):
+            run = asyncio.run(main())
     except (KeyboardInterrupt, asyncio.CancelledError):
         _say_interrupted(run_dir, command, batch=batch is not None)
         raise typer.Exit(143 if terminated else 130) from None
@@ -334,13 +436,15 @@ async def run_through_engine(
     *,
     prepare: Model | Sequence[Model],
 ) -> Run:
-    """Let the engine check the judge and prepare the model(s)
+    """Let the engine check the judge, refuse a resume whose settings changed, then
+    prepare the model(s)
     (:meth:`~jurist.engines.Engine.prepare`: the local engine loads them, behind a
     spinner; the Ray and batch-API engines load nothing in this process), run it, and
     close them whatever happens."""
     models = [prepare] if isinstance(prepare, Model) else list(prepare)
     try:
         engine.check(judge, options)  # before any model is loaded
+        check_resume(data, judge, options, engine)  # a changed setting, before the weights
         await engine.prepare(
             models,
             announce=lambda m: err_console.status(
@@ -358,8 +462,8 @@ def _preparing(model: Model) -> Any:
 
 
 def finish_run(run: Run, out_path: Path, *, extra: dict[str, Any]) -> int:
-    """Write the results and the summary (:func:`summary_path`), print the summary; the
-    exit code.
+    """Write the results, the summary (:func:`summary_path`) and the HTML report
+    (:func:`report_path`), print the summary and the report's path; the exit code.
 
     A run whose requests were written to a file for an offline engine
     (``--batch-file-out``; status ``awaiting results``) writes only its summary (with the
@@ -379,11 +483,23 @@ def finish_run(run: Run, out_path: Path, *, extra: dict[str, Any]) -> int:
     if summary["status"] == AWAITING and waiting:
         say_awaiting(run, waiting, str(summary.get("model") or ""), summary["cache_hits"])
         return EXIT_OK
-    print_summary(Console(), summary, run.failures(limit=5))
+    console = Console()
+    print_summary(console, summary, first_failures(run))
+    report = run.report(report_path(out_path))
+    console.print(f"report: {report}", highlight=False, markup=False, soft_wrap=True)
     return EXIT_FAILED_ITEMS if summary["failed"] else EXIT_OK
 
 
 AWAITING = "awaiting results"
+
+
+def first_failures(run: Run, limit: int = 5) -> list[tuple[str, str]]:
+    """The first failed items of ``run``: each one's name (its id, else its 1-based row
+    number) and error."""
+    return [
+        (item_name(r["idx"], r["item"]), r["error"] or "error")
+        for r in run.rows(failed_only=True, limit=limit)
+    ]
 
 
 def say_awaiting(run: Run, files: Sequence[Path], model: str, cache_hits: int = 0) -> None:

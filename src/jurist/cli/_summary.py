@@ -11,7 +11,7 @@ from rich.table import Table
 from jurist.runs._coverage import CoverageSummary
 from jurist.runs._run_types import RepeatSummary
 
-__all__ = ["print_summary"]
+__all__ = ["cost_text", "print_summary"]
 
 
 # what `jurist compare` adds to its summary (jurist.runs.report._page.pair_figures), in print order
@@ -23,9 +23,11 @@ _PAIRWISE = (
 
 
 def print_summary(
-    console: Console, summary: dict[str, Any], failures: list[tuple[int, str]]
+    console: Console, summary: dict[str, Any], failures: list[tuple[str, str]]
 ) -> None:
-    """Print a run's summary (``RunSummary`` fields plus ``model``/``template``/``results``)."""
+    """Print a run's summary (``RunSummary`` fields plus ``model``/``template``/``results``);
+    ``failures`` are the first failed items' names (:func:`~jurist.data._item_names.item_name`)
+    and errors."""
     table = Table(title=f"jurist: {escape(str(summary['data']))}", show_header=False)
     table.add_column("what", style="bold")
     table.add_column("value")
@@ -33,6 +35,12 @@ def print_summary(
     rows = [
         *((k, str(summary[k])) for k in ("model", "template", "rubric") if summary.get(k)),
         ("judge", str(summary.get("judge", ""))),
+        *(
+            (("systems", _systems_text(summary["systems"])),)
+            if summary.get("systems")
+            else ()
+        ),
+        *(("scoring", str(summary[k])) for k in ("scoring",) if summary.get(k)),
         ("items", str(summary["items"])),
         ("scored", str(summary["scored"])),
         ("failed", str(summary["failed"])),
@@ -58,7 +66,7 @@ def print_summary(
             "tokens (prompt / completion)",
             f"{summary['prompt_tokens']} / {summary['completion_tokens']}",
         ),
-        ("cost", _cost_text(summary)),
+        ("cost", cost_text(summary)),
         ("time", f"{summary['seconds']:.2f} s"),
         ("run", str(summary.get("run_dir", ""))),
         ("results", str(summary["results"])),
@@ -78,9 +86,9 @@ def print_summary(
         console.print(
             f"[yellow]{summary['failed']} item(s) got no score[/]; first {len(failures)}:"
         )
-        for i, error in failures:
+        for name, error in failures:
             # one line each: a server's message may hold its traceback (results keep it all)
-            line = f"  item {i + 1}: {_one_line(error)}"
+            line = f"  {name}: {_one_line(error)}"
             console.print(line, highlight=False, markup=False, emoji=False)
 
 
@@ -108,6 +116,17 @@ def _coverage_rows(summary: dict[str, Any]) -> list[tuple[str, str]]:
     return [("verdict coverage", c.spread()), (f"below {c.threshold()}", f"{c.below} of {c.n}")]
 
 
+def _systems_text(systems: dict[str, str] | list[str]) -> str:
+    """A pairwise run's systems: by side for two (``A = x, B = y``), else their names.
+
+    >>> _systems_text({"A": "x", "B": "y"}), _systems_text(["x", "y", "base"])
+    ('A = x, B = y', 'x, y, base')
+    """
+    if isinstance(systems, dict):
+        return ", ".join(f"{k} = {v}" for k, v in systems.items())
+    return ", ".join(systems)
+
+
 def _repeat_rows(summary: dict[str, Any]) -> list[tuple[str, str]]:
     """The rows of a run with repeats (none without).
 
@@ -128,14 +147,14 @@ def _repeat_rows(summary: dict[str, Any]) -> list[tuple[str, str]]:
     return RepeatSummary.model_validate(r).rows(int(summary["items"]))
 
 
-def _cost_text(summary: dict[str, Any]) -> str:
+def cost_text(summary: dict[str, Any]) -> str:
     """The run's cost; unknown (never $0) when any item has no price.
 
-    >>> _cost_text({"cost": 0.5, "items": 2})
+    >>> cost_text({"cost": 0.5, "items": 2})
     '$0.5000'
-    >>> _cost_text({"cost": None, "items": 3, "cost_unknown_items": 3})
+    >>> cost_text({"cost": None, "items": 3, "cost_unknown_items": 3})
     'unknown (no price for this model)'
-    >>> _cost_text({"cost": None, "items": 3, "cost_unknown_items": 1, "cost_of_priced_items": 0.2})
+    >>> cost_text({"cost": None, "items": 3, "cost_unknown_items": 1, "cost_of_priced_items": 0.2})
     'unknown (1 of 3 items unpriced; $0.2000 for the others)'
     """
     cost = summary.get("cost")

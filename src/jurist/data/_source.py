@@ -268,8 +268,8 @@ def _json_rows(p: Path) -> Iterator[tuple[str, dict[str, Any]]]:
         raise DataError(f"{p}: expected a JSON array of objects")
     for i, row in enumerate(data):
         if not isinstance(row, dict):
-            raise DataError(f"{p}: item {i} is a {type(row).__name__}, not an object")
-        yield f"{p}: item {i}", row
+            raise DataError(f"{p}: item {i + 1} is a {type(row).__name__}, not an object")
+        yield f"{p}: item {i + 1}", row
 
 
 def _csv_rows(p: Path) -> Iterator[tuple[str, dict[str, Any]]]:

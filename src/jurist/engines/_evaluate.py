@@ -32,7 +32,7 @@ from typing import Any
 from jurist._secrets import scrub
 from jurist._sync import run_sync
 from jurist.batching import BatchAPIOptions
-from jurist.data._source import open_source
+from jurist.data._source import ItemSource, open_source
 from jurist.engines._engines import BatchAPIEngine, Engine, LocalEngine, RayEngine, choose_engine
 from jurist.engines._item_path import ErrorOutcome, check_judge, judge_models
 from jurist.engines._judge_entry import judge_entry_of
@@ -45,7 +45,7 @@ from jurist.runs._cost import PriceTable, resolve_prices
 from jurist.runs._folder import STORE_NAME, FolderKind, claim_run_folder
 from jurist.runs._manifest import DatasetInfo, Manifest
 from jurist.runs._run import Run
-from jurist.runs._store import FORMAT, RunStore
+from jurist.runs._store import FORMAT, RunStore, is_jurist_store
 
 __all__ = [
     "BatchAPIEngine",
@@ -56,6 +56,7 @@ __all__ = [
     "RayEngine",
     "RunOptions",
     "aevaluate",
+    "check_resume",
     "evaluate",
     "judge_locally",
     "judge_models",
@@ -159,30 +160,9 @@ async def _evaluate(data: Any, judge: ItemJudge, opts: RunOptions, engine: Engin
         raise ConfigError(f"concurrency must be at least 1, got {workers}")
     fields = opts.fields
     source = open_source(data)
-    required = tuple(judge.required_fields)
-    if source.reiterable:
-        scan = source.scan(fields, required)
-        dataset = DatasetInfo(source=source.description, items=scan.items, hash=scan.dataset_hash)
-    else:
-        dataset = DatasetInfo(source=source.description, items=None, hash=None)
     folder = opts.run_dir or Path(tempfile.mkdtemp(prefix="jurist-run-"))
     table = resolve_prices(opts.prices)
-    manifest = Manifest(
-        # scrubbed here, so a stored manifest and a new one compare alike
-        judge=scrub(normalised(judge.describe())),
-        dataset=dataset,
-        options={
-            "fields": dict(fields or {}),
-            "retries": opts.retries,
-            **({"repeats": plan.describe()} if plan is not None else {}),
-        },
-        prices=table.model_dump(mode="json")["prices"],
-        settings={
-            "concurrency": workers,
-            "retry_failed": opts.retry_failed,
-            "engine": engine.name,
-        },
-    )
+    manifest = _manifest(source, judge, opts, engine, workers, table)
     manifest.check_storable()  # before the folder: a number SQLite cannot keep stops here
     inputs = [Path(data)] if isinstance(data, str | Path) else []
     with claim_run_folder(folder, overwrite=opts.overwrite, inputs=inputs) as kind:
@@ -225,6 +205,86 @@ def _write_review(judge: ItemJudge, run: Run) -> None:
         write_review(run.records(), run.run_dir / REVIEW_NAME)
 
 
+def _manifest(
+    source: ItemSource,
+    judge: ItemJudge,
+    opts: RunOptions,
+    engine: Engine,
+    workers: int,
+    table: PriceTable,
+) -> Manifest:
+    """The manifest of a run of ``judge`` over ``source`` (a re-iterable source is read
+    once here: counted, checked and hashed)."""
+    fields = opts.fields
+    plan = opts.repeat_plan()
+    if source.reiterable:
+        scan = source.scan(fields, tuple(judge.required_fields))
+        dataset = DatasetInfo(source=source.description, items=scan.items, hash=scan.dataset_hash)
+    else:
+        dataset = DatasetInfo(source=source.description, items=None, hash=None)
+    return Manifest(
+        # scrubbed here, so a stored manifest and a new one compare alike
+        judge=scrub(normalised(judge.describe())),
+        dataset=dataset,
+        options={
+            "fields": dict(fields or {}),
+            "retries": opts.retries,
+            **({"repeats": plan.describe()} if plan is not None else {}),
+        },
+        prices=table.model_dump(mode="json")["prices"],
+        settings={
+            "concurrency": workers,
+            "retry_failed": opts.retry_failed,
+            "engine": engine.name,
+        },
+    )
+
+
+def check_resume(
+    data: Any, judge: ItemJudge, options: RunOptions, engine: Engine | None = None
+) -> None:
+    """Refuse now, before any model is loaded, a resume that :func:`aevaluate` would
+    refuse once the models are up: the run already in ``options.run_dir`` has another
+    judge, data or options (one line per changed setting). Nothing to check without a
+    run there, with ``resume=False``, or for a one-shot iterator (read once, by the run).
+    """
+    folder = options.run_dir
+    if folder is None or not options.resume or not (folder / STORE_NAME).is_file():
+        return
+    if is_jurist_store(folder / STORE_NAME) is not None:
+        return  # not a run: the folder check says so
+    source = open_source(data)
+    if not source.reiterable:
+        return
+    store = RunStore(folder / STORE_NAME, readonly=True)
+    try:
+        existing = stored_manifest(store, folder)
+        if existing is None:
+            return
+        chosen = engine or LocalEngine()
+        manifest = _manifest(source, judge, options, chosen, 1, resolve_prices(options.prices))
+        diffs = existing.differences(manifest)
+        if diffs:
+            raise _cannot_resume(store, folder, diffs)
+    finally:
+        store.close()
+
+
+def _cannot_resume(store: RunStore, folder: Path, diffs: list[str]) -> ConfigError:
+    listed = "\n  ".join(diffs)
+    totals = store.totals()
+    lost = (
+        f"None of its {totals.items} stored items has a score: starting over loses nothing.\n"
+        if totals.items and not totals.scored
+        else ""
+    )
+    return ConfigError(
+        f"{folder}: cannot resume this run: its judge, data or options changed:\n"
+        f"  {listed}\n{lost}Use another run folder, or start over with resume=False "
+        "(--no-resume)."
+    )
+
+
 def stored_manifest(store: RunStore, folder: Path) -> Manifest | None:
     """The manifest the store's rows belong to (``manifest.json`` for an older store)."""
     kept = store.get_meta("manifest")
@@ -241,19 +301,7 @@ def _open_run(
     if existing is not None and resume:
         diffs = existing.differences(manifest)
         if diffs:
-            listed = "\n  ".join(diffs)
-            totals = store.totals()
-            lost = (
-                f"None of its {totals.items} stored items has a score: starting over loses "
-                "nothing.\n"
-                if totals.items and not totals.scored
-                else ""
-            )
-            raise ConfigError(
-                f"{folder}: cannot resume this run: its judge, data or options changed:\n"
-                f"  {listed}\n{lost}Use another run folder, or start over with resume=False "
-                "(--no-resume)."
-            )
+            raise _cannot_resume(store, folder, diffs)
         # this session's settings and prices; the run's identity stays
         resumed = existing.model_copy(
             update={"settings": manifest.settings, "prices": manifest.prices}

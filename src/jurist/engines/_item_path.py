@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict
 from jurist.errors import ConfigError, JuristRuntimeError
 from jurist.judges._panel import Panel
 from jurist.judges._protocol import ItemJudge, models_of
-from jurist.runs._cost import PriceTable, bill
+from jurist.runs._cost import Price, PriceTable, bill
 from jurist.runs._store import StoredResult
 from jurist.types import Usage
 
@@ -64,17 +64,20 @@ class Coster:
     """Prices one outcome by the judge's model(s).
 
     One price for every model the judge calls (its ``models()``): the outcome's total usage
-    prices exactly. Otherwise a :class:`~jurist.Panel` or a
-    :class:`~jurist.trust.CascadeJudge`, whose outcome keeps each judge's own outcome
-    (``judgments``, in panel / tier order), is priced judge by judge; anything
-    else is unpriced (``None``), never guessed.
+    prices exactly. A model the table has no price for that is served on this machine (an
+    OpenAI-compatible server on a loopback address: llama.cpp, vLLM, ``transformers
+    serve``) costs nothing (:func:`local_price`); a price in the table wins. A judgment
+    answered from the cache alone (no request sent) costs nothing, whatever the price.
+    Otherwise a :class:`~jurist.Panel` or a :class:`~jurist.trust.CascadeJudge`, whose
+    outcome keeps each judge's own outcome (``judgments``, in panel / tier order), is priced
+    judge by judge; anything else is unpriced (``None``), never guessed.
     """
 
     def __init__(self, judge: Any, table: PriceTable) -> None:
         from jurist.trust._cascade import CascadeJudge  # here: `import jurist` stays light
 
         self.specs = judge_models(judge)
-        prices = {table.price_for(s) for s in self.specs}
+        prices = {table.price_for(m.spec) or local_price(m) for m in models_of(judge)}
         self.price = prices.pop() if len(prices) == 1 else None
         subs = judge.judges if isinstance(judge, Panel | CascadeJudge) else ()
         self.subs = [] if self.price is not None else [Coster(j, table) for j in subs]
@@ -85,6 +88,8 @@ class Coster:
 
     def cost(self, outcome: Any) -> tuple[float | None, bool]:
         usage: Usage = outcome.usage
+        if usage.calls == 0 and usage.attempts == 0 and usage.cache_hits > 0:
+            return 0.0, False  # answered from the cache alone: nothing was billed
         if usage.calls == 0 and usage.cache_hits == 0 and usage.total_tokens == 0:
             # no usage came back (an API error): a priced model billed nothing; an unpriced
             # one may have billed anything, so its cost stays unknown
@@ -101,6 +106,37 @@ class Coster:
                 return None, False
             total, estimated = total + cost, estimated or est
         return total, estimated
+
+
+_FREE = Price(prompt=0.0, completion=0.0, batch_prompt=0.0, batch_completion=0.0)
+
+
+def local_price(model: Any) -> Price | None:
+    """Nothing (a zero price) for a model served on this machine: its ``base_url`` is on a
+    loopback address (``localhost``, ``127.x.x.x``, ``::1``); ``None`` otherwise.
+
+    >>> import jurist
+    >>> local_price(jurist.get_model("openai:x", base_url="http://127.0.0.1:8080/v1",
+    ...                              api_key="k")).prompt
+    0.0
+    >>> local_price(jurist.get_model("openai:x", base_url="https://api.example.com/v1",
+    ...                              api_key="k")) is None
+    True
+    """
+    import ipaddress
+    from urllib.parse import urlsplit
+
+    identity = model.identity() if hasattr(model, "identity") else {}
+    url = identity.get("base_url") if isinstance(identity, dict) else None
+    if not isinstance(url, str) or not url:
+        return None
+    host = (urlsplit(url).hostname or "").lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        return _FREE
+    try:
+        return _FREE if ipaddress.ip_address(host).is_loopback else None
+    except ValueError:
+        return None
 
 
 def check_judge(judge: Any, retries: int) -> ItemJudge:

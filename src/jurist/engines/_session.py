@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from jurist._progress import BatchProgress
+from jurist.data._item_names import item_name
 from jurist.data._source import ItemSource, item_hash, map_fields
 from jurist.engines._item_path import Coster, judge_one, stored_result
 from jurist.errors import DataError, JuristError
@@ -113,7 +114,7 @@ class EngineContext:
             digest = item_hash(row)
             if check_each and self._stored.has(idx) and self.store.hash_of(idx) != digest:
                 raise DataError(
-                    f"{where}: this item differs from item {idx} of the run in "
+                    f"{where}: this item differs from {item_name(idx, row)} of the run in "
                     f"{self.store.path.parent}; the data changed since the run began"
                 )
             if self._done.has(idx):

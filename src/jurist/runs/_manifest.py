@@ -128,14 +128,122 @@ def _too_large(value: Any, where: str) -> tuple[str, int] | None:
 
 
 def _diff(prefix: str, old: Any, new: Any, out: list[str]) -> None:
+    """One line per changed setting of ``old`` -> ``new`` (see :func:`changes`)."""
+    out.extend(changes(prefix, old, new))
+
+
+_TEMPLATE_KEYS = ("template", "templates")
+
+
+def changes(prefix: str, old: Any, new: Any) -> list[str]:
+    """What differs between ``old`` and ``new``, one line per changed setting.
+
+    Another template (its name differs) is one line, not a line per field of it; a value
+    changed the same way under several keys (a template's instructions are also in the
+    judge's system message) is one line naming them all; a judge's ``name``, made of its
+    other settings, and its ``system`` message beside another template are left out; a
+    long text shows where it first
+    differs, with some context on each side (:func:`text_change`).
+
+    >>> changes("judge", {"name": "a@m", "temperature": 0.0, "template": {"name": "likert",
+    ...     "max_tokens": 32}}, {"name": "b@m", "temperature": 0.5, "template": {"name": "mine",
+    ...     "max_tokens": 512}})
+    ['judge.temperature: 0.0 -> 0.5', 'judge.template: "likert" -> "mine" (another template)']
+    """
+    leaves: list[tuple[str, Any, Any]] = []
+    _leaves(prefix, old, new, leaves)
+    named = [w for w, _, _ in leaves]
+    grouped: dict[str, list[str]] = {}
+    for where, a, b in leaves:
+        if not _derived(where, named, leaves):
+            grouped.setdefault(_change(_json(a), _json(b)), []).append(where)
+    return [f"{', '.join(wheres)}: {change}" for change, wheres in grouped.items()]
+
+
+def _leaves(prefix: str, old: Any, new: Any, out: list[tuple[str, Any, Any]]) -> None:
     if isinstance(old, dict) and isinstance(new, dict):
+        if prefix.rsplit(".", 1)[-1] in _TEMPLATE_KEYS and old.get("name") != new.get("name"):
+            out.append((prefix, _Named(old.get("name")), _Named(new.get("name"))))
+            return
         for key in sorted(set(old) | set(new), key=str):
-            _diff(f"{prefix}.{key}", old.get(key, "<absent>"), new.get(key, "<absent>"), out)
+            _leaves(f"{prefix}.{key}", old.get(key, "<absent>"), new.get(key, "<absent>"), out)
+        return
+    if isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
+        for i, (a, b) in enumerate(zip(old, new, strict=True)):
+            _leaves(f"{prefix}[{i}]", a, b, out)
         return
     if old != new:
-        out.append(f"{prefix}: {_short(old)} -> {_short(new)}")
+        out.append((prefix, old, new))
 
 
-def _short(value: Any) -> str:
-    text = json.dumps(value, default=str, ensure_ascii=False)
+class _Named(str):
+    """A template's name standing for the whole template."""
+
+
+def _derived(where: str, named: list[str], leaves: list[tuple[str, Any, Any]]) -> bool:
+    """A change that follows from another one listed: a ``name`` whose parent has other
+    changes (a name made of them), a ``system`` message beside another template (the
+    template writes it)."""
+    parent, _, last = where.rpartition(".")
+    if last == "name":
+        return any(w != where and w.startswith(parent + ".") for w in named)
+    if last == "system":
+        return any(w == f"{parent}.template" and isinstance(a, _Named) for w, a, _ in leaves)
+    return False
+
+
+def _json(value: Any) -> str:
+    if isinstance(value, _Named):
+        return "\x00template\x00" + json.dumps(str(value), ensure_ascii=False)
+    return json.dumps(value, default=str, ensure_ascii=False, sort_keys=True)
+
+
+def _change(old: str, new: str) -> str:
+    if old.startswith("\x00template\x00"):
+        a, b = old.split("\x00")[-1], new.split("\x00")[-1]
+        return f"{a} -> {b} (another template)"
+    a, b = json.loads(old), json.loads(new)
+    if isinstance(a, str) and isinstance(b, str) and max(len(old), len(new)) > _SHORT:
+        return text_change(a, b)
+    if isinstance(a, list) and isinstance(b, list) and max(len(old), len(new)) > _SHORT:
+        return f"{len(a)} entries -> {len(b)} entries: {_short(old)} -> {_short(new)}"
+    return f"{_short(old)} -> {_short(new)}"
+
+
+_SHORT = 60
+_WINDOW = 20
+_MIDDLE = 30
+
+
+def text_change(old: str, new: str) -> str:
+    """Where two texts first differ, with up to 20 characters of context each side and
+    the differing part in [brackets].
+
+    >>> print(text_change("Explain briefly, then say if anything is wrong.",
+    ...                   "Explain briefly, then say if anything is false."))
+    differ at character 42: "... say if anything is [wrong]." -> "... say if anything is [false]."
+    """
+    start = 0
+    limit = min(len(old), len(new))
+    while start < limit and old[start] == new[start]:
+        start += 1
+    tail = 0
+    while tail < limit - start and old[-1 - tail] == new[-1 - tail]:
+        tail += 1
+
+    def window(text: str) -> str:
+        before = text[max(0, start - _WINDOW) : start]
+        middle = text[start : len(text) - tail]
+        if len(middle) > _MIDDLE:
+            middle = middle[: _MIDDLE - 3] + "..."
+        after = text[len(text) - tail : len(text) - tail + _WINDOW]
+        shown = json.dumps(before + "[" + middle + "]" + after, ensure_ascii=False)[1:-1]
+        lead = "..." if start > _WINDOW else ""
+        trail = "..." if tail > _WINDOW else ""
+        return f'"{lead}{shown}{trail}"'
+
+    return f"differ at character {start + 1}: {window(old)} -> {window(new)}"
+
+
+def _short(text: str) -> str:
     return text if len(text) <= 80 else text[:77] + "..."

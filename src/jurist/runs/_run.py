@@ -40,7 +40,19 @@ from jurist.runs.report._page import write_report
 from jurist.runs.report._scale import ordered_counts, scale_of, verdict_text
 from jurist.types import Usage
 
-__all__ = ["STORE_NAME", "Run", "RunSummary"]
+__all__ = ["STORE_NAME", "SYSTEMS_META", "Run", "RunSummary", "record_systems"]
+
+SYSTEMS_META = "systems"
+
+
+def record_systems(run_dir: str | Path, a: str, b: str) -> None:
+    """Record the names of a pairwise run's two systems (side A and side B) in its store;
+    its summary and report name them."""
+    store = RunStore(Path(run_dir) / STORE_NAME)
+    try:
+        store.set_meta(SYSTEMS_META, {"A": a, "B": b})
+    finally:
+        store.close()
 
 
 def flatten(row: dict[str, Any]) -> dict[str, Any]:
@@ -154,6 +166,7 @@ class Run:
             waiting = store.get_meta("batch_file_out") if status == "awaiting results" else None
             batch_calls = store.batch_calls(self.manifest.run_id)
             repeats = repeat_summary(self.manifest.options, item_scores(store))
+            systems = store.get_meta(SYSTEMS_META)
             scale = scale_of(self.manifest.judge)
             verdicts: dict[str, int] = {}
             notes: dict[str, int] = {}
@@ -203,6 +216,9 @@ class Run:
             batch_calls=batch_calls,
             batch_files=[str(p) for p in waiting or ()],
             repeats=repeats,
+            systems=systems if isinstance(systems, dict) else None,
+            template=_judge_setting(self.manifest.judge, "template"),
+            scoring=_judge_setting(self.manifest.judge, "scoring"),
         )
 
     # -- exports ---------------------------------------------------------------------------
@@ -253,6 +269,34 @@ class Run:
     def report(self, path: str | Path | None = None, *, labels: str | None = None) -> Path:
         """Write the self-contained HTML report (default ``<run_dir>/report.html``)."""
         return write_report(self, Path(path) if path else self.run_dir / "report.html", labels)
+
+
+def _judge_setting(judge: dict[str, Any], key: str) -> str | None:
+    """The judge's ``template`` name or ``scoring`` mode, looked for in the judge, the
+    judge a pairwise judge wraps, and a panel's judges (their distinct values, joined).
+
+    >>> _judge_setting({"kind": "pairwise", "judge": {"template": {"name": "p"}}}, "template")
+    'p'
+    >>> _judge_setting({"judges": [{"scoring": "parse"}, {"scoring": "logprobs"}]}, "scoring")
+    'parse, logprobs'
+    """
+    found: list[str] = []
+
+    def look(cfg: Any, depth: int) -> None:
+        if not isinstance(cfg, dict) or depth > 3:
+            return
+        value = cfg.get(key)
+        if isinstance(value, dict):
+            value = value.get("name")
+        if isinstance(value, str) and value:
+            found.append(value)
+            return
+        look(cfg.get("judge"), depth + 1)
+        for sub in cfg.get("judges") or ():
+            look(sub, depth + 1)
+
+    look(judge, 0)
+    return ", ".join(dict.fromkeys(found)) or None
 
 
 def _output_notes(outcome: Any, depth: int = 0) -> set[str]:

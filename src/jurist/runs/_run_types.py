@@ -120,6 +120,15 @@ class RunSummary(BaseModel):
     starts from them."""
     repeats: RepeatSummary | None = None
     """A run with repeats (``repeats=N``): stability and intervals with the judge's variance."""
+    systems: dict[str, str] | None = None
+    """A pairwise run's two systems by side (``{"A": "model-x", "B": "model-y"}``), as
+    ``jurist compare`` records them (:func:`jurist.runs._run.record_systems`)."""
+    template: str | None = None
+    """The judge's template name (a panel's templates, joined; ``None``: it has none, a
+    rubric grade)."""
+    scoring: str | None = None
+    """How verdicts were read: ``parse``, ``logprobs`` or ``auto`` (``None``: not an LLM
+    judge's choice, a rubric grade)."""
     batch_files: list[str] = []
     """Request files written for an offline engine and not read back yet (status
     ``awaiting results``: answer them, then ``jurist ingest``)."""

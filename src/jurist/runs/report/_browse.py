@@ -13,7 +13,9 @@ nothing else may run) parses it and builds each page of rows with DOM calls and
 >>> json.loads(block.split(">", 1)[1].rsplit("<", 1)[0])
 ['</script><script>alert(1)</script>']
 
-Each row is a list, in the order of :data:`COLUMNS`. Long text is cut at
+Each row is a list, in the order of :data:`COLUMNS`; ``name`` is what the page calls the
+item (:func:`~jurist.data._item_names.item_label`: its id, else its 1-based row number),
+also in the address (``#item=NAME``); ``idx`` is the store's 0-based key. Long text is cut at
 :data:`TEXT_LIMIT` characters, saying how many were left out. Input fields that appear
 whole in the judge prompt are stored once: the prompt keeps a marker in their place.
 
@@ -35,6 +37,7 @@ import orjson
 
 from jurist._files import replaced_atomically
 from jurist._secrets import scrub
+from jurist.data._item_names import item_label
 
 __all__ = [
     "COLUMNS",
@@ -62,6 +65,7 @@ COLUMNS = (
     "in_prompt",
     "other",
     "usage",
+    "name",
 )
 TEXT_LIMIT = 20_000
 PREVIEW_LIMIT = 300
@@ -131,7 +135,7 @@ def browse_row(
         verdict,
         clip(label, PREVIEW_LIMIT),
         disagreement,
-        clip(_text(outcome.get("response"))),
+        clip(_text(_response(outcome))),
         prompt,
         scrub(error) if error else None,
         usage.attempts or outcome.get("attempts"),
@@ -140,6 +144,7 @@ def browse_row(
         in_prompt,
         {k: _clip_all(v) for k, v in outcome.items() if k not in _SHOWN and v is not None},
         [usage.prompt_tokens, usage.completion_tokens, usage.calls, row.get("latency")],
+        item_label(row["idx"], item),
     ]
 
 
@@ -200,6 +205,24 @@ def _shared(prompt: Any, item: dict[str, Any]) -> tuple[str | None, list[str]]:
     ):
         return clip(prompt), []
     return skeleton, [k for k in item if k in found]
+
+
+def _response(outcome: dict[str, Any]) -> Any:
+    """The judge's raw answer; a pairwise judgment's two orders' answers, each labelled.
+
+    >>> print(_response({"forward": {"response": "[[A]]"}, "swapped": {"response": "[[B]]"}}))
+    A shown first: [[A]]
+    <BLANKLINE>
+    B shown first: [[B]]
+    """
+    if outcome.get("response") is not None:
+        return outcome["response"]
+    parts = [
+        f"{label}: {sub['response']}"
+        for label, key in (("A shown first", "forward"), ("B shown first", "swapped"))
+        if isinstance(sub := outcome.get(key), dict) and sub.get("response") is not None
+    ]
+    return "\n\n".join(parts) or None
 
 
 def _text(value: Any) -> str | None:

@@ -32,6 +32,9 @@ def histogram(
     low: float = 0.0,
     high: float = 1.0,
     chart_id: str = "",
+    title: str = "",
+    x_title: str = "",
+    y_title: str = "items",
 ) -> str:
     """Counts of ``values`` in ``bins`` equal bins over [low, high]."""
     counts = [0] * bins
@@ -39,23 +42,54 @@ def histogram(
     for v in values:
         counts[min(bins - 1, max(0, int((v - low) / width)))] += 1
     labels = [f"{low + i * width:.2g}-{low + (i + 1) * width:.2g}" for i in range(bins)]
-    return bars(labels, counts, chart_id=chart_id)
+    return bars(labels, counts, chart_id=chart_id, title=title, x_title=x_title, y_title=y_title)
 
 
-def bars(labels: Sequence[str], counts: Sequence[int], *, chart_id: str = "") -> str:
-    """A bar chart, one bar per label in the order given, with its count above it."""
+_TOP = 24  # room for the title above the plot
+_MIN_BAR = 3.0  # a count of 1 among hundreds is still a visible bar (pixels)
+
+
+def bars(
+    labels: Sequence[str],
+    counts: Sequence[int],
+    *,
+    chart_id: str = "",
+    title: str = "",
+    x_title: str = "",
+    y_title: str = "items",
+) -> str:
+    """A bar chart, one bar per label in the order given, with its count above it, a
+    title, both axes with their titles, and count ticks on the vertical axis; a count
+    above zero is never thinner than a few pixels."""
     n = max(1, len(counts))
     top = max([1, *counts])
-    step = (_W - 2 * _PAD) / n
+    left = _PAD + 14
+    step = (_W - left - _PAD) / n
+    base = _TOP + _H - _PAD  # the horizontal axis
+    span = _H - 2 * _PAD
     ident = f' id="{escape(chart_id)}"' if chart_id else ""
     parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg"{ident} width="{_W}" height="{_H + 20}" '
-        f'role="img" class="chart">'
+        f'<svg xmlns="http://www.w3.org/2000/svg"{ident} width="{_W}" height="{_TOP + _H + 22}" '
+        f'role="img" class="chart" aria-label="{escape(title)}">',
+        f'<text class="chart-title" x="{_W / 2:.1f}" y="16" font-size="13" font-weight="bold" '
+        f'text-anchor="middle">{escape(title)}</text>',
+        f'<line class="axis" x1="{left}" y1="{base}" x2="{_W - _PAD}" y2="{base}" stroke="#666"/>',
+        f'<line class="axis" x1="{left}" y1="{base - span}" x2="{left}" y2="{base}" '
+        'stroke="#666"/>',
     ]
+    for t in ticks(0, top, integer=True):
+        y = base - span * t / top
+        parts.append(
+            f'<line x1="{left - 4}" y1="{y:.1f}" x2="{left}" y2="{y:.1f}" stroke="#666"/>'
+            f'<text class="y-tick" x="{left - 6}" y="{y + 3:.1f}" font-size="9" '
+            f'text-anchor="end">{tick_text(t)}</text>'
+        )
     for i, (label, count) in enumerate(zip(labels, counts, strict=True)):
-        h = (_H - 2 * _PAD) * count / top
-        x = _PAD + i * step
-        y = _H - _PAD - h
+        h = span * count / top
+        if count:
+            h = max(h, _MIN_BAR)
+        x = left + i * step
+        y = base - h
         parts.append(
             f'<rect x="{x + 2:.1f}" y="{y:.1f}" width="{max(1.0, step - 4):.1f}" '
             f'height="{h:.1f}" fill="#4a78b5"><title>{escape(label)}: {count}</title></rect>'
@@ -65,9 +99,16 @@ def bars(labels: Sequence[str], counts: Sequence[int], *, chart_id: str = "") ->
             f'text-anchor="middle">{count}</text>'
         )
         parts.append(
-            f'<text class="bar-label" x="{x + step / 2:.1f}" y="{_H - _PAD + 14:.1f}" '
+            f'<text class="bar-label" x="{x + step / 2:.1f}" y="{base + 14:.1f}" '
             f'font-size="9" text-anchor="middle">{escape(label[:12])}</text>'
         )
+    parts.append(
+        f'<text class="x-title" x="{(left + _W - _PAD) / 2:.1f}" y="{_TOP + _H + 14}" '
+        f'font-size="11" text-anchor="middle">{escape(x_title)}</text>'
+        f'<text class="y-title" x="12" y="{base - span / 2:.1f}" font-size="11" '
+        f'transform="rotate(-90 12 {base - span / 2:.1f})" text-anchor="middle">'
+        f"{escape(y_title)}</text>"
+    )
     parts.append("</svg>")
     return "".join(parts)
 
@@ -107,12 +148,14 @@ def scatter(
     x_integer: bool = False,
     y_integer: bool = False,
     chart_id: str = "",
+    title: str = "",
 ) -> str:
-    """A scatter plot of paired values with ticks and values on both axes; points on the
-    same spot (within a pixel) are one circle sized by, and labelled with, their count."""
+    """A scatter plot of paired values with a title, ticks and values on both axes; points
+    on the same spot (within a pixel) are one circle sized by, and labelled with, their
+    count; a single point is a clearly visible dot."""
     xr = _padded(x_range or _span(xs))
     yr = _padded(y_range or _span(ys))
-    left, right, top, bottom = _SL, _SW - 16, 12, _SH - _SB
+    left, right, top, bottom = _SL, _SW - 16, 12 + _TOP, _SH + _TOP - _SB
 
     def px(v: float) -> float:
         return left + (v - xr[0]) / ((xr[1] - xr[0]) or 1.0) * (right - left)
@@ -122,8 +165,10 @@ def scatter(
 
     ident = f' id="{escape(chart_id)}"' if chart_id else ""
     parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg"{ident} width="{_SW}" height="{_SH}" '
-        f'role="img" class="chart">',
+        f'<svg xmlns="http://www.w3.org/2000/svg"{ident} width="{_SW}" height="{_SH + _TOP}" '
+        f'role="img" class="chart" aria-label="{escape(title)}">',
+        f'<text class="chart-title" x="{_SW / 2:.1f}" y="16" font-size="13" font-weight="bold" '
+        f'text-anchor="middle">{escape(title)}</text>',
         f'<line x1="{left}" y1="{bottom}" x2="{right}" y2="{bottom}" stroke="#888"/>',
         f'<line x1="{left}" y1="{top}" x2="{left}" y2="{bottom}" stroke="#888"/>',
     ]
@@ -142,9 +187,9 @@ def scatter(
             f'text-anchor="end">{tick_text(t)}</text>'
         )
     parts.append(
-        f'<text x="{(left + right) / 2:.1f}" y="{_SH - 8}" font-size="11" '
-        f'text-anchor="middle">{escape(x_label)}</text>'
-        f'<text x="12" y="{(top + bottom) / 2:.1f}" font-size="11" '
+        f'<text class="x-title" x="{(left + right) / 2:.1f}" y="{_SH + _TOP - 8}" '
+        f'font-size="11" text-anchor="middle">{escape(x_label)}</text>'
+        f'<text class="y-title" x="12" y="{(top + bottom) / 2:.1f}" font-size="11" '
         f'transform="rotate(-90 12 {(top + bottom) / 2:.1f})" text-anchor="middle">'
         f"{escape(y_label)}</text>"
     )
@@ -156,9 +201,10 @@ def scatter(
     top_count = max((s[2] for s in spots.values()), default=1)
     labelled = len(spots) <= 100
     for (x, y), (xv, yv, count) in sorted(spots.items(), key=lambda kv: -kv[1][2]):
-        r = 2.5 + 13 * math.sqrt(count / top_count) if count > 1 else 2.5
+        r = 4.0 + 12 * math.sqrt(count / top_count) if count > 1 else 4.0
         parts.append(
-            f'<circle cx="{x}" cy="{y}" r="{r:.1f}" fill="#b5524a" fill-opacity="0.45">'
+            f'<circle cx="{x}" cy="{y}" r="{r:.1f}" fill="#b5524a" fill-opacity="0.6" '
+            f'stroke="#7a2f29" stroke-width="1">'
             f"<title>{tick_text(xv)}, {tick_text(yv)}: {int(count)}</title></circle>"
         )
         if labelled and count > 1:

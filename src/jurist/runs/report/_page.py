@@ -46,6 +46,7 @@ from typing import Any
 
 from jurist._secrets import redact_known, scrub
 from jurist._version import __version__
+from jurist.data._item_names import item_label
 from jurist.errors import MissingDependencyError
 from jurist.judges._pairwise_results import side
 from jurist.runs._coverage import coverages
@@ -79,10 +80,21 @@ def _cell(value: Any) -> str:
         return f'<td class="num">{"nan" if math.isnan(value) else f"{value:.4f}"}</td>'
     if isinstance(value, int):
         return f'<td class="num">{value}</td>'
-    text = str(value)
+    text = blank_marker(str(value))
     if len(text) > _TEXT_LIMIT:
         text = text[:_TEXT_LIMIT] + " [...]"
     return f'<td class="text">{escape(text)}</td>'
+
+
+def blank_marker(text: str) -> str:
+    """Text of only whitespace as a visible marker (the report's script does the same).
+
+    >>> blank_marker("\\n\\n  "), blank_marker(""), blank_marker(" a ")
+    ('[blank: 4 whitespace characters]', '', ' a ')
+    """
+    if not text or text.strip():
+        return text
+    return f"[blank: {len(text)} whitespace character{'' if len(text) == 1 else 's'}]"
 
 
 def _table(header: Sequence[str], rows: Iterable[Sequence[Any]], *, table_id: str = "") -> str:
@@ -102,7 +114,7 @@ class _Collector:
         self.verdicts: dict[str, int] = {}
         self.first: list[list[Any]] = []  # the first rows, for the page without scripts
         self.scores: list[float] = []
-        self.failures: list[tuple[int, str, Any]] = []
+        self.failures: list[tuple[str, str, Any]] = []
         self.samples: list[dict[str, Any]] = []
         self.judge_stats: dict[str, list[float]] = {}
         self.judge_failed: dict[str, int] = {}
@@ -127,7 +139,7 @@ class _Collector:
             self.scores.append(float(row["score"]))
         elif len(self.failures) < _MAX_FAILURES:
             reason = scrub(row["error"] or "error")
-            self.failures.append((row["idx"], reason, outcome.get("response")))
+            self.failures.append((item_label(row["idx"], item), reason, outcome.get("response")))
         if len(self.samples) < _MAX_SAMPLES:
             self.samples.append(row)
         for name, score in self._judge_scores(outcome):
@@ -214,7 +226,7 @@ class _PairCounts:
             "first_position_win_rate": self.first_won / self.sided if self.sided else None,
         }
 
-    def section(self) -> str:
+    def section(self, systems: dict[str, str] | None = None) -> str:
         w = self.winners
         counted = w["A"] + w["B"] + w["tie"]
         consistency = (
@@ -242,11 +254,24 @@ class _PairCounts:
             "over the single-order verdicts that named a side, how often the response shown "
             "first won: 0.5 means no position bias.</p>"
         )
+        named = _systems_text(systems)
+        title = f"Pairwise: {escape(named)}" if named else "Pairwise"
         return (
-            '<h2 id="pairwise-figures">Pairwise</h2>'
+            f'<h2 id="pairwise-figures">{title}</h2>'
             + _table(["what", "value"], rows, table_id="pairwise")
             + note
         )
+
+
+def _systems_text(systems: dict[str, str] | None) -> str | None:
+    """``A = name, B = name`` of a pairwise run that recorded its systems.
+
+    >>> _systems_text({"A": "gpt-x", "B": "llama-y"})
+    'A = gpt-x, B = llama-y'
+    """
+    if not systems:
+        return None
+    return ", ".join(f"{side} = {systems[side]}" for side in ("A", "B") if side in systems)
 
 
 def pair_figures(rows: Iterable[dict[str, Any]]) -> dict[str, Any]:
@@ -258,10 +283,19 @@ def pair_figures(rows: Iterable[dict[str, Any]]) -> dict[str, Any]:
     return counts.figures()
 
 
-def _summary_section(s: RunSummary) -> str:
+def _summary_section(s: RunSummary, systems: str | None = None) -> str:
     cost = "unknown" if s.cost is None else f"${s.cost:.4f}"
+    if s.coverage:
+        coverage: str | None = s.coverage.describe()
+    elif s.scoring in ("parse", None):
+        coverage = None if s.scoring is None else "not measured (verdicts parsed from text)"
+    else:
+        coverage = "no probabilities came back"
     rows = [
         ("judge", s.judge),
+        *((("systems compared", systems),) if systems else ()),
+        ("template", s.template),
+        ("scoring", s.scoring),
         ("data", s.data),
         ("status", s.status),
         ("items", f"{s.items} of {s.expected_items}" if s.expected_items else str(s.items)),
@@ -269,7 +303,7 @@ def _summary_section(s: RunSummary) -> str:
         ("failed", s.failed),
         ("mean score", s.mean_score),
         ("calls / attempts / cache hits", f"{s.calls} / {s.attempts} / {s.cache_hits}"),
-        ("verdict coverage", s.coverage.describe() if s.coverage else None),
+        ("verdict coverage", coverage),
         (
             "tokens (prompt / completion / cached)",
             f"{s.prompt_tokens} / {s.completion_tokens} / {s.cached_tokens}",
@@ -294,7 +328,14 @@ def _coverage_chart(values: list[float], s: RunSummary) -> str:
     return (
         '<h3 id="coverage">Verdict coverage</h3>'
         f"<p>The probability the judge put on the scale's verdicts, over {len(values)} "
-        f"weighed judgment(s); {escape(below)}.</p>" + histogram(values, chart_id="coverage-chart")
+        f"weighed judgment(s); {escape(below)}.</p>"
+        + histogram(
+            values,
+            chart_id="coverage-chart",
+            title="Verdict coverage",
+            x_title="probability the judge put on the verdicts",
+            y_title="judgments",
+        )
     )
 
 
@@ -350,6 +391,7 @@ def _agreement_figures(c: _Collector, cmp: Comparison) -> str:
         x_integer=integer,
         y_integer=integer,
         chart_id="agreement-scatter",
+        title=f"Judge {'verdict' if cmp.on == 'verdict' else 'score'} against {label}",
     )
     return note + figures + plot
 
@@ -391,8 +433,11 @@ def _samples(c: _Collector) -> str:
         ["item", "input", "score", "verdict", "judge response"],
         (
             (
-                r[_COL["idx"]],
-                "\n".join(f"{k}: {v}" for k, v in r[_COL["fields"]].items()),
+                r[_COL["name"]],
+                "\n".join(
+                    f"{k}: {blank_marker(v) if isinstance(v, str) else v}"
+                    for k, v in r[_COL["fields"]].items()
+                ),
                 r[_COL["score"]],
                 r[_COL["verdict"]],
                 r[_COL["response"]],
@@ -419,9 +464,20 @@ def write_report(run: ReportSource, path: Path, labels: str | None = None) -> Pa
     summary = summary.model_validate(scrub(summary.model_dump()))
     ordered = ordered_counts(c.verdicts, c.scale)
     distribution = (
-        histogram(c.scores)
+        histogram(
+            c.scores,
+            chart_id="scores",
+            title=f"Scores of the {len(c.scores)} scored item(s)",
+            x_title="score (0 = worst, 1 = best)",
+        )
         + (
-            bars([k for k, _ in ordered], [n for _, n in ordered], chart_id="verdicts")
+            bars(
+                [k for k, _ in ordered],
+                [n for _, n in ordered],
+                chart_id="verdicts",
+                title="Verdicts",
+                x_title="verdict, in the scale's order",
+            )
             if ordered
             else ""
         )
@@ -445,7 +501,7 @@ def write_report(run: ReportSource, path: Path, labels: str | None = None) -> Pa
     script, script_src = script_tag()
     text = resources.files("jurist.runs.report").joinpath("report.html").read_text("utf-8")
     page = Template(text)
-    pairwise = c.pairwise.section() if judge_cfg.get("kind") == "pairwise" else ""
+    pairwise = c.pairwise.section(summary.systems) if judge_cfg.get("kind") == "pairwise" else ""
     if judge_cfg.get("kind") == "cascade":
         from jurist.runs.report._cascade import cascade_section  # `import jurist` stays light
 
@@ -454,7 +510,7 @@ def write_report(run: ReportSource, path: Path, labels: str | None = None) -> Pa
         title=escape(scrub(str(run.run_dir))),
         version=escape(__version__),
         script_src=script_src,
-        summary=_summary_section(summary),
+        summary=_summary_section(summary, _systems_text(summary.systems)),
         pairwise=pairwise,
         distribution=distribution,
         judges=judges,

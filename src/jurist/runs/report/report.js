@@ -9,7 +9,7 @@
   var C = {};
   meta.columns.forEach(function (name, i) { C[name] = i; });
   var position = new Map();
-  rows.forEach(function (r, i) { position.set(r[C.idx], i); });
+  rows.forEach(function (r, i) { position.set(String(r[C.name]), i); });
   var KEYS = ["status", "smin", "smax", "verdict", "agree", "sort", "q", "page", "item"];
   var CONTROLS = { status: "f-status", smin: "f-smin", smax: "f-smax", verdict: "f-verdict",
     agree: "f-agree", sort: "f-sort", q: "f-q" };
@@ -57,9 +57,14 @@
   }
 
   function show(v) { return typeof v === "string" ? v : JSON.stringify(v); }
+  // text of only whitespace is shown as a marker, never as a tall blank cell
+  function visible(v) {
+    if (typeof v !== "string" || v === "" || v.trim() !== "") { return v; }
+    return "[blank: " + v.length + " whitespace character" + (v.length === 1 ? "" : "s") + "]";
+  }
   function input(r) {
     var fields = r[C.fields];
-    return Object.keys(fields).map(function (k) { return k + ": " + show(fields[k]); }).join("\n");
+    return Object.keys(fields).map(function (k) { return k + ": " + show(visible(fields[k])); }).join("\n");
   }
   function prompt(r) {
     // fields the prompt holds whole are stored once: NUL name NUL marks their place
@@ -117,8 +122,9 @@
   function rowElement(r) {
     var tr = el("tr");
     tr.setAttribute("data-idx", String(r[C.idx]));
+    tr.setAttribute("data-name", String(r[C.name]));
     if (r[C.score] === null) { tr.className = "failed"; }
-    var open = el("button", "#" + r[C.idx], "open");
+    var open = el("button", String(r[C.name]), "open");
     open.type = "button";
     open.title = "open this item";
     var first = el("td");
@@ -131,7 +137,7 @@
       tr.appendChild(el("td", fmt(r[C.disagreement]), "num"));
     }
     tr.appendChild(el("td", short(input(r), 160), "text"));
-    tr.appendChild(el("td", short(r[C.response], 160), "text"));
+    tr.appendChild(el("td", short(visible(r[C.response]), 160), "text"));
     tr.appendChild(el("td", short(r[C.error], 120), "text"));
     return tr;
   }
@@ -150,10 +156,10 @@
     close.type = "button";
     close.id = "item-close";
     box.appendChild(close);
-    var i = position.get(Number(state.item));
+    var i = position.get(String(state.item));
     if (i === undefined) { box.appendChild(el("p", "This run has no item " + state.item + ".")); return; }
     var r = rows[i], u = r[C.usage];
-    box.appendChild(el("h3", "Item " + r[C.idx]));
+    box.appendChild(el("h3", "Item " + r[C.name]));
     var facts = [[H.score, fmt(r[C.score])], [H.verdict, r[C.verdict] === null ? "-" : r[C.verdict]]];
     if (labelled) {
       facts.push([meta.labels, r[C.label] === null ? "-" : r[C.label]]);
@@ -170,7 +176,7 @@
       section(box, "Judge prompt: system message", meta.system);
       section(box, "Judge prompt: item message", prompt(r));
     }
-    section(box, H.raw, r[C.response]);
+    section(box, H.raw, visible(r[C.response]));
     section(box, "Explanation", r[C.explanation]);
     var fields = {}, inPrompt = r[C.in_prompt];
     Object.keys(r[C.fields]).forEach(function (k) {
@@ -238,7 +244,7 @@
     byId("sample-table").addEventListener("click", function (e) {
       var tr = e.target.closest("tr[data-idx]");
       if (tr) {
-        changed("item", tr.getAttribute("data-idx"));
+        changed("item", tr.getAttribute("data-name"));
         byId("item-detail").scrollIntoView();
       }
     });
