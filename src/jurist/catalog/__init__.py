@@ -84,11 +84,14 @@ def add(
     overwrite: bool = False,
     description: str | None = None,
     root: str | Path | None = None,
+    alignment: dict[str, Any] | None = None,
 ) -> Path:
     """Store ``obj`` (a judge, template or rubric) as entry ``name`` in the user catalog.
 
     Refuses a name that exists (in the user catalog or built in) unless ``overwrite=True``;
-    a user entry then shadows the built-in one. Returns the file written.
+    a user entry then shadows the built-in one. Returns the file written. ``alignment``
+    (``jurist align``'s record: the data, examples and held-out figures) is kept in a
+    ``judge`` or ``calibrated_judge`` entry as it is.
     """
     check_name(name)
     kind = kind_of(obj)
@@ -114,6 +117,10 @@ def add(
     data = entry_of(obj, description)
     if "description" not in data:
         data = {"kind": data.pop("kind"), "description": _describe(obj, kind), **data}
+    if alignment is not None:
+        if kind not in ("judge", "calibrated_judge"):
+            raise ConfigError(f"catalog entry {name!r}: a {kind} entry keeps no alignment")
+        data["alignment"] = alignment
     write_entry(path, data)
     return path
 
