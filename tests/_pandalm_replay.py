@@ -11,7 +11,8 @@ tests using it prove is that alignment's *search, held-out discipline, intervals
 refusal* work on real labels, not that a model improves. Its answer depends on the
 prompt only (never on the judged item's human label):
 
-- by default it answers GPT-3.5's recorded verdict for the judged pair (``[[A]]``,
+- by default it answers GPT-3.5's recorded verdict for the judged pair (the test set holds
+  71 groups of identical pairs; the replay answers each group as its first pair) (``[[A]]``,
   ``[[B]]``, ``[[C]]`` for a tie, and an unreadable sentence where GPT-3.5 gave none);
 - ``TieRule``: when the system message holds a few-shot example labelled ``tie`` whose
   two responses are alike (difflib ratio >= 0.8), or the sentence :data:`TIE_HINT`, it
@@ -52,8 +53,14 @@ def load_items() -> list[dict[str, Any]]:
     """The 999 pairs with ``human`` (majority label), ``gpt`` and ``pandalm`` verdicts and
     ``similarity`` of the two responses."""
     rows = json.loads((PANDALM / "testset-v1.json").read_text())
-    gpt = {r["idx"]: r["gpt_result"] for r in json.loads((PANDALM / "gpt-3.5-turbo-testset-v1.json").read_text())}
-    panda = {r["idx"]: r["pandalm_result"] for r in json.loads((PANDALM / "pandalm-7b-testset-v1.json").read_text())}
+    gpt = {
+        r["idx"]: r["gpt_result"]
+        for r in json.loads((PANDALM / "gpt-3.5-turbo-testset-v1.json").read_text())
+    }
+    panda = {
+        r["idx"]: r["pandalm_result"]
+        for r in json.loads((PANDALM / "pandalm-7b-testset-v1.json").read_text())
+    }
     items = []
     for r in rows:
         votes = Counter(r[f"annotator{k}"] for k in (1, 2, 3))
@@ -70,7 +77,9 @@ def load_items() -> list[dict[str, Any]]:
                 "human": _CODE[top],
                 "gpt": _CODE.get(gpt[r["idx"]]),
                 "pandalm": _CODE[panda[r["idx"]]],
-                "similarity": difflib.SequenceMatcher(None, a.strip().lower(), b.strip().lower()).ratio(),
+                "similarity": difflib.SequenceMatcher(
+                    None, a.strip().lower(), b.strip().lower()
+                ).ratio(),
             }
         )
     return items
@@ -78,19 +87,22 @@ def load_items() -> list[dict[str, Any]]:
 
 class Replay:
     """The replay judge's answer function (see the module docs); ``calls`` counts the
-    calls, ``seen`` the ids of the items judged in order."""
+    calls, ``seen`` the prompt texts judged, in order."""
 
     def __init__(self, items: list[dict[str, Any]], rule: Literal["tie", "noise"] = "tie") -> None:
         self.rule = rule
-        self.by_text = {TEMPLATE.render_item(it): it for it in items}
+        self.by_text: dict[str, dict[str, Any]] = {}
+        for it in items:
+            self.by_text.setdefault(TEMPLATE.render_item(it), it)
         self.calls = 0
         self.seen: list[str] = []
 
     def __call__(self, request: Request) -> str:
         self.calls += 1
         system = str(request.messages[0].content)
-        item = self.by_text[str(request.messages[-1].content)]
-        self.seen.append(item["id"])
+        text = str(request.messages[-1].content)
+        item = self.by_text[text]
+        self.seen.append(text)
         verdict = item["gpt"]
         examples = self._examples(system)
         if self.rule == "tie":
@@ -100,7 +112,9 @@ class Replay:
             if taught and item["similarity"] >= 0.95:
                 verdict = "tie"
         elif examples:
-            digest = hashlib.sha256(f"{sorted(e['item']['id'] for e in examples)}|{item['id']}".encode())
+            digest = hashlib.sha256(
+                f"{sorted(e['item']['id'] for e in examples)}|{item['id']}".encode()
+            )
             if digest.digest()[0] < 77:  # 77 / 256: about 30%
                 verdict = item["pandalm"]
         return VERDICT_TEXT[verdict]

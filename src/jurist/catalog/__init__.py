@@ -53,6 +53,7 @@ from jurist.errors import ConfigError, JuristError
 __all__ = [
     "EntryInfo",
     "add",
+    "add_version",
     "default_root",
     "get",
     "list_entries",
@@ -123,6 +124,41 @@ def add(
         data["alignment"] = alignment
     write_entry(path, data)
     return path
+
+
+def next_version(name: str, *, root: str | Path | None = None) -> int:
+    """The first free version of ``name``: one more than the highest ``name.vN`` stored (in
+    the user catalog or built in), 1 when there is none."""
+    check_name(name)
+    prefix = f"{name}.v"
+    taken = [
+        int(other[len(prefix) :])
+        for other in iter_names(root)
+        if other.startswith(prefix) and other[len(prefix) :].isdigit()
+    ]
+    return max(taken, default=0) + 1
+
+
+def add_version(
+    obj: Any,
+    name: str,
+    *,
+    description: str | None = None,
+    root: str | Path | None = None,
+    alignment: dict[str, Any] | None = None,
+) -> tuple[str, Path]:
+    """Store ``obj`` as the next version of ``name`` (``name.v1``, ``name.v2``...), never
+    replacing one; returns the versioned name and the file written.
+
+    >>> import jurist, tempfile
+    >>> root = tempfile.mkdtemp()
+    >>> judge = jurist.LLMJudge("mock:j", template="likert")
+    >>> [add_version(judge, "judges.mine", root=root)[0] for _ in range(2)]
+    ['judges.mine.v1', 'judges.mine.v2']
+    """
+    full = f"{name}.v{next_version(name, root=root)}"
+    path = add(obj, full, description=description, root=root, alignment=alignment)
+    return full, path
 
 
 def remove(name: str, *, root: str | Path | None = None) -> Path:

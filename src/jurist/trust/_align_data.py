@@ -10,7 +10,10 @@ wrong; ``kind="ordinal"`` treats them as ordered).
 
 :func:`split_rows` splits the items (seeded) into three disjoint parts: the **pick** slice
 (few-shot examples are drawn from it), the **score** slice (each candidate is judged on
-it) and the **held-out** part (judged once, by the final judge, for the report).
+it) and the **held-out** part (judged once, by the final judge, for the report). Items
+whose prompts are the same text (a data set's duplicates: PandaLM's test set holds 71
+groups of identical pairs) share a ``group`` and always land in the same part, so no
+held-out item is ever seen, as an example or a scored item, under another key.
 """
 
 from __future__ import annotations
@@ -65,6 +68,8 @@ class Row(BaseModel):
     item: dict[str, Any]
     label: float
     score: float | None = None
+    group: str = ""
+    """Rows of one group (the same prompt text) stay in one part; empty: the row alone."""
 
 
 def label_space(
@@ -154,19 +159,33 @@ def split_rows(
         raise DataError(f"held_out must be in (0, 1), not {held_out}")
     if not 0 < pick < 1:
         raise DataError(f"pick must be in (0, 1), not {pick}")
-    order = list(rows)
+    groups: dict[str, list[Row]] = {}
+    for row in rows:
+        groups.setdefault(row.group or f"key:{row.key}", []).append(row)
+    order = list(groups.values())
     random.Random(seed).shuffle(order)
-    n_test = min(max(1, round(len(order) * held_out)), len(order) - 2)
-    test, train = order[:n_test], order[n_test:]
-    n_pick = min(max(1, round(len(train) * pick)), len(train) - 1)
-    scored = train[n_pick:]
+    n_test = min(max(1, round(len(rows) * held_out)), len(rows) - 2)
+    test, train = _take(order, n_test)
+    n_pick = min(max(1, round(sum(map(len, train)) * pick)), sum(map(len, train)) - 1)
+    picked, rest = _take(train, n_pick)
+    scored = [r for g in rest for r in g]
     cap = len(scored) if score_items is None else min(score_items, len(scored))
     return Splits(
-        pick=tuple(train[:n_pick]),
+        pick=tuple(r for g in picked for r in g),
         score=tuple(scored[:cap]),
-        held_out=tuple(test),
+        held_out=tuple(r for g in test for r in g),
         unused=len(scored) - cap,
     )
+
+
+def _take(groups: list[list[Row]], n: int) -> tuple[list[list[Row]], list[list[Row]]]:
+    """Whole groups from the front until they hold at least ``n`` rows; and the rest."""
+    taken = 0
+    for i, group in enumerate(groups):
+        if taken >= n:
+            return groups[:i], groups[i:]
+        taken += len(group)
+    return groups, []
 
 
 def _missing(value: Any) -> bool:

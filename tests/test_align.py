@@ -1,0 +1,280 @@
+"""Alignment from labels (issue 27, item 5): few-shot examples on an LLMJudge, the search
+with its held-out discipline, the intervals and the refusal, versioned catalog entries
+and ``jurist align``.
+
+The golden part replays PandaLM's test set (../shared/realdata: 999 pairs, three human
+annotators, GPT-3.5's recorded verdicts) through a judge whose answer is a fixed rule of
+its prompt (tests/_pandalm_replay.py says exactly what the rule is). What it proves: the
+search finds an example that changes the judge's answers for the better on a train slice,
+the held-out part is judged once, after the search, and the held-out paired interval
+decides whether a gain is claimed; with examples that only move answers at random, the
+train slice improves by chance and the held-out check refuses to claim a gain. It does
+not prove that a real model learns from examples.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import jurist
+from jurist.errors import ConfigError, DataError
+from jurist.judges import Example
+from jurist.trust import CalibratedJudge, align_sync
+from jurist.trust._align_data import label_space
+from jurist.types import Completion, Request, Usage
+from tests._pandalm_replay import PANDALM, TIE_HINT, Replay, load_items
+
+# -- few-shot examples on an LLMJudge ---------------------------------------------------------
+
+SHOTS = [
+    {"item": {"prompt": "2+2?", "response": "4", "human": 1}, "verdict": "correct"},
+    Example(item={"prompt": "Capital of France?", "response": "Lyon"}, verdict=0.0),
+]
+
+
+def test_examples_sit_in_the_static_system_message_before_the_item() -> None:
+    model = jurist.get_model("mock:j", outputs=["Correct"] * 2)
+    judge = jurist.LLMJudge(model, template="true_false", examples=SHOTS)
+    assert [e.verdict for e in judge.examples] == ["Correct", "Incorrect"]
+    first = judge.messages({"prompt": "q1", "response": "a1"})
+    second = judge.messages({"prompt": "q2", "response": "a2"})
+    system = first[0].content
+    assert first[0] == second[0]  # the same static prefix for every item
+    assert "Example 1:" in system and "Verdict: Correct" in system
+    assert "Example 2:" in system and "Lyon" in system and "Verdict: Incorrect" in system
+    assert system.index("Reply with only the verdict") < system.index("Example 1:")
+    assert "q1" not in system and first[-1].content.count("q1") == 1
+    described = judge.describe()
+    assert described["examples"][0] == {"item": SHOTS[0]["item"], "verdict": "Correct"}  # type: ignore[index]
+    plain = jurist.LLMJudge(model, template="true_false")
+    assert "examples" not in plain.describe()
+    assert plain.with_options(examples=SHOTS).describe()["system"] == system
+    assert judge.judge_one_sync({"prompt": "q", "response": "a"}).score == 1.0
+
+
+def test_examples_are_checked_against_the_template() -> None:
+    with pytest.raises(ConfigError, match=r"examples\[0\]: verdict 'maybe' is not a label"):
+        jurist.LLMJudge(
+            "mock:j",
+            template="true_false",
+            examples=[{"item": {"prompt": "q", "response": "a"}, "verdict": "maybe"}],
+        )
+    with pytest.raises(DataError, match=r"examples\[0\]: .*needs field\(s\) \['response'\]"):
+        jurist.LLMJudge(
+            "mock:j", template="true_false", examples=[{"item": {"prompt": "q"}, "verdict": 1}]
+        )
+    with pytest.raises(ConfigError, match=r"examples\[0\]: verdict 7 is off the scale"):
+        jurist.LLMJudge(
+            "mock:j",
+            template="likert",
+            examples=[{"item": {"prompt": "q", "response": "a"}, "verdict": 7}],
+        )
+    with pytest.raises(ConfigError, match=r"examples\[0\]\.verdict: Field required"):
+        jurist.LLMJudge("mock:j", template="likert", examples=[{"item": {}}])
+
+
+def test_the_catalog_keeps_a_judges_examples(tmp_path: Path) -> None:
+    judge = jurist.LLMJudge("mock:j", template="true_false", examples=SHOTS)
+    path = jurist.catalog.add(judge, "judges.shots.mine", root=tmp_path)
+    assert "examples:" in path.read_text()
+    back = jurist.catalog.get("judges.shots.mine", root=tmp_path)
+    assert back.examples == judge.examples
+    assert back.messages({"prompt": "q", "response": "a"}) == judge.messages(
+        {"prompt": "q", "response": "a"}
+    )
+    names = [jurist.catalog.add_version(judge, "judges.shots.mine", root=tmp_path)[0] for _ in "ab"]
+    assert names == ["judges.shots.mine.v1", "judges.shots.mine.v2"]
+
+
+def test_label_space_reads_verdict_names_and_numbers() -> None:
+    pair = jurist.templates.get_template("mt_bench_pair")
+    space, values = label_space(["A", "tie", None, "c", "b"], pair)
+    assert (space.kind, space.named, values) == ("nominal", True, [1.0, 0.5, None, 0.5, 0.0])
+    assert space.of_score(0.8) == 1.0 and space.verdict(0.5, pair) == "tie"
+    likert = jurist.templates.get_template("likert")
+    space, values = label_space([1, 3, 5, 2], likert)
+    assert (space.kind, space.low, space.high) == ("ordinal", 1.0, 5.0)
+    assert space.of_score(0.5) == 3.0 and space.verdict(2.0, likert) == 2.0
+    with pytest.raises(DataError, match="item 2: label 'great' is not a number nor a verdict"):
+        label_space(["A", "great"], pair)
+    with pytest.raises(DataError, match="label 'great' is text, but template 'likert'"):
+        label_space(["great"], likert)
+
+
+# -- the golden replay: PandaLM -------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def pandalm() -> list[dict[str, Any]]:
+    if not PANDALM.exists():
+        pytest.skip(f"{PANDALM} is absent (../shared/realdata is not here)")
+    return load_items()
+
+
+def replay_judge(replay: Replay) -> jurist.LLMJudge:
+    model = jurist.get_model("mock:replay", outputs=replay, record=False)
+    return jurist.LLMJudge(model, template="mt_bench_pair", output="text")
+
+
+def run_alignment(
+    items: list[dict[str, Any]], rule: str, **options: Any
+) -> tuple[Replay, Any, list[float | None]]:
+    replay = Replay(items, rule)  # type: ignore[arg-type]
+    judge = replay_judge(replay)
+    recorded = judge.judge_sync(items).scores  # the run's own scores: the "before"
+    replay.calls, replay.seen = 0, []
+    settings: dict[str, Any] = {
+        "max_examples": 2,
+        "pool": 8,
+        "score_items": 120,
+        "budget": 5000,
+        "n_resamples": 500,
+        **options,
+    }
+    result = align_sync(
+        judge,
+        items,
+        [it["human"] for it in items],
+        scores=recorded,
+        keys=[it["id"] for it in items],
+        label_field="human",
+        **settings,
+    )
+    return replay, result, recorded
+
+
+def test_pandalm_tie_examples_raise_held_out_agreement(pandalm: list[dict[str, Any]]) -> None:
+    replay, result, _ = run_alignment(pandalm, "tie")
+    report = result.report
+    by_id = {it["id"]: it for it in pandalm}
+    # the search kept an example that teaches the rule: a tie between alike responses
+    (key,) = report.example_keys
+    assert by_id[key]["human"] == "tie" and by_id[key]["similarity"] >= 0.8
+    assert result.judge.examples[0].verdict == "tie"
+    assert report.train_after > report.train_before
+    # held-out discipline: 500 items, judged once each, all after the search
+    plan = report.plan
+    assert (plan.pick, plan.score, plan.held_out) == (250, 120, 500)
+    held = replay.seen[-plan.held_out :]
+    search = replay.seen[: -plan.held_out]
+    assert len(held) == 500 and not set(held) & set(search)  # duplicates stay together
+    shots = result.judge.messages(pandalm[0])[0].content
+    assert not any(text in shots for text in set(held))
+    assert len(search) == len(report.candidates) * plan.score
+    assert report.calls == replay.calls == len(replay.seen) <= 5000
+    # the figures: a paired gain whose whole interval is above zero
+    gain = report.gains["cohen_kappa"]
+    assert report.headline == "cohen_kappa" and gain.low is not None and gain.low > 0
+    assert report.supported and report.verdict().startswith("supported gain")
+    assert report.failed_after <= report.failed_before
+    assert report.before["accuracy"].value == pytest.approx(0.711, abs=1e-3)
+    assert report.after["accuracy"].value == pytest.approx(0.743, abs=1e-3)
+    assert report.fitted_on.items == plan.pick + plan.score and report.fitted_on.labels == "human"
+
+
+def test_pandalm_random_examples_move_the_train_slice_but_claim_nothing(
+    pandalm: list[dict[str, Any]],
+) -> None:
+    replay, result, recorded = run_alignment(pandalm, "noise")
+    report = result.report
+    assert report.changed and report.train_after > report.train_before  # luck on the slice
+    gain = report.gains["cohen_kappa"]
+    assert gain.low is not None and gain.high is not None and gain.low < 0 < gain.high
+    assert not report.supported
+    assert report.verdict().startswith("no supported gain: held-out cohen_kappa gain")
+    assert "no supported gain" in report.lines()[-1]
+
+
+class Proposer:
+    """A scripted proposer: answers ``replies`` in turn and keeps what it was shown."""
+
+    def __init__(self, *replies: str) -> None:
+        self.replies = list(replies)
+        self.shown: list[str] = []
+
+    def __call__(self, request: Request) -> Completion:
+        self.shown.append(str(request.messages[-1].content))
+        return Completion(text=self.replies.pop(0), usage=Usage(calls=1))
+
+
+def test_a_proposal_is_kept_only_when_it_raises_train_agreement(
+    pandalm: list[dict[str, Any]],
+) -> None:
+    current = jurist.templates.get_template("mt_bench_pair").instructions
+    helpful = Proposer(f"<instructions>{current} {TIE_HINT}</instructions>")
+    replay, result, _ = run_alignment(
+        pandalm, "tie", max_examples=0, proposer=jurist.get_model("mock:p", outputs=helpful)
+    )
+    report = result.report
+    assert report.instructions is not None and TIE_HINT in report.instructions
+    assert [c.kind for c in report.candidates] == ["instructions"]
+    assert report.candidates[0].accepted and report.supported
+    assert report.calls == 1 + 120 + 500
+    # the proposer saw score-slice disagreements only, never a held-out item
+    shown = helpful.shown[0]
+    assert shown.count("### Item ") == 5 and "People's verdict:" in shown
+    assert not any(text in shown for text in set(replay.seen[-500:]))
+    useless = Proposer("<instructions>Judge the replies carefully.</instructions>", "no tags")
+    _, result, _ = run_alignment(
+        pandalm,
+        "tie",
+        max_examples=0,
+        proposer=jurist.get_model("mock:p", outputs=useless),
+        proposer_rounds=2,
+    )
+    report = result.report
+    assert [c.accepted for c in report.candidates] == [False]  # the reply with no tags: skipped
+    assert not report.changed and not report.supported
+    assert report.verdict() == "no supported gain: nothing raised agreement on the train slice"
+    assert report.calls == 2 + 120  # nothing changed: the held-out part is not judged again
+
+
+def test_the_budget_is_said_up_front_and_bounds_the_calls(pandalm: list[dict[str, Any]]) -> None:
+    replay = Replay(pandalm, "tie")
+    judge = replay_judge(replay)
+    labels = [it["human"] for it in pandalm]
+    with pytest.raises(ConfigError, match=r"budget 600 is below the least .* \(1240: "):
+        align_sync(judge, pandalm, labels, budget=600, score_items=120)
+    assert replay.calls == 0  # refused before any call
+    lines: list[str] = []
+    _, result, _ = run_alignment(pandalm, "tie", budget=120 * 3 + 500, say=lines.append)
+    assert (
+        lines[-1]
+        == "cost: at most 2300 calls (0 baseline, 1800 search, 500 held-out check); budget 860"
+    )
+    report = result.report
+    assert len(report.candidates) == 3 and report.calls <= 860
+    assert report.stopped.startswith("the budget (860 calls) stopped it at step")
+
+
+# -- numeric labels: the calibration on top ---------------------------------------------------
+
+
+def test_numeric_labels_get_a_calibration_when_it_helps() -> None:
+    rng = random.Random(4)
+    labels = [rng.randint(1, 5) for _ in range(240)]
+    verdicts = [min(5, y + 2) if y > 1 else 1 for y in labels]  # too generous by 2
+    items = [{"id": f"i{i}", "prompt": "q", "response": f"[{i}] a"} for i in range(240)]
+
+    def answer(request: Request) -> str:
+        tag = re.search(r"\[(\d+)\]", str(request.messages[-1].content))
+        assert tag is not None
+        return str(verdicts[int(tag.group(1))])
+
+    judge = jurist.LLMJudge(jurist.get_model("mock:g", outputs=answer), template="likert")
+    result = align_sync(
+        judge, items, labels, max_examples=1, pool=3, score_items=60, n_resamples=300
+    )
+    report = result.report
+    assert report.space.kind == "ordinal" and report.headline == "quadratic_kappa"
+    assert report.example_keys == ()  # the examples change nothing here
+    assert report.calibration is not None and report.supported
+    assert isinstance(result.judge, CalibratedJudge)
+    assert report.plan.baseline_calls == 60 + 120  # no recorded scores: the judge is asked
+    kappa = report.gains["quadratic_kappa"]
+    assert kappa.low is not None and kappa.low > 0
