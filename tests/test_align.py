@@ -20,13 +20,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from aiohttp import web
 
 import jurist
 from jurist.errors import ConfigError, DataError
 from jurist.judges import Example
 from jurist.trust import CalibratedJudge, align_sync
 from jurist.trust._align_data import label_space
-from jurist.types import Completion, Request, Usage
+from jurist.types import Completion, Message, Request, Usage
+from tests._cli_run import run as run_cli
+from tests._fault_server import _completion
+from tests._loopback import Loopback
 from tests._pandalm_replay import PANDALM, TIE_HINT, Replay, load_items
 
 # -- few-shot examples on an LLMJudge ---------------------------------------------------------
@@ -121,13 +125,16 @@ def replay_judge(replay: Replay) -> jurist.LLMJudge:
     return jurist.LLMJudge(model, template="mt_bench_pair", output="text")
 
 
-def run_alignment(
-    items: list[dict[str, Any]], rule: str, **options: Any
-) -> tuple[Replay, Any, list[float | None]]:
+_RECORDED: list[float | None] = []
+
+
+def run_alignment(items: list[dict[str, Any]], rule: str, **options: Any) -> tuple[Replay, Any]:
     replay = Replay(items, rule)  # type: ignore[arg-type]
     judge = replay_judge(replay)
-    recorded = judge.judge_sync(items).scores  # the run's own scores: the "before"
-    replay.calls, replay.seen = 0, []
+    if not _RECORDED:  # the run's own scores, the "before": no examples, so for either rule
+        _RECORDED.extend(judge.judge_sync(items).scores)
+        replay.calls, replay.seen = 0, []
+    recorded = list(_RECORDED)
     settings: dict[str, Any] = {
         "max_examples": 2,
         "pool": 8,
@@ -145,11 +152,11 @@ def run_alignment(
         label_field="human",
         **settings,
     )
-    return replay, result, recorded
+    return replay, result
 
 
 def test_pandalm_tie_examples_raise_held_out_agreement(pandalm: list[dict[str, Any]]) -> None:
-    replay, result, _ = run_alignment(pandalm, "tie")
+    replay, result = run_alignment(pandalm, "tie")
     report = result.report
     by_id = {it["id"]: it for it in pandalm}
     # the search kept an example that teaches the rule: a tie between alike responses
@@ -180,7 +187,7 @@ def test_pandalm_tie_examples_raise_held_out_agreement(pandalm: list[dict[str, A
 def test_pandalm_random_examples_move_the_train_slice_but_claim_nothing(
     pandalm: list[dict[str, Any]],
 ) -> None:
-    replay, result, recorded = run_alignment(pandalm, "noise")
+    _, result = run_alignment(pandalm, "noise")
     report = result.report
     assert report.changed and report.train_after > report.train_before  # luck on the slice
     gain = report.gains["cohen_kappa"]
@@ -207,7 +214,7 @@ def test_a_proposal_is_kept_only_when_it_raises_train_agreement(
 ) -> None:
     current = jurist.templates.get_template("mt_bench_pair").instructions
     helpful = Proposer(f"<instructions>{current} {TIE_HINT}</instructions>")
-    replay, result, _ = run_alignment(
+    replay, result = run_alignment(
         pandalm, "tie", max_examples=0, proposer=jurist.get_model("mock:p", outputs=helpful)
     )
     report = result.report
@@ -220,7 +227,7 @@ def test_a_proposal_is_kept_only_when_it_raises_train_agreement(
     assert shown.count("### Item ") == 5 and "People's verdict:" in shown
     assert not any(text in shown for text in set(replay.seen[-500:]))
     useless = Proposer("<instructions>Judge the replies carefully.</instructions>", "no tags")
-    _, result, _ = run_alignment(
+    _, result = run_alignment(
         pandalm,
         "tie",
         max_examples=0,
@@ -242,7 +249,7 @@ def test_the_budget_is_said_up_front_and_bounds_the_calls(pandalm: list[dict[str
         align_sync(judge, pandalm, labels, budget=600, score_items=120)
     assert replay.calls == 0  # refused before any call
     lines: list[str] = []
-    _, result, _ = run_alignment(pandalm, "tie", budget=120 * 3 + 500, say=lines.append)
+    _, result = run_alignment(pandalm, "tie", budget=120 * 3 + 500, say=lines.append)
     assert (
         lines[-1]
         == "cost: at most 2300 calls (0 baseline, 1800 search, 500 held-out check); budget 860"
@@ -278,3 +285,71 @@ def test_numeric_labels_get_a_calibration_when_it_helps() -> None:
     assert report.plan.baseline_calls == 60 + 120  # no recorded scores: the judge is asked
     kappa = report.gains["quadratic_kappa"]
     assert kappa.low is not None and kappa.low > 0
+
+
+# -- jurist align: a run judged through a real OpenAI-compatible server on loopback ----------
+
+
+class ReplayServer(Loopback):
+    """An OpenAI-compatible server on 127.0.0.1 that answers with a :class:`Replay`."""
+
+    def __init__(self, replay: Replay) -> None:
+        super().__init__(self._handle, shutdown_timeout=0.5)
+        self.replay = replay
+
+    async def _handle(self, request: web.Request) -> web.StreamResponse:
+        body: dict[str, Any] = await request.json()
+        messages = tuple(Message(role=m["role"], content=m["content"]) for m in body["messages"])
+        return web.json_response(_completion(body, self.replay(Request(messages=messages))))
+
+
+def test_the_cli_aligns_a_run_saves_versions_and_refuses_an_unsupported_gain(
+    pandalm: list[dict[str, Any]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    catalog = str(tmp_path / "catalog")
+    with ReplayServer(Replay(pandalm, "tie")) as server:
+        backend = jurist.get_model("openai:replay", base_url=server.url, api_key="x")
+        judge = jurist.LLMJudge(backend, template="mt_bench_pair", output="text")
+        jurist.evaluate(pandalm, judge, run_dir=tmp_path / "run")
+        assert server.replay.calls == 999
+        base = ["align", str(tmp_path / "run"), "--labels", "human", "--catalog", catalog]
+        small = ["--max-examples", "1", "--score-items", "120"]
+        code, out = run_cli([*base, *small, "--save", "judges.pandalm.aligned"], capsys)
+        assert code == 0, out
+        assert "cost: at most 1460 calls (0 baseline, 960 search, 500 held-out check)" in out
+        assert "supported gain: held-out cohen_kappa 0.0588 [0.0341, 0.0892]" in out
+        assert "saved judges.pandalm.aligned.v1" in out
+        assert server.replay.calls == 999 + 1460
+        entry = jurist.catalog.load_entry("judges.pandalm.aligned.v1", root=catalog)
+        assert entry["kind"] == "judge" and entry["model_options"]["base_url"] == server.url
+        assert [e["verdict"] for e in entry["examples"]] == ["tie"]
+        record = entry["alignment"]
+        assert record["examples"] == ["pandalm-574"] and record["supported"] is True
+        assert (
+            record["fitted_on"]["labels"] == "human"
+            and len(record["fitted_on"]["fingerprint"]) == 16
+        )
+        assert record["metric"] == "cohen_kappa" and record["held_out"] == 500
+        assert record["before"]["value"] < record["after"]["value"] and record["gain"]["low"] > 0
+        aligned = jurist.catalog.get("judges.pandalm.aligned.v1", root=catalog)
+        assert aligned.examples[0].item["response_a"] == pandalm[574]["response_a"]
+        # examples that only move answers at random: exit 1, nothing saved unless asked
+        server.replay.rule = "noise"
+        tiny = ["--pool", "4", "--score-items", "60"]
+        code, out = run_cli([*base, *tiny, "--save", "judges.pandalm.aligned"], capsys)
+        assert code == 1 and "no supported gain: held-out cohen_kappa gain" in out
+        assert "not saved: no supported gain" in out
+        code, out = run_cli(
+            [*base, *tiny, "--save", "judges.pandalm.aligned", "--save-anyway"], capsys
+        )
+        assert code == 1 and "saved judges.pandalm.aligned.v2" in out
+        entry = jurist.catalog.load_entry("judges.pandalm.aligned.v2", root=catalog)
+        assert entry["alignment"]["supported"] is False
+        assert "(no supported gain)" in entry["description"]
+        # usage errors: exit 2 before any call
+        calls = server.replay.calls
+        code, out = run_cli([*base, "--budget", "100"], capsys)
+        assert code == 2 and "budget 100 is below the least" in out
+        code, out = run_cli(["align", str(tmp_path / "run"), "--labels", "nope"], capsys)
+        assert code == 2 and "--labels 'nope': no item has that field" in out
+        assert server.replay.calls == calls

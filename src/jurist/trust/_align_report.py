@@ -48,7 +48,7 @@ class AlignPlan(BaseModel):
         return [
             f"{self.items} labelled items: {self.pick} to pick examples from, {self.score} to "
             f"score candidates on, {self.held_out} held out",
-            f"plan: up to {self.max_examples} examples from a pool of {self.pool}"
+            f"plan: up to {self.max_examples} example(s) from a pool of {self.pool}"
             + (f", {self.proposer_rounds} proposer round(s)" if self.proposer_rounds else "")
             + f"; each candidate costs {self.score} judge calls",
             f"cost: at most {most} calls ({self.baseline_calls} baseline, {self.search_calls} "
