@@ -35,7 +35,7 @@ from tests._pandalm_replay import PANDALM, TIE_HINT, Replay, load_items
 
 # -- few-shot examples on an LLMJudge ---------------------------------------------------------
 
-SHOTS = [
+SHOTS: list[Example | dict[str, Any]] = [
     {"item": {"prompt": "2+2?", "response": "4", "human": 1}, "verdict": "correct"},
     Example(item={"prompt": "Capital of France?", "response": "Lyon"}, verdict=0.0),
 ]

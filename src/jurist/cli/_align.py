@@ -119,7 +119,7 @@ def align_command(
         proposer=proposer,
         proposer_rounds=rounds,
         calibrate=calibrate,
-        kind=None if kind == "auto" else kind,  # type: ignore[arg-type]
+        kind=None if kind == "auto" else kind,
         metric=metric,
         seed=seed,
         label_field=labels,
