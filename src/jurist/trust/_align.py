@@ -97,7 +97,8 @@ async def align(
     ``scores``: the judge's recorded 0-1 scores of the items (a run's), used as its
     "before" and to order the pool, with no call; without them the starting judge is
     judged on the score slice and the held-out part. ``keys``: the items' ids (default:
-    their positions from 1). ``say`` receives the plan's lines before the first call.
+    their ``id`` field, else their positions from 1). ``say`` receives the plan's lines
+    before the first call.
     """
     if not isinstance(judge, LLMJudge):
         raise ConfigError(f"align needs an LLMJudge, got {type(judge).__name__}")
@@ -109,7 +110,9 @@ async def align(
     for name, value, least in (("max_examples", max_examples, 0), ("pool", pool, 1)):
         if value < least:
             raise ConfigError(f"{name} must be at least {least}, not {value}")
-    keys = [str(k) for k in (range(1, len(items) + 1) if keys is None else keys)]
+    if keys is None:
+        keys = [it.get("id", i) for i, it in enumerate(items, 1)]
+    keys = [str(k) for k in keys]
     space, values = label_space(labels, judge.template, kind=kind, keys=keys)
     headline = metric or {**HEADLINE, "nominal": ("cohen_kappa", 1)}[space.kind][0]
     known = [n for n, _ in metric_functions(space.kind)]
