@@ -14,6 +14,7 @@ not prove that a real model learns from examples.
 
 from __future__ import annotations
 
+import json
 import random
 import re
 from pathlib import Path
@@ -31,7 +32,7 @@ from jurist.types import Completion, Message, Request, Usage
 from tests._cli_run import run as run_cli
 from tests._fault_server import _completion
 from tests._loopback import Loopback
-from tests._pandalm_replay import PANDALM, TIE_HINT, Replay, load_items
+from tests._pandalm_replay import PANDALM, REALDATA, TIE_HINT, Replay, load_items
 
 # -- few-shot examples on an LLMJudge ---------------------------------------------------------
 
@@ -353,3 +354,46 @@ def test_the_cli_aligns_a_run_saves_versions_and_refuses_an_unsupported_gain(
         code, out = run_cli(["align", str(tmp_path / "run"), "--labels", "nope"], capsys)
         assert code == 2 and "--labels 'nope': no item has that field" in out
         assert server.replay.calls == calls
+
+
+def test_unieval_topical_chat_gets_the_calibration_on_top() -> None:
+    """UniEval's own Topical-Chat predictions replayed as a 0-100 judge (as in
+    tests/test_calibrate.py): examples change nothing in a replay, so none is kept, and the
+    map on top is what moves held-out RMSE, on 180 held-out items."""
+    path = REALDATA / "UniEval" / "reproduce" / "unieval_predict" / "dialogue"
+    path = path / "topical_chat_result.json"
+    if not path.exists():
+        pytest.skip(f"{path} is absent (../shared/realdata is not here)")
+    rows = json.loads(path.read_text())
+    predicted = [r["predict_scores"]["naturalness"] for r in rows]
+
+    def answer(request: Request) -> str:
+        tag = re.search(r"\[(\d+)\]", str(request.messages[-1].content))
+        assert tag is not None
+        return f"{100 * predicted[int(tag.group(1))]:.6f}"
+
+    judge = jurist.LLMJudge(jurist.get_model("mock:unieval", outputs=answer), "continuous")
+    items = [
+        {"id": f"tc-{i}", "prompt": r["source"][-200:], "response": f"[{i}] {r['system_output']}"}
+        for i, r in enumerate(rows)
+    ]
+    human = [r["scores"]["naturalness"] for r in rows]
+    recorded = judge.judge_sync(items).scores
+    result = align_sync(
+        judge,
+        items,
+        human,
+        scores=recorded,
+        kind="interval",
+        max_examples=1,
+        pool=3,
+        score_items=90,
+        n_resamples=300,
+    )
+    report = result.report
+    assert report.headline == "rmse" and report.example_keys == ()
+    assert report.calibration is not None and isinstance(result.judge, CalibratedJudge)
+    assert report.n_test == 180 and report.calls == 3 * 90
+    gain = report.gains["rmse"]
+    assert gain.high is not None and gain.high < 0 and report.supported
+    print(f"held-out RMSE {report.before['rmse']} -> {report.after['rmse']}; gain {gain}")
