@@ -28,6 +28,7 @@ from jurist.errors import ConfigError, DataError
 from jurist.judges import Example
 from jurist.trust import CalibratedJudge, align_sync
 from jurist.trust._align_data import label_space
+from jurist.trust._propose import PROPOSER_SYSTEM
 from jurist.types import Completion, Message, Request, Usage
 from tests._cli_run import run as run_cli
 from tests._fault_server import _completion
@@ -301,6 +302,10 @@ class ReplayServer(Loopback):
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         body: dict[str, Any] = await request.json()
         messages = tuple(Message(role=m["role"], content=m["content"]) for m in body["messages"])
+        if messages[0].content == PROPOSER_SYSTEM:  # asked as the proposer: add the hint
+            current = str(messages[-1].content).split("<current>\n", 1)[1].split("\n</current>")[0]
+            text = f"<instructions>{current} {TIE_HINT}</instructions>"
+            return web.json_response(_completion(body, text))
         return web.json_response(_completion(body, self.replay(Request(messages=messages))))
 
 
@@ -354,6 +359,39 @@ def test_the_cli_aligns_a_run_saves_versions_and_refuses_an_unsupported_gain(
         code, out = run_cli(["align", str(tmp_path / "run"), "--labels", "nope"], capsys)
         assert code == 2 and "--labels 'nope': no item has that field" in out
         assert server.replay.calls == calls
+        # new instructions from a proposer model (the same server, asked as the proposer)
+        server.replay.rule = "tie"
+        proposer = f"openai:proposer[base_url='{server.url}',api_key=x]"
+        code, out = run_cli(
+            [
+                *base,
+                "--max-examples",
+                "0",
+                "--score-items",
+                "120",
+                "--proposer",
+                proposer,
+                "--save",
+                "judges.pandalm.instructed",
+            ],
+            capsys,
+        )
+        assert code == 0 and "instructions: the proposer's, kept" in out, out
+        entry = jurist.catalog.load_entry("judges.pandalm.instructed.v1", root=catalog)
+        assert TIE_HINT in entry["template"]["instructions"]
+        assert entry["alignment"]["instructions_changed"] is True
+        assert server.replay.calls == calls + 120 + 500
+
+
+def test_the_cli_aligns_only_a_single_llm_judge(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    model = jurist.get_model("mock:p", outputs=["Correct"], cycle=True)
+    panel = jurist.Panel([jurist.LLMJudge(model), jurist.LLMJudge(model)])
+    items = [{"prompt": f"q{i}", "response": "a", "human": "Correct"} for i in range(12)]
+    jurist.evaluate(items, panel, run_dir=tmp_path / "run")
+    code, out = run_cli(["align", str(tmp_path / "run"), "--labels", "human"], capsys)
+    assert code == 2 and "align works on a single LLM judge" in out
 
 
 def test_unieval_topical_chat_gets_the_calibration_on_top() -> None:
