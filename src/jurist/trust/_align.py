@@ -23,8 +23,10 @@ and a **held-out** part (:func:`~jurist.trust._align_data.split_rows`), then:
    (:func:`~jurist.metrics._calibration.paired_gain`); :attr:`AlignReport.supported` says
    whether the headline gain is supported (see :mod:`jurist.trust._align_report`).
 
-Every judge call is counted: the plan (:class:`AlignPlan`) states the most the alignment
-may take before any call, and ``budget`` bounds the calls.
+Nothing of the held-out part is read before step 4, not even the range of numeric labels
+(read from the pick and score slices). Every judge call is counted: the plan
+(:class:`AlignPlan`) states the most the alignment may take before any call, and
+``budget`` bounds the calls.
 """
 
 from __future__ import annotations
@@ -132,6 +134,9 @@ async def align(
     if len(rows) < 10:
         raise DataError(f"align needs at least 10 labelled items; {len(rows)} have a label")
     splits = split_rows(rows, held_out=held_out, pick=pick, score_items=score_items, seed=seed)
+    if not space.named:  # numeric labels: their range and values from the train part only
+        train_labels = [r.label for r in (*splits.pick, *splits.score)]
+        space, _ = label_space(train_labels, judge.template, kind=space.kind)
     candidates = pool_of(splits.pick, space, pool, recorded=scores is not None)
     plan = plan_of(splits, candidates, max_examples, proposer, proposer_rounds, budget, scores)
     least = plan.baseline_calls + plan.score + plan.held_out
