@@ -435,3 +435,25 @@ def test_unieval_topical_chat_gets_the_calibration_on_top() -> None:
     gain = report.gains["rmse"]
     assert gain.high is not None and gain.high < 0 and report.supported
     print(f"held-out RMSE {report.before['rmse']} -> {report.after['rmse']}; gain {gain}")
+
+
+def test_a_candidate_that_fails_on_the_hard_items_is_never_kept() -> None:
+    """With any example in its prompt this judge gives no verdict on exactly the items it
+    gets wrong: its accuracy over the items it scored is perfect, and it must not win."""
+    items = [
+        {"id": f"i{i}", "prompt": f"q{i}", "response": "good" if i % 2 else "bad"}
+        for i in range(60)
+    ]
+    labels = ["Correct" if it["response"] == "good" else "Incorrect" for it in items]
+
+    def answer(request: Request) -> str:
+        shown = "Example 1:" in str(request.messages[0].content)
+        bad = "bad" in str(request.messages[-1].content)
+        return "no idea" if shown and bad else "Correct"
+
+    judge = jurist.LLMJudge(jurist.get_model("mock:f", outputs=answer), template="true_false")
+    result = align_sync(judge, items, labels, metric="accuracy", pool=2, n_resamples=100)
+    report = result.report
+    assert [c.metric for c in report.candidates] == [1.0, 1.0]  # perfect where it answered
+    assert all(c.failed > 0 and not c.accepted for c in report.candidates)
+    assert not report.changed and not report.supported and result.judge is judge
