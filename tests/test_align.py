@@ -264,7 +264,7 @@ def test_the_budget_is_said_up_front_and_bounds_the_calls(pandalm: list[dict[str
 # -- numeric labels: the calibration on top ---------------------------------------------------
 
 
-def test_numeric_labels_get_a_calibration_when_it_helps() -> None:
+def test_numeric_labels_get_a_calibration_when_it_helps(tmp_path: Path) -> None:
     rng = random.Random(4)
     labels = [rng.randint(1, 5) for _ in range(240)]
     verdicts = [min(5, y + 2) if y > 1 else 1 for y in labels]  # too generous by 2
@@ -287,6 +287,14 @@ def test_numeric_labels_get_a_calibration_when_it_helps() -> None:
     assert report.plan.baseline_calls == 60 + 120  # no recorded scores: the judge is asked
     kappa = report.gains["quadratic_kappa"]
     assert kappa.low is not None and kappa.low > 0
+    # saved: a calibrated_judge entry around the judge, with the alignment's record
+    name, _ = jurist.catalog.add_version(
+        result.judge, "judges.generous.aligned", alignment=report.record(), root=tmp_path
+    )
+    entry = jurist.catalog.load_entry(name, root=tmp_path)
+    assert entry["kind"] == "calibrated_judge" and entry["alignment"]["calibrated"] is True
+    back = jurist.catalog.get(name, root=tmp_path)
+    assert isinstance(back, CalibratedJudge) and back.calibration == report.calibration
 
 
 # -- jurist align: a run judged through a real OpenAI-compatible server on loopback ----------
