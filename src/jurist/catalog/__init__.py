@@ -53,6 +53,7 @@ from jurist.errors import ConfigError, JuristError
 __all__ = [
     "EntryInfo",
     "add",
+    "add_version",
     "default_root",
     "get",
     "list_entries",
@@ -84,11 +85,14 @@ def add(
     overwrite: bool = False,
     description: str | None = None,
     root: str | Path | None = None,
+    alignment: dict[str, Any] | None = None,
 ) -> Path:
     """Store ``obj`` (a judge, template or rubric) as entry ``name`` in the user catalog.
 
     Refuses a name that exists (in the user catalog or built in) unless ``overwrite=True``;
-    a user entry then shadows the built-in one. Returns the file written.
+    a user entry then shadows the built-in one. Returns the file written. ``alignment``
+    (``jurist align``'s record: the data, examples and held-out figures) is kept in a
+    ``judge`` or ``calibrated_judge`` entry as it is.
     """
     check_name(name)
     kind = kind_of(obj)
@@ -114,8 +118,47 @@ def add(
     data = entry_of(obj, description)
     if "description" not in data:
         data = {"kind": data.pop("kind"), "description": _describe(obj, kind), **data}
+    if alignment is not None:
+        if kind not in ("judge", "calibrated_judge"):
+            raise ConfigError(f"catalog entry {name!r}: a {kind} entry keeps no alignment")
+        data["alignment"] = alignment
     write_entry(path, data)
     return path
+
+
+def next_version(name: str, *, root: str | Path | None = None) -> int:
+    """The first free version of ``name``: one more than the highest ``name.vN`` stored (in
+    the user catalog or built in), 1 when there is none."""
+    check_name(name)
+    prefix = f"{name}.v"
+    taken = [
+        int(other[len(prefix) :])
+        for other in iter_names(root)
+        if other.startswith(prefix) and other[len(prefix) :].isdigit()
+    ]
+    return max(taken, default=0) + 1
+
+
+def add_version(
+    obj: Any,
+    name: str,
+    *,
+    description: str | None = None,
+    root: str | Path | None = None,
+    alignment: dict[str, Any] | None = None,
+) -> tuple[str, Path]:
+    """Store ``obj`` as the next version of ``name`` (``name.v1``, ``name.v2``...), never
+    replacing one; returns the versioned name and the file written.
+
+    >>> import jurist, tempfile
+    >>> root = tempfile.mkdtemp()
+    >>> judge = jurist.LLMJudge("mock:j", template="likert")
+    >>> [add_version(judge, "judges.mine", root=root)[0] for _ in range(2)]
+    ['judges.mine.v1', 'judges.mine.v2']
+    """
+    full = f"{name}.v{next_version(name, root=root)}"
+    path = add(obj, full, description=description, root=root, alignment=alignment)
+    return full, path
 
 
 def remove(name: str, *, root: str | Path | None = None) -> Path:

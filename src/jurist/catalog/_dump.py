@@ -139,6 +139,7 @@ def _model_spec(model: Model) -> tuple[str, dict[str, Any], int | None]:
 
 
 def _llm_judge(judge: Any) -> dict[str, Any]:
+    from jurist.judges._examples import dump_examples
     from jurist.templates import list_templates
 
     (model,) = judge.models()
@@ -170,6 +171,8 @@ def _llm_judge(judge: Any) -> dict[str, Any]:
         out["system_prompt"] = judge.system_prompt
     if judge.extra_body:
         out["extra_body"] = dict(judge.extra_body)
+    if judge.examples:
+        out["examples"] = dump_examples(judge.examples)
     if rate is not None:
         out["max_calls_per_min"] = rate
     return out

@@ -9,7 +9,8 @@ keys depend on the kind (unknown keys are errors, so a typo never goes unnoticed
   template mapping) and the judge's parameters (``temperature``, ``max_tokens``,
   ``explanations``, ``scoring``, ``instructions``, ``labels``, ``system_prompt``,
   ``extra_body``, ``output``, ``top_logprobs``, ``min_coverage``, ``low_coverage``,
-  ``concurrency``, ``max_calls_per_min``, ``name``);
+  ``concurrency``, ``max_calls_per_min``, ``name``, ``examples``: few-shot examples,
+  each ``{item: {...}, verdict: ...}``);
 - ``pairwise_judge`` (a :class:`~jurist.PairwiseJudge`): ``model``, ``model_options``,
   ``template``, ``swap``, ``consistency`` and sampling parameters;
 - ``panel`` (a :class:`~jurist.Panel`): ``judges`` (catalog names, overrides allowed, or
@@ -23,6 +24,9 @@ keys depend on the kind (unknown keys are errors, so a typo never goes unnoticed
   name or an inline entry of any judge kind) and ``calibration`` (the fitted map, the label
   values and ``fitted_on``: a fingerprint of the items it was fitted on), as
   ``jurist calibrate --save`` writes it;
+- ``judge`` and ``calibrated_judge`` entries saved by ``jurist align`` also keep
+  ``alignment``: the record of the alignment (the data it was fitted on, the examples
+  chosen, held-out agreement before and after); it is not used to build the judge;
 - ``template``: ``template`` (the YAML template format of :func:`jurist.load_template`,
   with ``messages``, or a full dump of a :class:`~jurist.Template`);
 - ``rubric``: ``rubric`` (the format of :meth:`jurist.Rubric.from_dict`).
@@ -86,6 +90,8 @@ class JudgeEntry(_ModelKeys):
     low_coverage: Literal["fail", "flag"] = "fail"
     extra_body: dict[str, Any] = Field(default_factory=dict)
     output: Literal["auto", "text", "json"] = "auto"
+    examples: list[dict[str, Any]] = Field(default_factory=list)
+    alignment: dict[str, Any] | None = None
 
 
 class PairwiseEntry(_ModelKeys):
@@ -158,6 +164,7 @@ class CalibratedJudgeEntry(_Base):
     judge: str | dict[str, Any]
     calibration: dict[str, Any]
     name: str | None = None
+    alignment: dict[str, Any] | None = None
 
 
 class TemplateEntry(_Base):

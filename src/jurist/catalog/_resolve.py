@@ -143,6 +143,7 @@ def _make(
             low_coverage=spec.low_coverage,
             extra_body=spec.extra_body,
             output=spec.output,
+            examples=spec.examples,
         )
     if isinstance(spec, PairwiseEntry):
         return PairwiseJudge(

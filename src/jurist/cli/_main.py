@@ -22,6 +22,7 @@ from jurist._secrets import scrub
 # the command modules register their commands on `app` when imported
 from jurist.cli import (  # noqa: F401
     _agreement,
+    _align,
     _audit,
     _calibrate,
     _catalog,

@@ -5,6 +5,7 @@
 'likert'
 """
 
+from jurist.judges._examples import Example
 from jurist.judges._llm_judge import LLMJudge
 from jurist.judges._pairwise import (
     PairJudgment,
@@ -28,6 +29,7 @@ from jurist.judges.rubric import (
 __all__ = [
     "CriterionGrader",
     "CriterionVerdict",
+    "Example",
     "GradeReport",
     "ItemJudge",
     "ItemOutcome",

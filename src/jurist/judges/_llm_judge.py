@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 from jurist._sync import run_sync
 from jurist.errors import CapabilityError, ConfigError, DataError, JuristError
+from jurist.judges._examples import Example, check_examples, dump_examples, examples_text
 from jurist.judges._many import ManyItemsJudge, run_items
 from jurist.judges._output import (
     holds_json,
@@ -62,6 +63,10 @@ class LLMJudge(ManyItemsJudge[Judgment, JudgeResults]):
         labels: replace the scale with a label -> score map (``{"Yes": 1.0, "No": 0.0}``),
             or uqlm's score -> keywords map (``{1.0: ["yes"], 0.0: ["no"]}``).
         system_prompt: replace the whole system message (instructions and format).
+        examples: few-shot examples, items people judged (``{"item": {...}, "verdict": ...}``
+            or :class:`~jurist.judges.Example`), placed in the system message after the
+            instructions and format (static, so the prefix cache is shared); see
+            :mod:`jurist.judges._examples`.
         temperature, max_tokens: sampling; ``max_tokens`` defaults to the template's;
             ``temperature=None`` leaves it to the model (a LangChain model's own setting).
         concurrency: the most calls in flight at once in a batch.
@@ -113,6 +118,7 @@ class LLMJudge(ManyItemsJudge[Judgment, JudgeResults]):
         output: OutputFormat = "auto",
         turn: Turn = "last",
         max_tool_chars: int | None = DEFAULT_MAX_TOOL_CHARS,
+        examples: Sequence[Example | Mapping[str, Any]] = (),
         **model_options: Any,
     ) -> None:
         base = judge_model(model, model_options, "LLMJudge")
@@ -136,6 +142,7 @@ class LLMJudge(ManyItemsJudge[Judgment, JudgeResults]):
             "output": output,
             "turn": turn,
             "max_tool_chars": max_tool_chars,
+            "examples": examples,
         }
         if max_calls_per_min is not None:
             if max_calls_per_min <= 0:
@@ -175,6 +182,11 @@ class LLMJudge(ManyItemsJudge[Judgment, JudgeResults]):
         # answering in text is asked for text (see jurist.judges._output)
         self._degrades = output == "auto" and self._schema is not None and not tpl.json_only
         self._text_system = system_prompt or tpl.system_text(explanations=explanations)
+        self.examples = check_examples(examples, tpl)
+        if self.examples:
+            shots = examples_text(self.examples, tpl)
+            self._system = f"{self._system}\n\n{shots}"
+            self._text_system = f"{self._text_system}\n\n{shots}"
         if scoring not in ("parse", "logprobs", "auto"):
             raise ConfigError(f"scoring must be 'parse', 'logprobs' or 'auto', got {scoring!r}")
         if top_logprobs < 1:
@@ -277,6 +289,7 @@ class LLMJudge(ManyItemsJudge[Judgment, JudgeResults]):
             "json": self.json,
             "json_schema": self._schema,
             "extra_body": self.extra_body,
+            **({"examples": dump_examples(self.examples)} if self.examples else {}),
         }
 
     # -- one item -------------------------------------------------------------------------

@@ -12,7 +12,11 @@
   figures per tier (coverage, agreement, calls, tokens, cost);
 - :func:`fit_calibration` fits a monotone map from a judge's score to the labels' scale on
   one part of the labelled items and reports agreement before and after on the rest;
-  :class:`CalibratedJudge` applies a fitted :class:`Calibration` to any judge.
+  :class:`CalibratedJudge` applies a fitted :class:`Calibration` to any judge;
+- :func:`align` / :func:`align_sync`: few-shot examples (and optionally new instructions
+  from a proposer model) chosen on a train slice of labelled items to raise an
+  :class:`~jurist.LLMJudge`'s agreement, checked once on held-out items (an
+  :class:`AlignReport` that claims no gain its interval does not support).
 
 - :class:`RepeatModel` / :func:`judge_for_repeat`: a judge asked again (``repeats=N`` in
   :func:`jurist.evaluate`), each repeat its own cache key; :func:`gate_scores`: the CI gate
@@ -21,6 +25,9 @@
 The threshold of one judge alone is :func:`jurist.metrics.selective_threshold`.
 """
 
+from jurist.trust._align import Alignment, align, align_sync
+from jurist.trust._align_data import LabelSpace
+from jurist.trust._align_report import AlignPlan, AlignReport, Candidate
 from jurist.trust._calibrate import Calibration, CalibrationReport, FittedOn, fit_calibration
 from jurist.trust._calibrated import CalibratedJudge, CalibratedJudgment, CalibratedResults
 from jurist.trust._cascade import CascadeJudge
@@ -49,12 +56,16 @@ from jurist.trust._review import CascadeSummary, TierSummary, cascade_summary, w
 from jurist.trust._study import GuaranteeStudy, guarantee_study
 
 __all__ = [
+    "AlignPlan",
+    "AlignReport",
+    "Alignment",
     "Bar",
     "CalibratedJudge",
     "CalibratedJudgment",
     "CalibratedResults",
     "Calibration",
     "CalibrationReport",
+    "Candidate",
     "CascadeFit",
     "CascadeJudge",
     "CascadeJudgment",
@@ -66,6 +77,7 @@ __all__ = [
     "FittedOn",
     "GateResult",
     "GuaranteeStudy",
+    "LabelSpace",
     "NotAsked",
     "RepeatModel",
     "RepeatPlan",
@@ -74,6 +86,8 @@ __all__ = [
     "TierStep",
     "TierSummary",
     "aggregate_repeats",
+    "align",
+    "align_sync",
     "cascade_summary",
     "fit_calibration",
     "fit_cascade",
