@@ -35,11 +35,7 @@ def print_summary(
     rows = [
         *((k, str(summary[k])) for k in ("model", "template", "rubric") if summary.get(k)),
         ("judge", str(summary.get("judge", ""))),
-        *(
-            (("systems", _systems_text(summary["systems"])),)
-            if summary.get("systems")
-            else ()
-        ),
+        *((("systems", _systems_text(summary["systems"])),) if summary.get("systems") else ()),
         *(("scoring", str(summary[k])) for k in ("scoring",) if summary.get(k)),
         ("items", str(summary["items"])),
         ("scored", str(summary["scored"])),
