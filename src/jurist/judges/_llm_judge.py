@@ -286,7 +286,7 @@ class LLMJudge(BatchJudge[Judgment, JudgeResults]):
         prompt_text = messages[-1].content
         if self._weigher is not None and self._weigher.one_pass:
             return await self._weigher.score_bare(messages, prompt_text)
-        usage = Usage()
+        usage: Usage | None = None  # billed usage summed over the attempts (none yet)
         attempts = 0
         latency = 0.0
         text: str | None = None
@@ -319,12 +319,12 @@ class LLMJudge(BatchJudge[Judgment, JudgeResults]):
                     judge_prompt=prompt_text,
                     response=text,
                     attempts=attempts,
-                    usage=usage + Usage(attempts=sent),
+                    usage=_plus(usage, Usage(attempts=sent)),
                     latency=latency + time.perf_counter() - started,
                 )
             latency += completion.latency
             attempts += completion.attempts
-            usage = usage + completion.billed_usage
+            usage = _plus(usage, completion.billed_usage)
             text = completion.text
             read_json = True if self.json and not as_text else None
             verdict = await self.template.aparse(
@@ -368,7 +368,7 @@ class LLMJudge(BatchJudge[Judgment, JudgeResults]):
             judge_prompt=prompt_text,
             response=text,
             attempts=attempts,
-            usage=usage,
+            usage=usage if usage is not None else Usage(),
             latency=latency,
             output_note=note,
         )
@@ -440,3 +440,8 @@ class LLMJudge(BatchJudge[Judgment, JudgeResults]):
         return run_sync(
             self.judge_responses(prompts, responses, retries, progress_bar, concurrency=concurrency)
         )
+
+
+def _plus(total: Usage | None, usage: Usage) -> Usage:
+    """``total + usage``, with no new object for the first (usually only) attempt."""
+    return usage if total is None else total + usage

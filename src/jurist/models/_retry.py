@@ -243,6 +243,8 @@ class RetryModel(WrapperModel):
     async def complete(self, request: Request) -> Completion:
         completion, failed_calls = await self._call(lambda: self.wrapped.complete(request))
         # _call counted the successful try as 0 calls; its completion says how many it made.
+        if not failed_calls:  # the first try: nothing to add, no copy
+            return completion
         return completion.model_copy(update={"attempts": failed_calls + completion.attempts})
 
     async def candidate_scores(
@@ -251,6 +253,8 @@ class RetryModel(WrapperModel):
         scores, failed_calls = await self._call(
             lambda: self.wrapped.candidate_scores(request, candidates)
         )
+        if not failed_calls:
+            return scores
         return scores.model_copy(update={"attempts": failed_calls + scores.attempts})
 
     def __repr__(self) -> str:
