@@ -13,7 +13,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from typing import Any, Literal
 
 from jurist._sync import run_sync
@@ -407,8 +407,8 @@ class LLMJudge(BatchJudge[Judgment, JudgeResults]):
         items = [{"prompt": p, "response": r} for p, r in zip(prompts, responses, strict=True)]
         all_messages = [self.messages(item) for item in items]
 
-        async def one(i: int) -> Judgment:
-            return await self._judge_messages(all_messages[i], retries)
+        def one(i: int) -> Coroutine[Any, Any, Judgment]:
+            return self._judge_messages(all_messages[i], retries)  # no frame of its own
 
         judgments = await run_items(
             one,

@@ -72,7 +72,6 @@ from jurist._secrets import (
     is_placeholder_key,
     remember_secrets_in,
     scrub,
-    shown_name,
     split_url_credentials,
 )
 from jurist.errors import (
@@ -427,7 +426,7 @@ class OpenAIModel(Model):
                 ),
                 finish_reason=choice.get("finish_reason"),
                 latency=latency,
-                model=shown_name(str(payload.get("model") or self.name)),  # never a key
+                model=str(payload.get("model") or self.name),  # its validator hides a key
             )
         except (ValueError, LookupError, TypeError, AttributeError) as exc:
             # ValueError covers bad JSON and pydantic's ValidationError.
