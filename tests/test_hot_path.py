@@ -144,6 +144,41 @@ def test_a_judgment_is_one_backend_call_through_one_retry_layer_and_no_parse(
     assert dict(tally.calls) == {"OpenAIModel._send": N, "RetryModel.complete": N}
 
 
+@pytest.mark.slow
+def test_a_bounded_judge_that_fell_back_to_text_builds_the_same(
+    stub_server: StubServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The reward judges' shape: ``output="auto"`` against a server that answers text
+    (JSON is turned off after a few replies, and the text system message is built once),
+    under a concurrency bound alone (no pacing schedule, no context manager per call)."""
+    from jurist.models import LimitedModel, with_limits
+    from jurist.models._stack import limits_layer
+
+    tally = Tally(monkeypatch)
+    tally.install()
+    tally.count_calls(LimitedModel, "_slot")
+    tally.count_calls(LimitedModel, "reserve")
+    model = jurist.get_model("openai:stub", base_url=stub_server.base_url, api_key="x")
+    bounded = with_limits(model, limits_layer(max_concurrency=8))
+    judge = jurist.LLMJudge(bounded, template=throughput.TEMPLATE)  # output="auto"
+    assert judge.json
+    prompts, responses = throughput.make_workload(N)
+    judge.judge_responses_sync(prompts[:4], responses[:4], retries=0, concurrency=1)
+    tally.on = True
+    out = judge.judge_responses_sync(prompts, responses, retries=0, concurrency=8)
+    tally.on = False
+    assert out["scores"] == [1.0] * N
+    assert dict(tally.built) == {
+        "Message": N,
+        "Request": N,
+        "Completion": N,
+        "Usage": 2 * N,
+        "Judgment": N,
+    }
+    assert dict(tally.copied) == {} and dict(tally.constructed) == {}
+    assert dict(tally.calls) == {}
+
+
 def test_a_retried_call_still_counts_its_attempts() -> None:
     """RetryModel's first-try fast path returns the completion as it is; a call that was
     retried is still copied with its attempts, so the fast path hides no retry."""

@@ -163,6 +163,7 @@ class LLMJudge(BatchJudge[Judgment, JudgeResults]):
         # answering in text is asked for text (see jurist.judges._output)
         self._degrades = output == "auto" and self._schema is not None and not tpl.json_only
         self._text_system = system_prompt or tpl.system_text(explanations=explanations)
+        self._text_system_message = Message(role="system", content=self._text_system)
         if scoring not in ("parse", "logprobs", "auto"):
             raise ConfigError(f"scoring must be 'parse', 'logprobs' or 'auto', got {scoring!r}")
         if top_logprobs < 1:
@@ -377,7 +378,7 @@ class LLMJudge(BatchJudge[Judgment, JudgeResults]):
         """``messages`` with the system message asking for the template's text format."""
         if not messages or messages[0].role != "system" or messages[0].content != self._system:
             return messages
-        return (Message(role="system", content=self._text_system), *messages[1:])
+        return (self._text_system_message, *messages[1:])
 
     # -- batches (judge_items and the sync twins come from BatchJudge) ----------------------
 
