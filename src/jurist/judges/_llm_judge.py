@@ -38,7 +38,7 @@ from jurist.judges._weigher import (
 from jurist.models import Model, with_limits
 from jurist.models._retry import attempts_of
 from jurist.models._stack import limits_layer
-from jurist.templates import Template, get_template
+from jurist.templates import PARSE_INLINE_MAX, Template, get_template
 from jurist.types import Judgment, Message, OutputFormatUsed, Request, Usage
 
 __all__ = ["LLMJudge", "OutputFormat"]
@@ -164,6 +164,7 @@ class LLMJudge(BatchJudge[Judgment, JudgeResults]):
         self._degrades = output == "auto" and self._schema is not None and not tpl.json_only
         self._text_system = system_prompt or tpl.system_text(explanations=explanations)
         self._text_system_message = Message(role="system", content=self._text_system)
+        self._json_off_note = json_off_note(base.spec)
         if scoring not in ("parse", "logprobs", "auto"):
             raise ConfigError(f"scoring must be 'parse', 'logprobs' or 'auto', got {scoring!r}")
         if top_logprobs < 1:
@@ -328,11 +329,14 @@ class LLMJudge(BatchJudge[Judgment, JudgeResults]):
             usage = _plus(usage, completion.billed_usage)
             text = completion.text
             read_json = True if self.json and not as_text else None
-            verdict = await self.template.aparse(
-                text, explanations=self.explanations, json=read_json
-            )
+            if len(text) <= PARSE_INLINE_MAX:  # what aparse does, without its coroutine
+                verdict = self.template.parse(text, explanations=self.explanations, json=read_json)
+            else:
+                verdict = await self.template.aparse(
+                    text, explanations=self.explanations, json=read_json
+                )
             fmt: OutputFormatUsed = "json" if read_json else "text"
-            note = json_off_note(self.model.spec) if as_text else None
+            note = self._json_off_note if as_text else None
             if state is not None and not as_text:
                 if verdict.score is None and not holds_json(text):
                     state.saw_text()  # a server that ignores the schema: read the text
@@ -343,7 +347,8 @@ class LLMJudge(BatchJudge[Judgment, JudgeResults]):
                 else:
                     state.saw_json()
             # the backend sent the schema in a fallback form (see jurist.models._json_form)
-            note = joined_notes(completion.format_note, note)
+            if completion.format_note is not None:
+                note = joined_notes(completion.format_note, note)
             if verdict.score is not None:
                 judgment = Judgment(
                     score=verdict.score,
