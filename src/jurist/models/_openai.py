@@ -423,6 +423,7 @@ class OpenAIModel(Model):
                     completion_tokens=int(usage.get("completion_tokens") or 0),
                     cached_tokens=int(details.get("cached_tokens") or 0),
                     calls=1,
+                    attempts=1,  # one request sent: the usage is already the billed one
                 ),
                 finish_reason=choice.get("finish_reason"),
                 latency=latency,
