@@ -102,6 +102,7 @@ from jurist.models._openai_wire import (
     read_capped,
     retry_after_seconds,
     snippet,
+    whole_body_fits,
 )
 from jurist.models._server_identity import served_identity
 from jurist.types import Completion, Request, Usage
@@ -321,7 +322,7 @@ class OpenAIModel(Model):
         """Send ``request`` with its schema in ``form``; ``probe``: an error answer that
         refuses the form raises :class:`~jurist.errors.UnsupportedRequestError`."""
         data = orjson.dumps(self._body(request, form))
-        session = await self._pools.get()
+        session = self._pools.current() or await self._pools.get()
         seconds = self.timeout if request.timeout is None else request.timeout
         start = time.perf_counter()
         try:
@@ -331,7 +332,10 @@ class OpenAIModel(Model):
                 asyncio.timeout(seconds),
                 session.post(self._parsed_url, data=data) as resp,
             ):
-                raw = await self._read_body(resp)
+                if whole_body_fits(resp, self.max_response_bytes, self._too_large):
+                    raw = await resp.read()  # read_capped's fast path, no coroutine of its own
+                else:
+                    raw = await self._read_body(resp)
                 status = resp.status
                 if not 200 <= status < 300:
                     raise self._status_error(
