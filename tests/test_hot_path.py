@@ -25,6 +25,7 @@ from pydantic import BaseModel
 
 import jurist
 from jurist.models import RetryModel
+from jurist.models._loop_sessions import LoopSessions
 from jurist.models._openai import OpenAIModel
 from jurist.templates import Template
 
@@ -135,6 +136,8 @@ def test_a_judgment_is_one_backend_call_through_one_retry_layer_and_no_parse(
     tally.count_calls(OpenAIModel, "_send")
     tally.count_calls(RetryModel, "complete")
     tally.count_calls(Template, "_read")
+    tally.count_calls(OpenAIModel, "_read_body")  # the capped piecewise read: not needed
+    tally.count_calls(LoopSessions, "get")  # the open session is found without a coroutine
     judge = _judge(stub_server.base_url)
     stub_server.reset()
     out = _judged(tally, judge, N)
