@@ -15,6 +15,7 @@ import sys
 import tempfile
 import time
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -235,26 +236,27 @@ def judge_bodies(kwargs: dict[str, Any], n: int, tag: str) -> list[bytes]:
 
 
 async def floor(base_url: str, bodies: list[bytes], concurrency: int, verdict: str) -> float:
-    """Bare aiohttp posting ``bodies`` (built beforehand), ``concurrency`` at once, each
-    answer read and its verdict checked: the same requests as a reward path, no jurist."""
-    sem = asyncio.Semaphore(concurrency)
+    """Bare aiohttp posting ``bodies`` (built beforehand), ``concurrency`` at once (as
+    many workers, each posting the next body when its answer is in), each answer read and
+    its verdict checked: the same requests as a reward path, no jurist."""
     headers = {"Content-Type": "application/json", "Authorization": "Bearer x"}
     connector = aiohttp.TCPConnector(limit=1000)
-    texts: list[str] = []
-    async with aiohttp.ClientSession(connector=connector) as session:
+    url = f"{base_url}/chat/completions"
+    texts: list[str] = [""] * len(bodies)
+    async with aiohttp.ClientSession(connector=connector, headers=headers) as session:
 
-        async def one(body: bytes) -> None:
-            async with (
-                sem,
-                session.post(f"{base_url}/chat/completions", data=body, headers=headers) as r,
-            ):
-                payload = json.loads(await r.read())
-            texts.append(payload["choices"][0]["message"]["content"])
+        async def run(indices: Iterator[int]) -> None:
+            async def worker() -> None:
+                for i in indices:
+                    async with session.post(url, data=bodies[i]) as r:
+                        payload = json.loads(await r.read())
+                    texts[i] = payload["choices"][0]["message"]["content"]
 
-        await asyncio.gather(*(one(b) for b in bodies[:concurrency]))  # open the pool
-        texts.clear()
+            await asyncio.gather(*(worker() for _ in range(min(concurrency, len(bodies)))))
+
+        await run(iter(range(min(concurrency, len(bodies)))))  # open the pool
         clock = Clock()
-        await asyncio.gather(*(one(b) for b in bodies))
+        await run(iter(range(len(bodies))))
         wall = clock.stop()
     if texts != [verdict] * len(bodies):
         raise SystemExit(f"floor: {sum(t != verdict for t in texts)} answers were not {verdict!r}")
