@@ -646,19 +646,21 @@ def main(argv: list[str] | None = None) -> int:
 
     overhead: list[dict[str, Any]] = []
     for j in (c32, c256):
-        conc = j.concurrency
-        floors = [r for r in runs if r.tool == "aiohttp" and r.concurrency == conc]
+        in_flight = j.concurrency
+        floors = [r for r in runs if r.tool == "aiohttp" and r.concurrency == in_flight]
         jurists = [
             r
             for r in runs
-            if r.tool == "jurist" and r.concurrency == conc and r.extra["max_calls_per_min"] is None
+            if r.tool == "jurist"
+            and r.concurrency == in_flight
+            and r.extra["max_calls_per_min"] is None
         ]
         if floors:
             floor_ms = statistics.median(r.cpu_ms_per_judgment for r in floors)
             jurist_ms = statistics.median(r.cpu_ms_per_judgment for r in jurists)
             overhead.append(
                 {
-                    "concurrency": conc,
+                    "concurrency": in_flight,
                     "repeats": len(floors),
                     "floor_cpu_ms": floor_ms,
                     "jurist_cpu_ms": jurist_ms,
@@ -672,7 +674,7 @@ def main(argv: list[str] | None = None) -> int:
             )
             targets.append(
                 Target(
-                    f"jurist CPU / floor CPU, c={conc} (medians of {len(floors)})",
+                    f"jurist CPU / floor CPU, c={in_flight} (medians of {len(floors)})",
                     jurist_ms / floor_ms,
                     CPU_RATIO_TO_FLOOR,
                     "<=",
