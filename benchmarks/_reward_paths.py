@@ -15,6 +15,7 @@ import sys
 import tempfile
 import time
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,7 @@ from jurist.rewards import (
     batch_compute_score,
     compute_score,
     compute_score_async,
+    reward_judge_from_kwargs,
     trl_reward_func,
 )
 
@@ -211,34 +213,54 @@ class VerlLoopPath:
         return wall
 
 
-async def floor(base_url: str, n: int, concurrency: int, tag: str) -> float:
-    """Bare aiohttp posting ``n`` prebuilt chat bodies, ``concurrency`` at once."""
-    bodies = [
-        json.dumps(
-            {
-                "model": "x",
-                "messages": [{"role": "user", "content": f"{tag} rollout {i} " * 40}],
-                "max_tokens": 10,
-            }
-        ).encode()
-        for i in range(n)
-    ]
-    sem = asyncio.Semaphore(concurrency)
+def judge_bodies(kwargs: dict[str, Any], n: int, tag: str) -> list[bytes]:
+    """The chat bodies jurist's reward judge sends for ``rollouts(n, tag)``: the reward
+    template rendered for each rollout's response, reference and question, with the
+    judge's sampling, as it asks once the stub's text answers have turned JSON off."""
+    rj = reward_judge_from_kwargs(**kwargs)
+    judge = rj.judge.with_options(output="text")
+    name = str(kwargs["model"]).partition(":")[2]
+    _, sols, refs, infos = rollouts(n, tag)
+    bodies = []
+    for sol, ref, info in zip(sols, refs, infos, strict=True):
+        item = {"response": sol, "prompt": info["question"], "reference": ref}
+        messages = [{"role": m.role, "content": m.content} for m in judge.messages(item)]
+        body = {
+            "model": name,
+            "messages": messages,
+            "max_tokens": judge.max_tokens,
+            "temperature": judge.temperature,
+        }
+        bodies.append(json.dumps(body).encode())
+    return bodies
+
+
+async def floor(base_url: str, bodies: list[bytes], concurrency: int, verdict: str) -> float:
+    """Bare aiohttp posting ``bodies`` (built beforehand), ``concurrency`` at once (as
+    many workers, each posting the next body when its answer is in), each answer read and
+    its verdict checked: the same requests as a reward path, no jurist."""
     headers = {"Content-Type": "application/json", "Authorization": "Bearer x"}
     connector = aiohttp.TCPConnector(limit=1000)
-    async with aiohttp.ClientSession(connector=connector) as session:
+    url = f"{base_url}/chat/completions"
+    texts: list[str] = [""] * len(bodies)
+    async with aiohttp.ClientSession(connector=connector, headers=headers) as session:
 
-        async def one(body: bytes) -> None:
-            async with (
-                sem,
-                session.post(f"{base_url}/chat/completions", data=body, headers=headers) as r,
-            ):
-                await r.read()
+        async def run(indices: Iterator[int]) -> None:
+            async def worker() -> None:
+                for i in indices:
+                    async with session.post(url, data=bodies[i]) as r:
+                        payload = json.loads(await r.read())
+                    texts[i] = payload["choices"][0]["message"]["content"]
 
-        await asyncio.gather(*(one(b) for b in bodies[:concurrency]))  # open the pool
+            await asyncio.gather(*(worker() for _ in range(min(concurrency, len(bodies)))))
+
+        await run(iter(range(min(concurrency, len(bodies)))))  # open the pool
         clock = Clock()
-        await asyncio.gather(*(one(b) for b in bodies))
-        return clock.stop()
+        await run(iter(range(len(bodies))))
+        wall = clock.stop()
+    if texts != [verdict] * len(bodies):
+        raise SystemExit(f"floor: {sum(t != verdict for t in texts)} answers were not {verdict!r}")
+    return wall
 
 
 # -- the reward server ------------------------------------------------------------------

@@ -4,9 +4,10 @@ The stub OpenAI-compatible server (``_stub_server.py``, a process of its own) an
 ``/v1/chat/completions`` after ``--latency`` seconds (0.2) with ``Score: 0.8``. In each of
 ``--repeats`` rounds, one after another on the same stub:
 
-- **floor**: bare aiohttp posting ``n`` prebuilt chat bodies at concurrency 256 (what the
-  machine's network stack and event loop cost before any judging), for ``n`` (1,024) and
-  for the server's ``--server-n`` (512);
+- **floor**: bare aiohttp posting, at concurrency 256, the chat bodies jurist's reward
+  judge sends for ``n`` (1,024) rollouts and for the server's ``--server-n`` (512): the
+  reward template rendered for each rollout, built beforehand, each answer read and checked
+  (what the machine's network stack and event loop cost before any judging);
 - **verl reward loop**: verl 0.9's own ``RewardLoopWorker`` (one worker, config composed
   from verl's ``ppo_trainer.yaml``) scoring a ``DataProto`` of ``n`` rollouts with
   ``compute_score_async`` (skipped when verl is not installed);
@@ -26,10 +27,12 @@ The stub OpenAI-compatible server (``_stub_server.py``, a process of its own) an
   a reward server that only waits ``--latency`` per sample under the same bound: what
   HTTP and the client's pattern cost with no judging at all (no target).
 
-Each figure is the median over the rounds; targets are ratios, so a loaded machine slows
-the floor and the paths alike: every in-process path and the batched server within 1.3x
-the floor, the stream within 1.3x the ideal server's stream (the same client sending the
-same requests to a server that costs nothing) and within 1.3x the batched request. The
+Each figure is the median over the rounds and is printed as a ratio to the floor of the
+same run (the server runs to the ``--server-n`` floor); targets are ratios, so a loaded
+machine slows the floor and the paths alike: every in-process path and the batched
+server within 1.3x the floor, the stream within 1.3x the ideal server's stream (the same
+client sending the same requests to a server that costs nothing) and within 1.3x the
+batched request. The
 per-sample loop (sync ``compute_score`` once per rollout) runs on ``--loop-n`` rollouts,
 extrapolated to ``n``: the batch must be at least 50x faster. Every reward is checked (all 0.8).
 
@@ -65,6 +68,7 @@ from _stub_server import StubServer
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 VERDICT = "Score: 0.8"
 TARGET = 1.3
+SERVER_RUNS = ("server batched", "server stream", "ideal batched", "ideal stream")
 SPEEDUP_TARGET = 50.0
 
 
@@ -85,6 +89,7 @@ def main() -> int:
     if args.quick:
         args.n, args.server_n, args.loop_n = 256, 128, 8
     n, c, lat = args.n, args.concurrency, args.latency
+    load_before = os.getloadavg()
     times: dict[str, list[float]] = {}
     notes: dict[str, str] = {}
     server_cpu: dict[str, list[float]] = {}
@@ -142,7 +147,8 @@ def main() -> int:
                 asyncio.run(paths.server_batched(ideal_url, c, "warm-i"))
                 asyncio.run(ideal_stream(c, "warm-is"))
             for r in range(args.repeats):
-                record("floor", asyncio.run(paths.floor(stub.base_url, n, c, f"f{r}")))
+                bodies = paths.judge_bodies(kw, n, f"f{r}")  # the paths' requests, prebuilt
+                record("floor", asyncio.run(paths.floor(stub.base_url, bodies, c, VERDICT)))
                 if verl is not None and ideal_verl is not None:
                     record("verl reward loop", verl(n, f"verl{r}"))
                     record("ideal reward loop", ideal_verl(n, f"iverl{r}"))
@@ -151,8 +157,10 @@ def main() -> int:
                 record("TRL", trl(n, f"trl{r}"))
                 if server is not None and stream is not None and ideal_stream is not None:
                     sn = args.server_n
+                    bodies = paths.judge_bodies(kw, sn, f"g{r}")
                     record(
-                        "floor (server n)", asyncio.run(paths.floor(stub.base_url, sn, c, f"g{r}"))
+                        "floor (server n)",
+                        asyncio.run(paths.floor(stub.base_url, bodies, c, VERDICT)),
                     )
                     pid = proc.pid if proc is not None else 0
                     cpu0 = paths.process_cpu(pid)
@@ -232,8 +240,18 @@ def main() -> int:
     for name, walls in times.items():
         print(f"  {name:18s} median {med[name]:.3f} s of {[round(w, 3) for w in walls]}")
     print(f"  per-sample loop: {args.loop_n} in {loop_wall:.2f} s -> {loop_est:.1f} s for {n}")
+    # every path as a ratio to bare aiohttp sending the same requests in the same run
+    ratios: dict[str, float] = {}
+    for name in med:
+        ref = floor_s if name in SERVER_RUNS or name == "floor (server n)" else floor_n
+        if ref is not None:
+            ratios[name] = med[name] / ref
+    print("  wall time / the floor's (the same requests, bare aiohttp, same run):")
+    for name, ratio in ratios.items():
+        print(f"    {name:18s} {ratio:.2f} x")
     print("  this process's CPU per judgment (median), and its ratio to the floor's:")
     floor_cpu = statistics.median(cpu["floor"]) / n
+    cpu_ratios: dict[str, float] = {}
     for name in (
         "floor",
         "verl reward loop",
@@ -244,12 +262,14 @@ def main() -> int:
     ):
         if name in cpu:
             per = statistics.median(cpu[name]) / n
+            cpu_ratios[name] = per / floor_cpu
             print(f"    {name:18s} {per * 1000:.3f} ms ({per / floor_cpu:.2f} x)")
     for name, cpus in server_cpu.items():
         per = statistics.median(cpus) / args.server_n * 1000
         print(f"  server CPU, {name}: {per:.3f} ms per sample (median of {len(cpus)})")
     for name, note in notes.items():
         print(f"  {name}: {note}")
+    print(f"  load average before {load_before[0]:.2f}, after {os.getloadavg()[0]:.2f}")
     failed = False
     rows = []
     for name, value, limit, op in targets:
@@ -265,9 +285,12 @@ def main() -> int:
         "bound_s": bound,
         "python": platform.python_version(),
         "cpus": os.cpu_count(),
-        "load": os.getloadavg(),
+        "load_before": load_before,
+        "load_after": os.getloadavg(),
         "walls_s": times,
         "median_s": med,
+        "wall_ratio_to_floor": ratios,
+        "cpu_ratio_to_floor": cpu_ratios,
         "server_cpu_s": server_cpu,
         "process_cpu_s": cpu,
         "loop": {"measured_n": args.loop_n, "wall_s": loop_wall, "extrapolated_s": loop_est},

@@ -16,8 +16,11 @@ Against it:
    the achieved rate is at least 90% of the limit. uqlm with the same setting is shown
    for contrast (no target).
 
-Also shown without a target: the transport floor, bare aiohttp posting the same request
-bodies (built beforehand) at each concurrency, so ``jurist - floor`` is jurist's own cost.
+6. jurist's client CPU per judgment against the transport floor, bare aiohttp posting the
+   same request bodies (built beforehand) to the same server at the same concurrency:
+   within 1.3x at 32 and at 256 in flight. jurist and the floor run alternately,
+   ``--repeats`` times each (default 3), and the ratio is of the medians, so a machine
+   whose load changes during the run weighs on both sides alike.
 
 Client CPU is ``time.process_time()`` of the judging process around the judging call
 (jurist in this process, uqlm in its worker), divided by the number of judgments.
@@ -42,6 +45,7 @@ import json
 import math
 import os
 import platform
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -66,6 +70,7 @@ TEMPLATE = "true_false_uncertain"
 WALL_RATIO_C32 = 1.10
 WALL_RATIO_C256 = 1.5
 CPU_MS_PER_JUDGMENT = 0.5
+CPU_RATIO_TO_FLOOR = 1.3
 PACING_WINDOW_S = 5.0
 PACING_MAX_WINDOW_RATIO = 1.2
 PACING_MIN_RATE_RATIO = 0.9
@@ -436,12 +441,17 @@ def print_report(report: dict[str, Any]) -> None:
         console.print(pace)
 
     if report["floor"]:
-        floor = Table(title="jurist vs the transport floor (bare aiohttp, same bodies prebuilt)")
+        floor = Table(
+            title="jurist vs the transport floor (bare aiohttp, same bodies prebuilt; "
+            "medians of the alternated runs)"
+        )
         for col in (
             "conc.",
+            "runs",
             "floor CPU ms",
             "jurist CPU ms",
             "jurist − floor ms",
+            "jurist / floor",
             "floor wall s",
             "jurist wall s",
         ):
@@ -449,9 +459,11 @@ def print_report(report: dict[str, Any]) -> None:
         for row in report["floor"]:
             floor.add_row(
                 str(row["concurrency"]),
+                str(row["repeats"]),
                 _fmt(row["floor_cpu_ms"]),
                 _fmt(row["jurist_cpu_ms"]),
                 _fmt(row["jurist_over_floor_cpu_ms"]),
+                _fmt(row["cpu_ratio"], ".2f"),
                 _fmt(row["floor_wall_s"]),
                 _fmt(row["jurist_wall_s"]),
             )
@@ -519,6 +531,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--n", type=int, default=None, help="judgments per throughput run")
     parser.add_argument("--pacing-n", type=int, default=None, help="judgments in the pacing run")
     parser.add_argument("--rate", type=int, default=1200, help="max_calls_per_min for pacing")
+    parser.add_argument(
+        "--repeats",
+        type=int,
+        default=3,
+        help="jurist and floor runs per concurrency, alternated (CPU ratio of the medians)",
+    )
     parser.add_argument("--out", type=Path, default=None, help="results JSON path")
     args = parser.parse_args(argv)
 
@@ -546,12 +564,19 @@ def main(argv: list[str] | None = None) -> int:
         # Warm-up: first-use costs (template compile, imports inside backends) stay out.
         asyncio.run(_jurist_judge(server.base_url, prompts[:8], responses[:8], 8))
         for conc in (32, 256):
-            print(f"jurist: {n} judgments at concurrency {conc} ...", file=sys.stderr)
-            run, _ = run_jurist(server, f"jurist c={conc}", prompts, responses, conc)
-            runs.append(run)
-            if not args.skip_floor:  # right after, so both see the same machine
-                print(f"aiohttp floor: {n} requests at concurrency {conc} ...", file=sys.stderr)
-                runs.append(run_aiohttp_floor(server, prompts, responses, conc))
+            for rep in range(1, max(1, args.repeats) + 1):
+                tag = "" if rep == 1 else f" #{rep}"
+                print(f"jurist: {n} judgments at concurrency {conc}{tag} ...", file=sys.stderr)
+                run, _ = run_jurist(server, f"jurist c={conc}{tag}", prompts, responses, conc)
+                runs.append(run)
+                if not args.skip_floor:  # right after, so both see the same machine
+                    print(
+                        f"aiohttp floor: {n} requests at concurrency {conc}{tag} ...",
+                        file=sys.stderr,
+                    )
+                    floor_run = run_aiohttp_floor(server, prompts, responses, conc)
+                    floor_run.label += tag
+                    runs.append(floor_run)
         print(f"jurist: pacing, {pacing_n} judgments at {args.rate}/min ...", file=sys.stderr)
         run, arrivals = run_jurist(
             server, f"jurist {args.rate}/min", p_prompts, p_responses, pacing_n, args.rate
@@ -621,17 +646,41 @@ def main(argv: list[str] | None = None) -> int:
 
     overhead: list[dict[str, Any]] = []
     for j in (c32, c256):
-        floor = by_label.get(f"aiohttp floor c={j.concurrency}")
-        if floor is not None:
+        in_flight = j.concurrency
+        floors = [r for r in runs if r.tool == "aiohttp" and r.concurrency == in_flight]
+        jurists = [
+            r
+            for r in runs
+            if r.tool == "jurist"
+            and r.concurrency == in_flight
+            and r.extra["max_calls_per_min"] is None
+        ]
+        if floors:
+            floor_ms = statistics.median(r.cpu_ms_per_judgment for r in floors)
+            jurist_ms = statistics.median(r.cpu_ms_per_judgment for r in jurists)
             overhead.append(
                 {
-                    "concurrency": j.concurrency,
-                    "floor_cpu_ms": floor.cpu_ms_per_judgment,
-                    "jurist_cpu_ms": j.cpu_ms_per_judgment,
-                    "jurist_over_floor_cpu_ms": j.cpu_ms_per_judgment - floor.cpu_ms_per_judgment,
-                    "floor_wall_s": floor.wall_s,
-                    "jurist_wall_s": j.wall_s,
+                    "concurrency": in_flight,
+                    "repeats": len(floors),
+                    "floor_cpu_ms": floor_ms,
+                    "jurist_cpu_ms": jurist_ms,
+                    "jurist_over_floor_cpu_ms": jurist_ms - floor_ms,
+                    "cpu_ratio": jurist_ms / floor_ms,
+                    "floor_cpu_ms_each": [r.cpu_ms_per_judgment for r in floors],
+                    "jurist_cpu_ms_each": [r.cpu_ms_per_judgment for r in jurists],
+                    "floor_wall_s": statistics.median(r.wall_s for r in floors),
+                    "jurist_wall_s": statistics.median(r.wall_s for r in jurists),
                 }
+            )
+            targets.append(
+                Target(
+                    f"jurist CPU / floor CPU, c={in_flight} (medians of {len(floors)})",
+                    jurist_ms / floor_ms,
+                    CPU_RATIO_TO_FLOOR,
+                    "<=",
+                    "x",
+                    timed,
+                )
             )
 
     ratios: list[dict[str, Any]] = []

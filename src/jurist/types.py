@@ -284,7 +284,16 @@ class CandidateScores(BaseModel):
 def _billed(usage: Usage, attempts: int) -> Usage:
     if usage.attempts == attempts:
         return usage
-    return usage.model_copy(update={"attempts": attempts})
+    # a validated construction costs about half of model_copy (a judge's hot path)
+    return Usage(
+        prompt_tokens=usage.prompt_tokens,
+        completion_tokens=usage.completion_tokens,
+        cached_tokens=usage.cached_tokens,
+        calls=usage.calls,
+        cache_hits=usage.cache_hits,
+        attempts=attempts,
+        batch_calls=usage.batch_calls,
+    )
 
 
 class Judgment(BaseModel):

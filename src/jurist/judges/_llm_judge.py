@@ -13,7 +13,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from typing import Any, Literal
 
 from jurist._sync import run_sync
@@ -40,7 +40,7 @@ from jurist.models import Model, with_limits
 from jurist.models._model import refuse_images
 from jurist.models._retry import attempts_of
 from jurist.models._stack import limits_layer
-from jurist.templates import DEFAULT_MAX_TOOL_CHARS, Template, Turn, get_template
+from jurist.templates import DEFAULT_MAX_TOOL_CHARS, PARSE_INLINE_MAX, Template, Turn, get_template
 from jurist.types import Judgment, Message, OutputFormatUsed, Request, Usage
 
 __all__ = ["LLMJudge", "OutputFormat"]
@@ -187,6 +187,9 @@ class LLMJudge(ManyItemsJudge[Judgment, JudgeResults]):
             shots = examples_text(self.examples, tpl)
             self._system = f"{self._system}\n\n{shots}"
             self._text_system = f"{self._text_system}\n\n{shots}"
+        self._text_system_message = Message(role="system", content=self._text_system)
+        self._takes_images = self.model.capabilities.images  # once: not a model per call
+        self._json_off_note = json_off_note(base.spec)
         if scoring not in ("parse", "logprobs", "auto"):
             raise ConfigError(f"scoring must be 'parse', 'logprobs' or 'auto', got {scoring!r}")
         if top_logprobs < 1:
@@ -309,14 +312,14 @@ class LLMJudge(ManyItemsJudge[Judgment, JudgeResults]):
 
     async def _judge_messages(self, messages: tuple[Message, ...], retries: int) -> Judgment:
         prompt_text = messages[-1].content
-        if not self.model.capabilities.images:
+        if not self._takes_images:
             try:  # never sent: a text-only model would judge the item without its images
                 refuse_images(self.model.spec, Request(messages=messages))
             except CapabilityError as e:
                 return Judgment(score=None, error=f"{e.category}: {e}", judge_prompt=prompt_text)
         if self._weigher is not None and self._weigher.one_pass:
             return await self._weigher.score_bare(messages, prompt_text)
-        usage = Usage()
+        usage: Usage | None = None  # billed usage summed over the attempts (none yet)
         attempts = 0
         latency = 0.0
         text: str | None = None
@@ -349,19 +352,22 @@ class LLMJudge(ManyItemsJudge[Judgment, JudgeResults]):
                     judge_prompt=prompt_text,
                     response=text,
                     attempts=attempts,
-                    usage=usage + Usage(attempts=sent),
+                    usage=_plus(usage, Usage(attempts=sent)),
                     latency=latency + time.perf_counter() - started,
                 )
             latency += completion.latency
             attempts += completion.attempts
-            usage = usage + completion.billed_usage
+            usage = _plus(usage, completion.billed_usage)
             text = completion.text
             read_json = True if self.json and not as_text else None
-            verdict = await self.template.aparse(
-                text, explanations=self.explanations, json=read_json
-            )
+            if len(text) <= PARSE_INLINE_MAX:  # what aparse does, without its coroutine
+                verdict = self.template.parse(text, explanations=self.explanations, json=read_json)
+            else:
+                verdict = await self.template.aparse(
+                    text, explanations=self.explanations, json=read_json
+                )
             fmt: OutputFormatUsed = "json" if read_json else "text"
-            note = json_off_note(self.model.spec) if as_text else None
+            note = self._json_off_note if as_text else None
             if state is not None and not as_text:
                 if verdict.score is None and not holds_json(text):
                     state.saw_text()  # a server that ignores the schema: read the text
@@ -372,7 +378,8 @@ class LLMJudge(ManyItemsJudge[Judgment, JudgeResults]):
                 else:
                     state.saw_json()
             # the backend sent the schema in a fallback form (see jurist.models._json_form)
-            note = joined_notes(completion.format_note, note)
+            if completion.format_note is not None:
+                note = joined_notes(completion.format_note, note)
             if verdict.score is not None:
                 judgment = Judgment(
                     score=verdict.score,
@@ -398,7 +405,7 @@ class LLMJudge(ManyItemsJudge[Judgment, JudgeResults]):
             judge_prompt=prompt_text,
             response=text,
             attempts=attempts,
-            usage=usage,
+            usage=usage if usage is not None else Usage(),
             latency=latency,
             output_note=note,
         )
@@ -407,7 +414,7 @@ class LLMJudge(ManyItemsJudge[Judgment, JudgeResults]):
         """``messages`` with the system message asking for the template's text format."""
         if not messages or messages[0].role != "system" or messages[0].content != self._system:
             return messages
-        return (Message(role="system", content=self._text_system), *messages[1:])
+        return (self._text_system_message, *messages[1:])
 
     # -- batches (judge_items and the sync twins come from ManyItemsJudge) ----------------------
 
@@ -437,8 +444,8 @@ class LLMJudge(ManyItemsJudge[Judgment, JudgeResults]):
         items = [{"prompt": p, "response": r} for p, r in zip(prompts, responses, strict=True)]
         all_messages = [self.messages(item) for item in items]
 
-        async def one(i: int) -> Judgment:
-            return await self._judge_messages(all_messages[i], retries)
+        def one(i: int) -> Coroutine[Any, Any, Judgment]:
+            return self._judge_messages(all_messages[i], retries)  # no frame of its own
 
         judgments = await run_items(
             one,
@@ -470,3 +477,8 @@ class LLMJudge(ManyItemsJudge[Judgment, JudgeResults]):
         return run_sync(
             self.judge_responses(prompts, responses, retries, progress_bar, concurrency=concurrency)
         )
+
+
+def _plus(total: Usage | None, usage: Usage) -> Usage:
+    """``total + usage``, with no new object for the first (usually only) attempt."""
+    return usage if total is None else total + usage

@@ -90,6 +90,8 @@ async def run_items(
             for i in next_index:
                 outcome = await judge_one(i)
                 results[i] = outcome
+                if not progress:  # nothing draws the counts: none to keep
+                    continue
                 usage = getattr(outcome, "usage", None)
                 tokens = usage.total_tokens if isinstance(usage, Usage) else 0
                 good = ok(outcome) if ok else getattr(outcome, "score", None) is not None

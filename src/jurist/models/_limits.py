@@ -172,6 +172,9 @@ class LimitedModel(WrapperModel):
         if self.max_concurrency is None:
             return None
         loop = asyncio.get_running_loop()
+        sem = self._semaphores.get(loop)
+        if sem is not None:  # made already: no lock to take
+            return sem
         with self._lock:
             sem = self._semaphores.get(loop)
             if sem is None:
@@ -204,6 +207,12 @@ class LimitedModel(WrapperModel):
                 sem.release()
 
     async def complete(self, request: Request) -> Completion:
+        if self._calls is None and self._tokens is None:  # a bound alone: no schedule to keep
+            sem = self._semaphore()
+            if sem is None:
+                return await self.wrapped.complete(request)
+            async with sem:
+                return await self.wrapped.complete(request)
         reserved = self._estimate(request) if self._tokens is not None else 0
         async with self._slot(reserved):
             completion = await self.wrapped.complete(request)

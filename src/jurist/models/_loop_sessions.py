@@ -41,6 +41,12 @@ class LoopSessions:
         self.sessions: dict[asyncio.AbstractEventLoop, aiohttp.ClientSession] = {}
         self._closers: dict[asyncio.AbstractEventLoop, AsyncGenerator[None, None]] = {}
 
+    def current(self) -> aiohttp.ClientSession | None:
+        """The running loop's open session, or None (then :meth:`get` opens one): the hot
+        path's check, with no coroutine of its own."""
+        session = self.sessions.get(asyncio.get_running_loop())
+        return None if session is None or session.closed else session
+
     async def get(self) -> aiohttp.ClientSession:
         """The running loop's session, opened on first use (or after it was closed)."""
         session = self.sessions.get(asyncio.get_running_loop())

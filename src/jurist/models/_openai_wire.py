@@ -18,7 +18,14 @@ from jurist.types import TokenLogprob, TopLogprob
 if TYPE_CHECKING:
     import aiohttp
 
-__all__ = ["error_detail", "parse_logprobs", "read_capped", "retry_after_seconds", "snippet"]
+__all__ = [
+    "error_detail",
+    "parse_logprobs",
+    "read_capped",
+    "retry_after_seconds",
+    "snippet",
+    "whole_body_fits",
+]
 
 
 def parse_logprobs(data: Any) -> tuple[TokenLogprob, ...] | None:
@@ -104,6 +111,20 @@ def retry_after_seconds(headers: Mapping[str, str], *, now: datetime | None = No
     return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
 
 
+def whole_body_fits(
+    resp: aiohttp.ClientResponse, cap: int, too_large: Callable[[str], Exception]
+) -> bool:
+    """True when ``resp.read()`` may read the body at once: a ``Content-Length`` within
+    ``cap`` and no compression (:func:`read_capped`'s fast path, checked without a
+    coroutine); raises ``too_large(...)`` for a ``Content-Length`` past the cap."""
+    length = resp.content_length
+    if length is not None and length > cap:
+        raise too_large(f"announced {length} bytes (Content-Length)")
+    if length is None:
+        return False
+    return resp.headers.get("Content-Encoding", "identity").strip().lower() in ("", "identity")
+
+
 async def read_capped(
     resp: aiohttp.ClientResponse, cap: int, too_large: Callable[[str], Exception]
 ) -> bytes:
@@ -114,11 +135,7 @@ async def read_capped(
     gzip can inflate to gigabytes) is read piece by piece, decompressed, and the read stops
     as soon as the pieces pass the cap.
     """
-    length = resp.content_length
-    if length is not None and length > cap:
-        raise too_large(f"announced {length} bytes (Content-Length)")
-    encoding = resp.headers.get("Content-Encoding", "identity").strip().lower()
-    if length is not None and encoding in ("", "identity"):
+    if whole_body_fits(resp, cap, too_large):
         return await resp.read()
     pieces: list[bytes] = []
     size = 0

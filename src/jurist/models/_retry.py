@@ -211,37 +211,46 @@ class RetryModel(WrapperModel):
             rng=self._random if self.jitter else None,
         )
 
-    async def _call(self, fn: Callable[[], Awaitable[T]]) -> tuple[T, int]:
-        """Run ``fn`` until it succeeds or fails for good.
+    async def _call(
+        self, fn: Callable[[], Awaitable[T]], first: Exception | None = None
+    ) -> tuple[T, int]:
+        """Run ``fn`` until it succeeds or fails for good; ``first`` is the error of a first
+        try the caller made itself (its fast path), counted as this loop's first try.
 
         Returns the result and the backend calls its failed tries made.
         """
         calls = 0
         for retry in range(self.max_retries + 1):
-            try:
-                result = await fn()
-            except Exception as error:
-                calls += attempts_of(error)
-                if retry >= self.max_retries or not is_transient(error):
-                    _set_attempts(error, calls)
-                    raise
-                wait = self.delay(retry, error)
-                logger.info(
-                    "%s: %s (%s); retry %d/%d in %.2fs",
-                    self.spec,
-                    type(error).__name__,
-                    error,
-                    retry + 1,
-                    self.max_retries,
-                    wait,
-                )
-                await self._sleep(wait)
+            if first is not None:
+                error, first = first, None
             else:
-                return result, calls
+                try:
+                    return await fn(), calls
+                except Exception as failed:
+                    error = failed
+            calls += attempts_of(error)
+            if retry >= self.max_retries or not is_transient(error):
+                _set_attempts(error, calls)
+                raise error
+            wait = self.delay(retry, error)
+            logger.info(
+                "%s: %s (%s); retry %d/%d in %.2fs",
+                self.spec,
+                type(error).__name__,
+                error,
+                retry + 1,
+                self.max_retries,
+                wait,
+            )
+            await self._sleep(wait)
         raise AssertionError("unreachable")  # pragma: no cover
 
     async def complete(self, request: Request) -> Completion:
-        completion, failed_calls = await self._call(lambda: self.wrapped.complete(request))
+        try:  # the first try on its own, no retry loop around it: the hot path
+            return await self.wrapped.complete(request)
+        except Exception as error:
+            first = error
+        completion, failed_calls = await self._call(lambda: self.wrapped.complete(request), first)
         # _call counted the successful try as 0 calls; its completion says how many it made.
         return completion.model_copy(update={"attempts": failed_calls + completion.attempts})
 
@@ -251,6 +260,8 @@ class RetryModel(WrapperModel):
         scores, failed_calls = await self._call(
             lambda: self.wrapped.candidate_scores(request, candidates)
         )
+        if not failed_calls:
+            return scores
         return scores.model_copy(update={"attempts": failed_calls + scores.attempts})
 
     def __repr__(self) -> str:

@@ -50,6 +50,7 @@ from jurist.templates._escape import neutralise as _neutralise
 from jurist.templates._forms import VerdictForm
 from jurist.templates._images import load_images
 from jurist.templates._json import find_json_object, json_schema, parse_json, read_json_verdict
+from jurist.templates._memo import MEMO_TEXT_MAX, remembered
 from jurist.templates._parse import (
     CONFLICT_RULES,
     Conflict,
@@ -325,7 +326,7 @@ class Template(BaseModel):
         item's images (its ``images`` field, its conversation's image parts) after its text;
         errors about the item name ``where``."""
         head = system or self.system_text(explanations=explanations, json=json)
-        first = (Message(role="system", content=head),) if head else ()
+        first = (_system_message(head),) if head else ()
         values = self.expand(values, where=where)
         images = load_images(values.get(IMAGES) or [], where=where)
         user = Message(role="user", content=self.render_item(values), images=images)
@@ -341,8 +342,14 @@ class Template(BaseModel):
         ``json=True`` reads a JSON object output (``{"verdict": ...}``); ``json=False``
         reads text; ``None`` (the default) reads a JSON object when the whole output is one
         with the template's ``json_key``, and text otherwise. Templates with
-        ``json_only`` always read JSON.
+        ``json_only`` always read JSON. A short output (a bare verdict) is read once and
+        remembered (:mod:`jurist.templates._memo`).
         """
+        if len(text) > MEMO_TEXT_MAX:
+            return self._read(text, explanations, json)
+        return remembered(self, (text, explanations, json), self._read)
+
+    def _read(self, text: str, explanations: bool, json: bool | None) -> ParsedVerdict:
         if self.claims is not None:
             return self.claims.parse(
                 text,
@@ -483,6 +490,12 @@ def labels_scale(labels: Mapping[str, float] | Mapping[float, list[str]]) -> Lab
         else:
             raise DataError(f"label map key {key!r} must be a label or a score")
     return LabelScale(labels=tuple(built))
+
+
+@lru_cache(maxsize=64)
+def _system_message(text: str) -> Message:
+    """The static system message, built once per text (a frozen message, shared)."""
+    return Message(role="system", content=text)
 
 
 @lru_cache(maxsize=256)
