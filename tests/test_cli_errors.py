@@ -189,8 +189,9 @@ def test_brackets_in_names_do_not_break_the_error_printer(
 
 
 def test_brackets_in_model_and_file_names_in_the_summary(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("COLUMNS", "400")  # a long temporary path must not wrap the names
     data = tmp_path / "[red]d.jsonl"
     data.write_text('{"prompt": "q", "response": "a"}\n')
     code, out, err = run(

@@ -23,6 +23,7 @@ from rich.console import Console
 
 from jurist.cli._agreement import missing
 from jurist.cli._app import EXIT_OK, app
+from jurist.cli._bounds import bounded
 from jurist.cli._catalog import CatalogDir
 from jurist.cli._help import choices_metavar
 from jurist.errors import ConfigError, DataError
@@ -43,26 +44,36 @@ def align_command(
     ],
     max_examples: Annotated[
         int,
-        typer.Option(min=0, metavar="K", help="Choose at most K few-shot examples (0: none)."),
+        typer.Option(
+            metavar="K",
+            **bounded("max_examples", help="Choose at most K few-shot examples (0: none)."),
+        ),
     ] = 4,
     pool: Annotated[
-        int, typer.Option(min=1, metavar="P", help="Candidate examples to try at each step.")
+        int,
+        typer.Option(
+            metavar="P", **bounded("pool", help="Candidate examples to try at each step.")
+        ),
     ] = 8,
     budget: Annotated[
-        int, typer.Option(min=1, metavar="N", help="At most N judge and proposer calls.")
+        int,
+        typer.Option(metavar="N", **bounded("budget", help="At most N judge and proposer calls.")),
     ] = 2000,
     score_items: Annotated[
         int,
-        typer.Option(min=1, metavar="M", help="Judge each candidate on at most M train items."),
+        typer.Option(
+            metavar="M",
+            **bounded("score_items", help="Judge each candidate on at most M train items."),
+        ),
     ] = 100,
     held_out: Annotated[
-        float, typer.Option(min=0.05, max=0.95, help="Share of the items held out.")
+        float, typer.Option(**bounded("held_out", help="Share of the items held out."))
     ] = 0.5,
     proposer: Annotated[
         str | None,
         typer.Option(metavar="MODEL", help="A model that proposes new instructions."),
     ] = None,
-    rounds: Annotated[int, typer.Option(min=1, help="Proposer rounds.")] = 1,
+    rounds: Annotated[int, typer.Option(**bounded("rounds", help="Proposer rounds."))] = 1,
     kind: Annotated[
         str,
         typer.Option(
@@ -81,7 +92,9 @@ def align_command(
     calibrate: Annotated[
         bool, typer.Option(help="Fit a monotone map on top where labels are numbers.")
     ] = True,
-    seed: Annotated[int, typer.Option(help="Seed of the splits and the bootstrap.")] = 0,
+    seed: Annotated[
+        int, typer.Option(**bounded("seed", help="Seed of the splits and the bootstrap."))
+    ] = 0,
     save: Annotated[
         str | None,
         typer.Option(metavar="NAME", help="Store the aligned judge as NAME.vN (next free N)."),

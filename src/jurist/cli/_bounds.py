@@ -52,6 +52,12 @@ BOUNDS: dict[str, tuple[float, float]] = {
     "max_tool_chars": (0, 10**7),  # characters of a tool result kept in a conversation
     "fraction": (0.05, 0.95),  # jurist calibrate: the share of items fitted on
     "max_result": (20, 10**7),  # jurist traces: characters of a tool result kept
+    "max_examples": (0, 1000),  # jurist align: few-shot examples chosen
+    "pool": (1, 10_000),  # jurist align: candidate examples tried per step
+    "budget": (1, 10**9),  # jurist align: judge and proposer calls
+    "score_items": (1, 10**7),  # jurist align: train items each candidate is judged on
+    "held_out": (0.05, 0.95),  # jurist align: the share of items held out
+    "rounds": (1, 1000),  # jurist align: proposer rounds
 }
 
 
