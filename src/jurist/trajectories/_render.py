@@ -49,7 +49,8 @@ def _step_lines(step: Step, last: bool, max_result: int, max_args: int) -> list[
     m = step.message
     final = last and not m.tool_calls
     head = f"Step {step.index + 1}" + (" (final answer)" if final else "") + ":"
-    lines = [f"{head} {m.content.strip()}" if m.content and m.content.strip() else head]
+    text = m.text().strip()
+    lines = [f"{head} {text}" if text else head]
     by_id = {r.tool_call_id: r for r in step.results if r.tool_call_id is not None}
     loose = [r for r in step.results if r.tool_call_id is None]
     for call in m.tool_calls:
@@ -60,15 +61,15 @@ def _step_lines(step: Step, last: bool, max_result: int, max_args: int) -> list[
         if hit is None:
             lines.append("  <- (no result)")
         else:
-            lines.append(f"  <- {_cut(hit.content or '', max_result)}")
+            lines.append(f"  <- {_cut(hit.text(), max_result)}")
     for extra in [*by_id.values(), *loose]:  # results that answer no call of this step
-        lines.append(f"  <- {_cut(extra.content or '', max_result)}")
+        lines.append(f"  <- {_cut(extra.text(), max_result)}")
     return lines
 
 
 def _other(m: ChatMessage, max_result: int) -> str:
-    label = {"user": "User", "system": "System", "tool": "Tool"}[m.role]
-    return f"{label}: {_cut(m.content or '', max_result)}"
+    label = {"user": "User", "system": "System", "developer": "System", "tool": "Tool"}[m.role]
+    return f"{label}: {_cut(m.text(), max_result)}"
 
 
 def _shown(m: ChatMessage, system: bool, answered: set[int]) -> bool:
@@ -76,7 +77,7 @@ def _shown(m: ChatMessage, system: bool, answered: set[int]) -> bool:
     asked, tool results that answer no call."""
     if m.role == "tool":
         return id(m) not in answered
-    return m.role == "user" or (m.role == "system" and system)
+    return m.role == "user" or (m.role in ("system", "developer") and system)
 
 
 def render_trajectory(
@@ -102,7 +103,7 @@ def render_trajectory(
         if m.role == "assistant":
             step = steps[id(m)]
             lines += _step_lines(step, step.index == n_steps - 1, max_result, max_args)
-        elif m.role == "user" and not shown_task and m.content == the_task:
+        elif m.role == "user" and not shown_task and m.text() == the_task:
             shown_task = True
         elif _shown(m, system, answered):
             lines.append(_other(m, max_result))
