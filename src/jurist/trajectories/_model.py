@@ -38,6 +38,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from jurist.errors import DataError
 from jurist.templates import LENIENT, ChatMessage, ToolCall
+from jurist.templates._steps import Step, first_task, split_steps
 
 __all__ = ["ChatMessage", "Step", "ToolCall", "ToolUse", "Trajectory"]
 
@@ -54,15 +55,6 @@ class ToolUse:
     result: str | None
     call_id: str | None
     step: int
-
-
-@dataclass(frozen=True, slots=True)
-class Step:
-    """One assistant turn (``message``) and the tool messages answering its calls."""
-
-    index: int
-    message: ChatMessage
-    results: tuple[ChatMessage, ...]
 
 
 class Trajectory(BaseModel):
@@ -124,7 +116,7 @@ class Trajectory(BaseModel):
         """The task: as given, else the text of the first user message."""
         if self.task_text is not None:
             return self.task_text
-        return next((m.text() for m in self.messages if m.role == "user" and m.text()), None)
+        return first_task(self.messages)
 
     @property
     def final_answer(self) -> str | None:
@@ -139,19 +131,7 @@ class Trajectory(BaseModel):
     @property
     def steps(self) -> list[Step]:
         """The assistant turns, each with the tool messages that answer its calls."""
-        steps: list[Step] = []
-        for i, m in enumerate(self.messages):
-            if m.role != "assistant":
-                continue
-            ids = {c.id for c in m.tool_calls if c.id is not None}
-            results: list[ChatMessage] = []
-            for later in self.messages[i + 1 :]:
-                if later.role == "assistant":
-                    break
-                if later.role == "tool" and (not ids or later.tool_call_id in ids):
-                    results.append(later)
-            steps.append(Step(len(steps), m, tuple(results)))
-        return steps
+        return split_steps(self.messages)
 
     @property
     def tool_uses(self) -> list[ToolUse]:
