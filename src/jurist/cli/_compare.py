@@ -29,6 +29,7 @@ from jurist.cli._model_options import ModelOptions, model_options
 from jurist.cli._repeat_flags import AdaptiveFlag, MinRepeatsFlag, RepeatsFlag
 from jurist.cli._turn import MAX_TOOL_CHARS_HELP, TURN_HELP, parse_turn
 from jurist.data import open_source
+from jurist.data._local_images import resolve_images
 from jurist.engines import RunOptions
 from jurist.errors import ConfigError, DataError
 from jurist.runs.report._page import pair_figures
@@ -49,7 +50,10 @@ def write_pairs(
                 raise DataError(f"{a} has more rows than {b} ({n}); compare needs equal rows")
             _, where_b, row_b = right
             if row_a.get("messages") is not None or row_b.get("messages") is not None:
-                f.write(orjson.dumps(_conversation_pair(where_a, row_a, where_b, row_b)) + b"\n")
+                joined = _conversation_pair(
+                    where_a, row_a, where_b, row_b, a.absolute().parent, b.absolute().parent
+                )
+                f.write(orjson.dumps(joined) + b"\n")
                 n += 1
                 continue
             for where, row, field in (
@@ -83,7 +87,12 @@ def write_pairs(
 
 
 def _conversation_pair(
-    where_a: str, row_a: dict[str, Any], where_b: str, row_b: dict[str, Any]
+    where_a: str,
+    row_a: dict[str, Any],
+    where_b: str,
+    row_b: dict[str, Any],
+    base_a: Path | None,
+    base_b: Path | None,
 ) -> dict[str, Any]:
     """Two rows holding conversations as one pair (``messages_a``, ``messages_b``); their
     context before the judged turn must match (checked when the pair is judged)."""
@@ -93,6 +102,10 @@ def _conversation_pair(
                 f"{where}: no messages, while the other file's row holds a conversation; "
                 "compare conversations with conversations"
             )
+    # the pairs file lives in the run folder: relative image paths are read from each
+    # data file's folder now
+    row_a = resolve_images(row_a, base_a, where_a)
+    row_b = resolve_images(row_b, base_b, where_b)
     return {"messages_a": row_a["messages"], "messages_b": row_b["messages"]}
 
 

@@ -33,6 +33,7 @@ import orjson
 
 from jurist._files import decode_error, read_utf8
 from jurist._missing import field_problem, no_value
+from jurist.data._local_images import resolve_images
 from jurist.errors import DataError, MissingDependencyError
 from jurist.templates import check_item, supplies
 
@@ -57,9 +58,16 @@ def item_hash(row: Mapping[str, Any]) -> str:
 
 
 def map_fields(
-    row: Mapping[str, Any], fields: Mapping[str, str] | None, required: Sequence[str], where: str
+    row: Mapping[str, Any],
+    fields: Mapping[str, str] | None,
+    required: Sequence[str],
+    where: str,
+    *,
+    base: Path | None = None,
 ) -> dict[str, Any]:
-    """The values a judge sees: the row, with each role filled from its column.
+    """The values a judge sees: the row, with each role filled from its column, and its
+    relative image paths made absolute against ``base``, the data file's folder (see
+    :func:`~jurist.data._local_images.resolve_images`).
 
     ``fields`` maps a judge field (``prompt``) to the column holding it (``question``).
     A required field that is missing, null or NaN stops with the row's place (see
@@ -80,6 +88,7 @@ def map_fields(
     if fields:
         for role, column in fields.items():
             values[role] = row.get(column)
+    values = resolve_images(values, base, where)
     check_item(values, where=where)  # a conversation's messages, images
     for role in required:
         column = fields.get(role, role) if fields else role
@@ -108,6 +117,9 @@ class ItemSource:
         self._rows = rows
         self.description = description
         self.reiterable = rows is None
+        self.base: Path | None = None
+        """The data file's folder, against which relative image paths are read (``None``:
+        items from memory, read from the working folder)."""
         self._used = False
 
     def _iter_rows(self) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -127,7 +139,7 @@ class ItemSource:
         n = 0
         for _, where, row in self:
             if required:
-                map_fields(row, fields, required, where)
+                map_fields(row, fields, required, where, base=self.base)
             digest.update(item_hash(row).encode())
             n += 1
         return Scan(items=n, dataset_hash=digest.hexdigest())
@@ -137,6 +149,7 @@ class _FileSource(ItemSource):
     def __init__(self, path: Path) -> None:
         super().__init__(None, description=str(path))
         self.path = path
+        self.base = path.absolute().parent
 
     def _iter_rows(self) -> Iterator[tuple[str, dict[str, Any]]]:
         suffix = self.path.suffix.lower()

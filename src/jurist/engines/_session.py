@@ -118,7 +118,12 @@ class EngineContext:
                 )
             if self._done.has(idx):
                 continue
-            yield idx, digest, row, map_fields(row, self.fields, required, where)
+            yield (
+                idx,
+                digest,
+                row,
+                map_fields(row, self.fields, required, where, base=self.source.base),
+            )
 
     def record(self, result: StoredResult) -> None:
         """Write one finished item durably, then count it (a run with repeats: the item's
