@@ -1,6 +1,7 @@
 """Images given by path in a data file (issue 25 seams): a relative path is read from the
 data file's folder, wherever the run starts, with a clear error naming the item and the
-path when the file is missing."""
+path when the file is missing; and the item hash a resumed run checks covers the image's
+bytes, so a picture changed under the same path is a changed item."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import pytest
 
 import jurist
 from jurist.data import open_source
-from jurist.errors import DataError
+from jurist.errors import DataError, JuristError
 from jurist.models import MockModel
 from tests._chat_server import ChatServer, image_parts
 from tests._cli_run import run as run_cli
@@ -23,6 +24,7 @@ from tests._cli_run import run as run_cli
 PNG = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC"
 )
+OTHER_PNG = PNG[:-12] + b"\x00" * 12  # other bytes, same name
 
 
 def _rows() -> list[dict[str, Any]]:
@@ -125,3 +127,27 @@ def test_cli_judge_and_compare_read_images_beside_the_data(
     assert code == 0, out
     assert len(image_parts(server.bodies[-1])) == 1  # the shared context's picture
     assert not server.rejected
+
+
+def test_a_changed_image_under_the_same_path_is_refused_on_resume(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = _data(tmp_path, monkeypatch)
+    model = MockModel("vision", outputs=["4"], cycle=True, images=True)
+    judge = jurist.LLMJudge(model, template="likert")
+    jurist.evaluate(path, judge, run_dir="run")
+    jurist.evaluate(path, judge, run_dir="run", resume=True)  # the same bytes: resumes
+    (path.parent / "img" / "dot.png").write_bytes(OTHER_PNG)
+    with pytest.raises(JuristError, match=r"dataset: .* -> "):
+        jurist.evaluate(path, judge, run_dir="run", resume=True)
+
+
+def test_a_changed_image_is_caught_item_by_item_in_a_one_shot_source(tmp_path: Path) -> None:
+    (tmp_path / "dot.png").write_bytes(PNG)
+    rows = [{"prompt": "p", "response": "r", "images": str(tmp_path / "dot.png")}]
+    model = MockModel("vision", outputs=["4"], cycle=True, images=True)
+    judge = jurist.LLMJudge(model, template="likert")
+    jurist.evaluate(iter(rows), judge, run_dir=tmp_path / "run")
+    (tmp_path / "dot.png").write_bytes(OTHER_PNG)
+    with pytest.raises(DataError, match="item 0: this item differs from item 0 of the run"):
+        jurist.evaluate(iter(rows), judge, run_dir=tmp_path / "run", resume=True)

@@ -7,6 +7,9 @@ absolute against the data file's folder (the row itself, stored and hashed, keep
 as written). Items given in memory (a list, a DataFrame, a ``datasets.Dataset``) have no
 file: their relative paths are read from the working folder.
 
+:func:`image_digest` hashes the bytes of every local image an item names, for the item
+hash a resumed run checks (a changed picture under the same path is a changed item).
+
 >>> import pathlib, tempfile
 >>> folder = pathlib.Path(tempfile.mkdtemp())
 >>> resolve_images({"images": "cat.png"}, folder, "d.jsonl:2")
@@ -17,6 +20,7 @@ jurist.errors.DataError: d.jsonl:2: image 'cat.png': no such file .../cat.png (a
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -24,7 +28,7 @@ from typing import Any
 from jurist.errors import DataError
 from jurist.templates import image_refs, parse_messages
 
-__all__ = ["resolve_images"]
+__all__ = ["image_digest", "resolve_images"]
 
 _KEYS = frozenset({"images", "messages", "messages_a", "messages_b"})
 _MESSAGES = ("messages", "messages_a", "messages_b")
@@ -105,3 +109,31 @@ def resolve_images(values: dict[str, Any], base: Path | None, where: str) -> dic
 def _has_parts(value: Any) -> bool:
     """Whether a messages value may hold an image part (cheap: no parsing)."""
     return "image_url" in value if isinstance(value, str) else "image_url" in repr(value)
+
+
+def image_digest(row: Mapping[str, Any], base: Path | None, where: str) -> str | None:
+    """A hash of the bytes of every local image file ``row`` names, in order (``None``:
+    it names none); relative paths read from ``base`` (else the working folder). A file
+    that cannot be read is left to the item's checks, which name it."""
+    if _KEYS.isdisjoint(row):
+        return None
+    refs: list[Any] = []
+    if _present(row.get("images")):
+        refs += image_refs(row["images"], where=where)
+    for field in _MESSAGES:
+        if _present(row.get(field)) and _has_parts(row[field]):
+            for m in parse_messages(row[field], where=where, field=field):
+                if isinstance(m.content, tuple):
+                    refs += [p for p in m.content if p["type"] == "image_url"]
+    paths = [p for p in (_local(_url(r)) for r in refs) if p is not None]
+    if not paths:
+        return None
+    digest = hashlib.blake2b(digest_size=16)
+    for path in paths:
+        full = path if path.is_absolute() or base is None else base / path
+        digest.update(str(path).encode() + b"\0")
+        try:
+            digest.update(hashlib.sha256(full.read_bytes()).digest())
+        except OSError:
+            digest.update(b"unreadable")
+    return digest.hexdigest()

@@ -33,7 +33,7 @@ import orjson
 
 from jurist._files import decode_error, read_utf8
 from jurist._missing import field_problem, no_value
-from jurist.data._local_images import resolve_images
+from jurist.data._local_images import image_digest, resolve_images
 from jurist.errors import DataError, MissingDependencyError
 from jurist.templates import check_item, supplies
 
@@ -43,8 +43,12 @@ _BATCH = 1024
 _CSV_FIELD_LIMIT = 2**31 - 1  # the largest the csv module takes on every platform
 
 
-def item_hash(row: Mapping[str, Any]) -> str:
-    """A short stable hash of one row's content (keys sorted; any value JSON can show).
+def item_hash(row: Mapping[str, Any], *, base: Path | None = None, where: str = "item") -> str:
+    """A short stable hash of one row's content (keys sorted; any value JSON can show) and
+    of the bytes of the local image files it names (relative paths read from ``base``, the
+    data file's folder; see :func:`~jurist.data._local_images.image_digest`), so a picture
+    changed under the same path changes the hash. A row without local images hashes its
+    content alone.
 
     >>> item_hash({"a": 1, "b": "x"}) == item_hash({"b": "x", "a": 1})
     True
@@ -54,6 +58,9 @@ def item_hash(row: Mapping[str, Any]) -> str:
         option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY,
         default=str,
     )
+    images = image_digest(row, base, where)
+    if images is not None:
+        blob += b"\0images:" + images.encode()
     return hashlib.blake2b(blob, digest_size=16).hexdigest()
 
 
@@ -140,7 +147,7 @@ class ItemSource:
         for _, where, row in self:
             if required:
                 map_fields(row, fields, required, where, base=self.base)
-            digest.update(item_hash(row).encode())
+            digest.update(item_hash(row, base=self.base, where=where).encode())
             n += 1
         return Scan(items=n, dataset_hash=digest.hexdigest())
 

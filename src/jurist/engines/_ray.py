@@ -373,7 +373,7 @@ def judge_ray_dataset(
         wired = [
             _wire(
                 idx,
-                item_hash(row),
+                item_hash(row, base=base, where=where),
                 row,
                 map_fields(row, fields, required, where, base=base),
             )

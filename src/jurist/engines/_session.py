@@ -110,7 +110,7 @@ class EngineContext:
         check_each = self.manifest.dataset.hash is None
         required = self.required
         for idx, where, row in self.source:
-            digest = item_hash(row)
+            digest = item_hash(row, base=self.source.base, where=where)
             if check_each and self._stored.has(idx) and self.store.hash_of(idx) != digest:
                 raise DataError(
                     f"{where}: this item differs from item {idx} of the run in "
