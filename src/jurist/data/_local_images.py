@@ -108,7 +108,15 @@ def resolve_images(values: dict[str, Any], base: Path | None, where: str) -> dic
 
 def _has_parts(value: Any) -> bool:
     """Whether a messages value may hold an image part (cheap: no parsing)."""
-    return "image_url" in value if isinstance(value, str) else "image_url" in repr(value)
+    if isinstance(value, str):
+        return "image_url" in value
+    if isinstance(value, Mapping):
+        return "image_url" in value or any(_has_parts(v) for v in value.values())
+    if hasattr(value, "tolist") and type(value).__module__ == "numpy":
+        value = value.tolist()  # a list column read by pandas
+    if isinstance(value, list | tuple):
+        return any(_has_parts(v) for v in value)
+    return False
 
 
 def image_digest(row: Mapping[str, Any], base: Path | None, where: str) -> str | None:
