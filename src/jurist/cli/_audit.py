@@ -19,6 +19,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from jurist.cli._app import EXIT_OK, app
+from jurist.cli._bounds import bounded
 from jurist.cli._help import choices_metavar, template_help
 from jurist.cli._model_options import ModelOptions, model_options, resolve_model_spec
 from jurist.data import open_source
@@ -65,12 +66,20 @@ def audit_command(
         ),
     ] = None,
     threshold: Annotated[
-        float, typer.Option(help="Largest tolerated effect (share of verdicts swung).")
+        float,
+        typer.Option(
+            **bounded("threshold", help="Largest tolerated effect (share of verdicts swung).")
+        ),
     ] = 0.1,
     pad_factor: Annotated[
-        float, typer.Option(help="Verbosity probe: filler added, times the reply's length.")
+        float,
+        typer.Option(
+            **bounded("pad_factor", help="Verbosity probe: filler added, times the reply's length.")
+        ),
     ] = 1.0,
-    seed: Annotated[int, typer.Option(help="Seed of the bootstrap intervals.")] = 0,
+    seed: Annotated[
+        int, typer.Option(**bounded("seed", help="Seed of the bootstrap intervals."))
+    ] = 0,
     out: Annotated[Path | None, typer.Option(help="Folder; default runs/audit-<pairs>/.")] = None,
     strict: Annotated[bool, typer.Option(help="Exit with status 1 when a probe fails.")] = False,
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,

@@ -40,11 +40,18 @@ BOUNDS: dict[str, tuple[float, float]] = {
     "max_pairs": (1, 10**6),  # pairs judged per group of a group reward
     "failure_value": (-1e9, 1e9),
     "tolerance": (0.0, 1e9),
+    "pairs_budget": (1, 10**9),  # pairs `jurist compare` judges of N systems
+    "bootstrap": (0, 100_000),  # resamples of a leaderboard's Bradley-Terry intervals
     "repeats": (1, 10_000),  # judgments of each item (--repeats)
     "min_repeats": (1, 10_000),
     "min_score": (0.0, 1.0),  # jurist gate: scores are normalised to [0, 1]
     "max_drop": (0.0, 1.0),
     "level": (0.5, 0.9999),  # an interval's confidence level
+    "threshold": (0.0, 1.0),  # jurist audit: a share of verdicts swung
+    "pad_factor": (0.0, 100.0),  # jurist audit: filler added, times the reply's length
+    "max_tool_chars": (0, 10**7),  # characters of a tool result kept in a conversation
+    "fraction": (0.05, 0.95),  # jurist calibrate: the share of items fitted on
+    "max_result": (20, 10**7),  # jurist traces: characters of a tool result kept
 }
 
 

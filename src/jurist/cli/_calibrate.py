@@ -18,6 +18,7 @@ from rich.console import Console
 
 from jurist.cli._agreement import missing
 from jurist.cli._app import EXIT_OK, app
+from jurist.cli._bounds import bounded
 from jurist.cli._catalog import CatalogDir
 from jurist.cli._help import choices_metavar
 from jurist.errors import ConfigError, DataError
@@ -38,9 +39,11 @@ def calibrate_command(
         ),
     ] = "auto",
     fraction: Annotated[
-        float, typer.Option(min=0.05, max=0.95, help="Share of the items the map is fitted on.")
+        float, typer.Option(**bounded("fraction", help="Share of the items the map is fitted on."))
     ] = 0.5,
-    seed: Annotated[int, typer.Option(help="Seed of the split and the bootstrap.")] = 0,
+    seed: Annotated[
+        int, typer.Option(**bounded("seed", help="Seed of the split and the bootstrap."))
+    ] = 0,
     save: Annotated[
         str | None,
         typer.Option(metavar="NAME", help="Store the calibrated judge as catalog entry NAME."),

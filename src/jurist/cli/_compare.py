@@ -1,21 +1,24 @@
-"""``jurist compare A B``: which system answers better, pair by pair, through the engine.
+"""``jurist compare A B [C...]``: which system answers better, pair by pair, through the engine.
 
-Row *i* of A is compared with row *i* of B (same prompt; with ``--id-field`` their ids
-must match too). The pairs are written to ``pairs.jsonl`` in the run folder and judged
-there by a :class:`~jurist.judges.PairwiseJudge`, so a killed comparison resumes.
+Row *i* of A is compared with row *i* of B (same prompt; with ``--id-field`` the items
+are matched by id instead). More systems (more files, or one file with ``--system-column``)
+are compared against ``--baseline`` or round robin, all pairs or ``--pairs-budget`` of
+them (:mod:`jurist.cli._compare_pairs`). The pairs, each naming its two systems, are
+written to ``pairs.jsonl`` in the run folder and judged there by a
+:class:`~jurist.judges.PairwiseJudge`, so a killed comparison resumes.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
-import orjson
 import typer
+from rich.console import Console
 
-from jurist._missing import field_problem
 from jurist.cli._app import app
 from jurist.cli._bounds import VERDICT_MAX_TOKENS_HELP, bounded
+from jurist.cli._compare_pairs import plan_pairs, read_systems, write_pairs
 from jurist.cli._engine_options import EngineOptions, engine_options
 from jurist.cli._help import choices_metavar, template_help
 from jurist.cli._judge import (
@@ -28,101 +31,60 @@ from jurist.cli._judge import (
 from jurist.cli._model_options import ModelOptions, model_options
 from jurist.cli._repeat_flags import AdaptiveFlag, MinRepeatsFlag, RepeatsFlag
 from jurist.cli._turn import MAX_TOOL_CHARS_HELP, TURN_HELP, parse_turn
-from jurist.data import open_source
-from jurist.data._local_images import resolve_images
 from jurist.engines import RunOptions
-from jurist.errors import ConfigError, DataError
+from jurist.errors import ConfigError
 from jurist.runs.report._page import pair_figures
-
-
-def write_pairs(
-    a: Path, b: Path, out: Path, *, prompt_field: str, response_field: str, id_field: str | None
-) -> int:
-    """Join A and B row by row into ``out`` (JSONL); the number of pairs."""
-    out.parent.mkdir(parents=True, exist_ok=True)
-    n = 0
-    tmp = out.with_name(out.name + ".tmp")
-    with tmp.open("wb") as f:
-        rows_b = iter(open_source(b))
-        for _, where_a, row_a in open_source(a):
-            right = next(rows_b, None)
-            if right is None:
-                raise DataError(f"{a} has more rows than {b} ({n}); compare needs equal rows")
-            _, where_b, row_b = right
-            if row_a.get("messages") is not None or row_b.get("messages") is not None:
-                joined = _conversation_pair(
-                    where_a, row_a, where_b, row_b, a.absolute().parent, b.absolute().parent
-                )
-                f.write(orjson.dumps(joined) + b"\n")
-                n += 1
-                continue
-            for where, row, field in (
-                (where_a, row_a, prompt_field),
-                (where_a, row_a, response_field),
-                (where_b, row_b, response_field),
-            ):
-                problem = field_problem(row, field)
-                if problem is not None:
-                    raise DataError(f"{where}: {problem}; the fields are {sorted(row)}")
-            if row_b.get(prompt_field) not in (None, row_a[prompt_field]):
-                raise DataError(f"{where_a} and {where_b}: the prompts differ")
-            if id_field is not None and row_a.get(id_field) != row_b.get(id_field):
-                raise DataError(
-                    f"{where_a} and {where_b}: {id_field} {row_a.get(id_field)!r} != "
-                    f"{row_b.get(id_field)!r}"
-                )
-            pair: dict[str, Any] = {
-                "prompt": row_a[prompt_field],
-                "response_a": row_a[response_field],
-                "response_b": row_b[response_field],
-            }
-            if id_field is not None:
-                pair[id_field] = row_a.get(id_field)
-            f.write(orjson.dumps(pair, default=str) + b"\n")
-            n += 1
-        if next(rows_b, None) is not None:
-            raise DataError(f"{b} has more rows than {a} ({n}); compare needs equal rows")
-    tmp.replace(out)
-    return n
-
-
-def _conversation_pair(
-    where_a: str,
-    row_a: dict[str, Any],
-    where_b: str,
-    row_b: dict[str, Any],
-    base_a: Path | None,
-    base_b: Path | None,
-) -> dict[str, Any]:
-    """Two rows holding conversations as one pair (``messages_a``, ``messages_b``); their
-    context before the judged turn must match (checked when the pair is judged)."""
-    for where, row in ((where_a, row_a), (where_b, row_b)):
-        if row.get("messages") is None:
-            raise DataError(
-                f"{where}: no messages, while the other file's row holds a conversation; "
-                "compare conversations with conversations"
-            )
-    # the pairs file lives in the run folder: relative image paths are read from each
-    # data file's folder now
-    row_a = resolve_images(row_a, base_a, where_a)
-    row_b = resolve_images(row_b, base_b, where_b)
-    return {"messages_a": row_a["messages"], "messages_b": row_b["messages"]}
 
 
 @app.command("compare")
 @model_options(concurrency=16, concurrency_help="Pairs in flight at once.")
 @engine_options
 def compare(
-    a: Annotated[Path, typer.Argument(help="System A's outputs (.jsonl, .json, .csv, .parquet).")],
-    b: Annotated[Path, typer.Argument(help="System B's outputs, same prompts in the same order.")],
+    answers: Annotated[
+        list[Path],
+        typer.Argument(
+            metavar="A B [C...]",
+            help="Each system's answers (.jsonl, .json, .csv, .parquet), the same prompts in "
+            "the same order; a system is named by its file's stem. Or one file with "
+            "--system-column.",
+            show_default=False,
+        ),
+    ],
     template: Annotated[
         str, typer.Option(metavar="NAME", help=template_help("pairwise"))
     ] = "mt_bench_pair",
     prompt_field: Annotated[str, typer.Option(help="Column holding the prompt.")] = "prompt",
     response_field: Annotated[str, typer.Option(help="Column holding the answer.")] = "response",
     id_field: Annotated[
-        str | None, typer.Option(help="Column that must match between A and B.")
+        str | None,
+        typer.Option(help="Column naming the item: answers are matched by it, not by row."),
     ] = None,
+    system_column: Annotated[
+        str | None,
+        typer.Option(
+            metavar="COLUMN", help="Column naming each row's system (one file, N systems)."
+        ),
+    ] = None,
+    baseline: Annotated[
+        str | None,
+        typer.Option(metavar="NAME", help="Compare every other system with this one."),
+    ] = None,
+    pairs_budget: Annotated[
+        int | None,
+        typer.Option(
+            **bounded(
+                "pairs_budget",
+                help="Judge only this many pairs, balanced across the systems (each pair "
+                "still in both orders).",
+            )
+        ),
+    ] = None,
+    seed: Annotated[
+        int,
+        typer.Option(
+            **bounded("seed", help="Which items --pairs-budget draws (same seed, same pairs).")
+        ),
+    ] = 0,
     swap: Annotated[bool, typer.Option(help="Judge both orders (position-bias control).")] = True,
     consistency: Annotated[
         str,
@@ -137,7 +99,12 @@ def compare(
     max_tokens: Annotated[
         int | None, typer.Option(**bounded("max_tokens", help=VERDICT_MAX_TOKENS_HELP))
     ] = None,
-    out: Annotated[Path | None, typer.Option(help="Run folder; default runs/<a>-vs-<b>/.")] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            help="Run folder; default runs/<a>-vs-<b>/ (runs/<a>-and-<n>-more/ for more)."
+        ),
+    ] = None,
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
     resume: Annotated[bool, typer.Option(help="Continue the run in the folder.")] = True,
     retry_failed: Annotated[bool, typer.Option(help=RETRY_FAILED_HELP)] = True,
@@ -146,28 +113,39 @@ def compare(
     adaptive: AdaptiveFlag = False,
     min_repeats: MinRepeatsFlag = None,
     turn: Annotated[str, typer.Option(help=TURN_HELP)] = "last",
-    max_tool_chars: Annotated[int, typer.Option(min=0, help=MAX_TOOL_CHARS_HELP)] = 2000,
+    max_tool_chars: Annotated[
+        int, typer.Option(**bounded("max_tool_chars", help=MAX_TOOL_CHARS_HELP))
+    ] = 2000,
     *,
     options: ModelOptions,
     engine_options: EngineOptions,
 ) -> int:
-    """Compare two systems' answers with a pairwise judge; writes results.jsonl and a summary."""
+    """Compare systems' answers with a pairwise judge; writes results.jsonl and a summary.
+
+    Two systems: A against B on every item. More: each against --baseline, or round robin;
+    --pairs-budget K judges K pairs of them. Rank them with `jurist leaderboard RUN`."""
     from jurist.judges import PairwiseJudge
 
     if consistency not in ("tie", "inconsistent"):
         raise ConfigError(f"--consistency must be tie or inconsistent, not {consistency!r}")
     engine_options.check([options.spec])
-    run_dir = out or Path("runs") / f"{a.stem}-vs-{b.stem}"
+    systems = read_systems(
+        answers,
+        prompt_field=prompt_field,
+        response_field=response_field,
+        id_field=id_field,
+        system_column=system_column,
+    )
+    plan = plan_pairs(systems, baseline=baseline, pairs_budget=pairs_budget, seed=seed)
+    names = systems.names
+    default = (
+        f"{names[0]}-vs-{names[1]}" if len(names) == 2 else f"{names[0]}-and-{len(names) - 1}-more"
+    )
+    run_dir = out or Path("runs") / default
     # the folder is checked before pairs.jsonl is written into it
-    check_outputs(run_dir / "results.jsonl", [a, b], overwrite=overwrite)
+    check_outputs(run_dir / "results.jsonl", answers, overwrite=overwrite)
     pairs = run_dir / "pairs.jsonl"
-    if (
-        write_pairs(
-            a, b, pairs, prompt_field=prompt_field, response_field=response_field, id_field=id_field
-        )
-        == 0
-    ):
-        raise ConfigError(f"{a}: no items to compare")
+    write_pairs(systems, plan, pairs, id_field=id_field)
     spec = options.spec
     judge_model = options.build(spec, limits=engine_options.model_limits)
     judge = PairwiseJudge(
@@ -195,5 +173,16 @@ def compare(
     engine = engine_options.build(options)
     run = run_engine(judge, pairs, run_options, engine, command="compare", prepare=judge_model)
     figures = pair_figures(run.rows())  # the report's figures, one definition
-    extra = {"model": judge_model.spec, "template": template, **figures}
-    return finish_run(run, run_dir / "results.jsonl", extra=extra)
+    if len(names) > 2:  # A is a different system from pair to pair: `jurist leaderboard` ranks
+        del figures["win_rate_a"]
+    extra = {
+        "model": judge_model.spec,
+        "template": template,
+        "systems": names,
+        "baseline": baseline,
+        **figures,
+    }
+    code = finish_run(run, run_dir / "results.jsonl", extra=extra)
+    if len(names) > 2:
+        Console().print(f"rank them: jurist leaderboard {run_dir}", highlight=False, markup=False)
+    return code

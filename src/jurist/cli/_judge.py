@@ -136,7 +136,9 @@ def judge(
         ),
     ] = "auto",
     turn: Annotated[str, typer.Option(help=TURN_HELP)] = "last",
-    max_tool_chars: Annotated[int, typer.Option(min=0, help=MAX_TOOL_CHARS_HELP)] = 2000,
+    max_tool_chars: Annotated[
+        int, typer.Option(**bounded("max_tool_chars", help=MAX_TOOL_CHARS_HELP))
+    ] = 2000,
     *,
     options: ModelOptions,
     engine_options: EngineOptions,

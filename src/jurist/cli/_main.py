@@ -31,6 +31,7 @@ from jurist.cli import (  # noqa: F401
     _grade,
     _ingest,
     _judge,
+    _leaderboard,
     _report,
     _serve_reward,
     _templates,

@@ -19,6 +19,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from jurist.cli._app import app
+from jurist.cli._bounds import bounded
 from jurist.errors import ConfigError
 from jurist.judges.rubric import CriterionGrader
 from jurist.models import Model
@@ -38,7 +39,7 @@ def traces(
         "trajectories.jsonl"
     ),
     max_result: Annotated[
-        int, typer.Option(min=20, help="Tool results longer than this are cut.")
+        int, typer.Option(**bounded("max_result", help="Tool results longer than this are cut."))
     ] = 600,
     overwrite: Annotated[bool, typer.Option(help="Replace an existing --out file.")] = False,
 ) -> int:

@@ -11,19 +11,24 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from jurist._secrets import scrub
 from jurist.errors import ConfigError
 
 __all__ = ["judge_entry_of", "rebuild_judge"]
 
 
 def judge_entry_of(judge: Any) -> dict[str, Any] | None:
-    """The catalog entry that rebuilds ``judge`` (``None`` when it cannot be stored)."""
+    """The catalog entry that rebuilds ``judge`` (``None`` when it cannot be stored), with
+    every credential scrubbed: it is written to the run store, and secrets never are (a
+    rebuilt judge takes its keys from the environment, as a catalog entry does)."""
     from jurist.catalog._dump import entry_of
 
     try:
-        return entry_of(judge)
+        entry = entry_of(judge)
     except (ConfigError, TypeError, AttributeError, ValueError):
         return None
+    scrubbed: dict[str, Any] = scrub(entry)
+    return scrubbed
 
 
 def rebuild_judge(entry: dict[str, Any], where: Path) -> Any:

@@ -2,12 +2,25 @@
 
 A run folder holds ``manifest.json`` and ``run.sqlite`` (one owner: :mod:`jurist.runs._store`).
 :class:`Run` reads a folder back at any time (records, JSONL / Parquet / pandas, summary,
-report); :class:`PriceTable` prices a run's usage. The engines in :mod:`jurist.engines` write
+report); :class:`PriceTable` prices a run's usage; :func:`leaderboard` ranks the systems
+of pairwise runs. The engines in :mod:`jurist.engines` write
 runs; nothing here calls a model. See ``docs/evaluate.md``.
 """
 
 from jurist.runs._cost import Price, PriceTable
+from jurist.runs._leaderboard import Leaderboard, LeaderboardRow, LeaderboardRun, leaderboard
 from jurist.runs._manifest import DatasetInfo, Manifest
 from jurist.runs._run import Run, RunSummary
 
-__all__ = ["DatasetInfo", "Manifest", "Price", "PriceTable", "Run", "RunSummary"]
+__all__ = [
+    "DatasetInfo",
+    "Leaderboard",
+    "LeaderboardRow",
+    "LeaderboardRun",
+    "Manifest",
+    "Price",
+    "PriceTable",
+    "Run",
+    "RunSummary",
+    "leaderboard",
+]

@@ -16,6 +16,10 @@
   var state = {};
   var hay = null;
   var labelled = meta.labels !== null;
+  // a page may rename the browser's headings (the side-by-side page of two runs does)
+  var H = Object.assign({ score: "score", verdict: "verdict", response: "judge response",
+    difference: "|judge \u2212 label|", other: "Other outcome fields",
+    raw: "Judge's raw answer" }, meta.headers || {});
 
   function el(tag, text, cls) {
     var e = document.createElement(tag);
@@ -67,7 +71,8 @@
   }
   function searchText(r) {
     return [input(r), r[C.response], r[C.prompt], r[C.error], r[C.explanation],
-      r[C.verdict], r[C.label]].join("\n").toLowerCase();
+      r[C.verdict], r[C.label], meta.search_other ? JSON.stringify(r[C.other]) : ""]
+      .join("\n").toLowerCase();
   }
   function matches() {
     var out = [];
@@ -101,9 +106,9 @@
   }
 
   function header() {
-    var names = ["item", "score", "verdict"];
-    if (labelled) { names.push(meta.labels, "|judge \u2212 label|"); }
-    names.push("input", "judge response", "error");
+    var names = ["item", H.score, H.verdict];
+    if (labelled) { names.push(meta.labels, H.difference); }
+    names.push("input", H.response, "error");
     var thead = el("thead"), tr = el("tr");
     names.forEach(function (n) { tr.appendChild(el("th", n)); });
     thead.appendChild(tr);
@@ -149,10 +154,10 @@
     if (i === undefined) { box.appendChild(el("p", "This run has no item " + state.item + ".")); return; }
     var r = rows[i], u = r[C.usage];
     box.appendChild(el("h3", "Item " + r[C.idx]));
-    var facts = [["score", fmt(r[C.score])], ["verdict", r[C.verdict] === null ? "-" : r[C.verdict]]];
+    var facts = [[H.score, fmt(r[C.score])], [H.verdict, r[C.verdict] === null ? "-" : r[C.verdict]]];
     if (labelled) {
       facts.push([meta.labels, r[C.label] === null ? "-" : r[C.label]]);
-      facts.push(["|judge \u2212 label| (" + meta.compared + ")", fmt(r[C.disagreement])]);
+      facts.push([H.difference + " (" + meta.compared + ")", fmt(r[C.disagreement])]);
     }
     facts.push(["attempts", r[C.attempts] === null ? "-" : r[C.attempts]]);
     facts.push(["tokens (prompt / completion), calls", u[0] + " / " + u[1] + ", " + u[2]]);
@@ -165,7 +170,7 @@
       section(box, "Judge prompt: system message", meta.system);
       section(box, "Judge prompt: item message", prompt(r));
     }
-    section(box, "Judge's raw answer", r[C.response]);
+    section(box, H.raw, r[C.response]);
     section(box, "Explanation", r[C.explanation]);
     var fields = {}, inPrompt = r[C.in_prompt];
     Object.keys(r[C.fields]).forEach(function (k) {
@@ -176,7 +181,7 @@
       box.appendChild(el("p", "Shown in the judge prompt above: " + inPrompt.join(", ") + ".", "muted"));
     }
     if (Object.keys(r[C.other]).length) {
-      section(box, "Other outcome fields", JSON.stringify(r[C.other], null, 2));
+      section(box, H.other, JSON.stringify(r[C.other], null, 2));
     }
   }
 
