@@ -93,9 +93,9 @@ def test_self_preference_without_a_reference_is_skipped_with_the_reason(server: 
 def test_audit_rejects_bad_input(server: BiasServer) -> None:
     with pytest.raises(ConfigError, match="unknown probe 'length'"):
         audit_sync(_judge(server), _pairs(2), probes=("length",))
-    with pytest.raises(DataError, match="item 1 needs prompt and response_a"):
+    with pytest.raises(DataError, match="item 2 needs prompt and response_a"):
         audit_sync(_judge(server), [_pairs(1)[0], {"prompt": "q"}])
-    with pytest.raises(DataError, match="item 0: response_b is int, not text"):
+    with pytest.raises(DataError, match="item 1: response_b is int, not text"):
         audit_sync(_judge(server), [{"prompt": "q", "response_a": "a", "response_b": 3}])
     with pytest.raises(DataError, match="no items to audit"):
         audit_sync(_judge(server), [])

@@ -321,3 +321,36 @@ def test_missing_kind_and_inline_template_errors(root: Path) -> None:
         catalog.get("judges.bad.tpl")
     assert f"{path}:3: template" in str(e.value)
     assert "scale" in str(e.value)
+
+
+def test_conversation_turn_and_tool_chars_round_trip(root: Path) -> None:
+    """A judge's turn and max_tool_chars survive add/get, for every judge kind that has them,
+    and a registered template stays stored by its name."""
+    judge = jurist.LLMJudge("mock:j", template="likert", turn=0, max_tool_chars=50)
+    catalog.add(judge, "judges.turn.single")
+    entry = catalog.load_entry("judges.turn.single")
+    assert (entry["template"], entry["turn"], entry["max_tool_chars"]) == ("likert", 0, 50)
+    back = catalog.get("judges.turn.single")
+    assert (back.template.turn, back.template.max_tool_chars) == (0, 50)
+    assert back.describe() == judge.describe()
+
+    pair = jurist.PairwiseJudge("mock:p", turn="all", max_tool_chars=None)
+    catalog.add(pair, "judges.turn.pair")
+    entry = catalog.load_entry("judges.turn.pair")
+    assert (entry["template"], entry["turn"], entry["max_tool_chars"]) == (
+        "mt_bench_pair",
+        "all",
+        None,
+    )
+    got = catalog.get("judges.turn.pair")
+    assert (got.template.turn, got.template.max_tool_chars) == ("all", None)
+    assert got.describe() == pair.describe()
+
+    rubric = jurist.Rubric.from_dict([{"name": "ok", "requirement": "Answers the question"}])
+    grader = jurist.CriterionGrader(judges=[jurist.get_model("mock:j")], turn=-2, max_tool_chars=9)
+    catalog.add(grader.for_rubric(rubric), "judges.turn.rubric")
+    graded = catalog.get("judges.turn.rubric")
+    assert (graded.grader.turn, graded.grader.max_tool_chars) == (-2, 9)
+    # the defaults are not written
+    catalog.add(jurist.LLMJudge("mock:j", template="likert"), "judges.turn.plain")
+    assert "turn" not in catalog.load_entry("judges.turn.plain")

@@ -100,9 +100,9 @@ def test_dataframe_missing_values_are_not_judged(missing: str) -> None:
         frame["response"] = frame["response"].astype("string")
     model = jurist.get_model("mock:judge", outputs=["Correct"], cycle=True)
     judge = jurist.LLMJudge(model)
-    with pytest.raises(DataError, match=r"item 1: missing field\(s\) \['response'\]"):
+    with pytest.raises(DataError, match=r"item 2: missing field\(s\) \['response'\]"):
         judge.judge_sync(frame)
-    with pytest.raises(DataError, match=r"item 1: field 'response' is (null|NaN|<NA>)"):
+    with pytest.raises(DataError, match=r"item 2: field 'response' is (null|NaN|<NA>)"):
         jurist.evaluate(frame, judge, progress=False)
 
 

@@ -111,6 +111,31 @@ async def test_tokens_per_minute_reserve_the_estimate() -> None:
     assert slots(fake, 10) == pytest.approx([float(k) for k in range(10)])
 
 
+async def test_images_count_toward_the_token_estimate_and_the_pacing() -> None:
+    """An image reserves OpenAI's per-image tokens (85 at detail low, the high-detail bound
+    of 1445 otherwise), so a request with images waits its due like a long text would."""
+    from jurist.types import ImagePart
+
+    low = ImagePart(url="https://x/a.png", sha256="a", ref="a.png", detail="low")
+    high = ImagePart(url="https://x/b.png", sha256="b", ref="b.png", detail="high")
+    auto = ImagePart(url="https://x/c.png", sha256="c", ref="c.png")
+    text = Message(role="user", content="x" * 40)
+    with_images = Request(
+        messages=(text.model_copy(update={"images": (low, high, auto)}),), max_tokens=5
+    )
+    assert estimate_tokens(with_images) == 10 + 5 + 85 + 1445 + 1445
+    fake = FakeTime()
+    one = Request(messages=(text.model_copy(update={"images": (low,)}),), max_tokens=5)
+    model = LimitedModel(
+        MockModel(outputs=[Completion(text="ok")], cycle=True, images=True),
+        max_tokens_per_min=6000,  # 100 tokens per second: each call of 100 tokens takes 1 s
+        clock=fake.clock,
+        sleep=fake.sleep,
+    )
+    await model.complete_many([one] * 3)
+    assert slots(fake, 3) == pytest.approx([0.0, 1.0, 2.0])
+
+
 async def test_tokens_are_corrected_by_actual_usage() -> None:
     fake = FakeTime(advance=True)
     usage = Usage(prompt_tokens=10, completion_tokens=10, calls=1)  # 20 used, 100 reserved

@@ -142,7 +142,7 @@ def test_field_mapping_and_missing_field_stop_before_any_call() -> None:
     model = MockModel("j", outputs=["Correct"], cycle=True)
     judge = jurist.LLMJudge(model)
     items = [{"question": "q", "answer": "a"}, {"question": "q2"}]
-    with pytest.raises(DataError, match=r"item 1: missing field\(s\) \['answer'\].*\['question'\]"):
+    with pytest.raises(DataError, match=r"item 2: missing field\(s\) \['answer'\].*\['question'\]"):
         judge.judge_sync(items, fields={"prompt": "question", "response": "answer"})
     assert model.calls == 0
     ok = judge.judge_sync(items[:1], fields={"prompt": "question", "response": "answer"})

@@ -148,7 +148,7 @@ def test_custom_pairwise_template_and_field_mapping() -> None:
     assert list(df["forward_verdict"]) == ["First", "Second"]
     assert list(df["swapped_verdict"]) == ["Second", "First"]
     assert df["pair_prompt_tokens"].min() > 0
-    with pytest.raises(DataError, match=r"item 0: missing field\(s\) \['y'\]"):
+    with pytest.raises(DataError, match=r"item 1: missing field\(s\) \['y'\]"):
         judge.judge_sync(
             [{"q": "?", "x": "a"}], fields={"prompt": "q", "response_a": "x", "response_b": "y"}
         )

@@ -189,7 +189,7 @@ def test_bad_configuration(kwargs: dict[str, Any], match: str) -> None:
 def test_items_are_checked_before_any_call_and_fields_map() -> None:
     model = MockModel("m", outputs=["Correct"], cycle=True)
     panel = Panel([LLMJudge(model, template="true_false"), ConstJudge(1.0)])
-    with pytest.raises(DataError, match=r"item 1: missing field\(s\) \['response'\]"):
+    with pytest.raises(DataError, match=r"item 2: missing field\(s\) \['response'\]"):
         panel.judge_sync([{"prompt": "q", "response": "a"}, {"prompt": "q"}])
     assert model.calls == 0
     results = panel.judge_sync(

@@ -151,7 +151,7 @@ def test_load_errors_name_the_item_and_criterion(
 
 def test_add_item_errors() -> None:
     dataset = make()
-    with pytest.raises(DataError, match=r"item 3: criterion 'tone': a multi-choice criterion"):
+    with pytest.raises(DataError, match=r"item 4: criterion 'tone': a multi-choice criterion"):
         dataset.add_item(submission="z", ground_truth=["MET", "4", CriterionVerdict.MET])
     assert len(dataset) == 3
 

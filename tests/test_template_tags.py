@@ -105,3 +105,33 @@ def test_no_message_of_a_conversation_can_close_or_open_a_tag(
     assert rendered.count("&lt;") >= 6 * len(tags)  # every place's payload is there, escaped
     for field in t.fields:
         assert "{" + field + "}" not in rendered  # every placeholder was filled
+
+
+_RUBRIC_TAGS = ["query", "reference", "submission"]
+
+
+@pytest.mark.parametrize("field", ["query", "submission", "reference"])
+@pytest.mark.parametrize("calls", ["per_item", "per_criterion"])
+def test_no_field_of_a_rubric_prompt_can_close_or_open_a_tag(field: str, calls: str) -> None:
+    """The rubric prompts (one call per item, one per criterion) escape as templates do:
+    no form of a tag of theirs in the query, the reference or the submission survives."""
+    from jurist.judges.rubric._criteria import Criterion, Option
+    from jurist.judges.rubric._prompts import criterion_user, item_user
+
+    choice = Criterion(
+        requirement="Tone", options=(Option(label="a", value=0.0), Option(label="b", value=1.0))
+    )
+
+    def user(values: dict[str, str]) -> str:
+        if calls == "per_item":
+            return item_user([Criterion(requirement="Polite"), choice], [None, [1, 0]], **values)
+        return criterion_user(choice, [1, 0], guidelines=None, **values)
+
+    plain = {f: "plain text" for f in _RUBRIC_TAGS}
+    expected = _tag_count(user(plain), _RUBRIC_TAGS)
+    assert expected == 6
+    rendered = user({**plain, field: _payload(_RUBRIC_TAGS)})
+    assert _tag_count(rendered, _RUBRIC_TAGS) == expected
+    assert rendered.count("&lt;") >= 14 * len(_RUBRIC_TAGS)  # the payload is there, escaped
+    unrelated = "if a < b: <div>x</div> <submissions>"
+    assert unrelated in user({**plain, field: unrelated})

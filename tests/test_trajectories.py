@@ -228,6 +228,38 @@ def test_messages_validation_names_the_message() -> None:
         Trajectory.from_messages([{"role": "assistant", "tool_calls": [{"id": "1"}]}])
 
 
+def test_one_chat_message_model_for_conversations_and_trajectories() -> None:
+    """A trajectory's messages are the conversation items' messages (one model, owned by
+    jurist.templates): what one checks the other takes, and the renderers share it."""
+    import jurist.templates as templates
+    import jurist.trajectories as trajectories
+    from jurist.templates import render_conversation
+
+    assert trajectories.ChatMessage is templates.ChatMessage
+    assert trajectories.ToolCall is templates.ToolCall
+    t = _by_id()["5b8efff798038103d269b633813fc60c"]
+    assert all(isinstance(m, templates.ChatMessage) for m in t.messages)
+    assert "<tool_call>" in render_conversation(list(t.messages))
+    # the flat form a trajectory's tool call was built from still builds one
+    call = trajectories.ToolCall(id="c1", name="search", arguments={"q": "Rome"})
+    assert (call.name, call.arguments, call.function.arguments) == (
+        "search",
+        {"q": "Rome"},
+        '{"q":"Rome"}',
+    )
+    # trajectories keep what a trace may lack: a result with no call id, arguments that are
+    # not JSON; a conversation item refuses both (the checked boundary of items)
+    loose = [
+        {"role": "user", "content": "q"},
+        {"role": "assistant", "tool_calls": [{"function": {"name": "f", "arguments": "x=1"}}]},
+        {"role": "tool", "content": "r"},
+    ]
+    [use] = Trajectory.from_messages(loose).tool_uses
+    assert (use.name, use.arguments, use.result) == ("f", "x=1", "r")
+    with pytest.raises(DataError, match=r"messages\[1\].tool_calls\[0\].function.arguments"):
+        templates.parse_messages(loose, where="item 1")
+
+
 def test_round_trip_through_openai_messages_and_items() -> None:
     t = _by_id()["5b8efff798038103d269b633813fc60c"]
     again = Trajectory.from_messages(t.to_messages())

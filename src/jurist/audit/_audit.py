@@ -28,6 +28,7 @@ from typing import Any, Literal
 from jurist._sync import run_sync
 from jurist.audit._report import AuditReport, ProbeResult
 from jurist.audit._transforms import as_markdown, pad
+from jurist.data._item_names import item_name
 from jurist.errors import ConfigError, DataError
 from jurist.judges import PairJudgment, PairwiseJudge
 from jurist.judges._items import as_item_dicts
@@ -45,7 +46,7 @@ def _text(row: Mapping[str, Any], field: str, i: int) -> str | None:
     if value is None:
         return None
     if not isinstance(value, str):
-        raise DataError(f"item {i}: {field} is {type(value).__name__}, not text")
+        raise DataError(f"{item_name(i, row)}: {field} is {type(value).__name__}, not text")
     return value
 
 
@@ -87,7 +88,9 @@ async def audit(
         prompt = _text(row, "prompt", i)
         a, b = _text(row, "response_a", i), _text(row, "response_b", i)
         if prompt is None or a is None:
-            raise DataError(f"item {i} needs prompt and response_a (it has {sorted(row)})")
+            raise DataError(
+                f"{item_name(i, row)} needs prompt and response_a (it has {sorted(row)})"
+            )
         singles += [(prompt, a)] + ([(prompt, b)] if b is not None else [])
         if b is not None:
             pairs.append((prompt, a, b))

@@ -5,7 +5,8 @@ options that change its outputs (an OpenAI-compatible server's ``base_url``, an 
 model's ``revision`` and ``dtype``) with those the backend gives back itself
 (:meth:`~jurist.models.Model.rebuild_options`: the options given that differ from the
 defaults), never a secret (API keys stay in the environment), the template by name when
-it is the registered one and inline otherwise, and every judge parameter.
+it is the registered one and inline otherwise, and every judge parameter (a conversation
+judge's ``turn`` and ``max_tool_chars`` too, where they are not the defaults).
 
 >>> import jurist
 >>> judge = jurist.LLMJudge("mock:j", template="likert", temperature=0.3)
@@ -66,7 +67,8 @@ def entry_of(obj: Any, description: str | None = None) -> dict[str, Any]:
         out.update(_llm_judge(obj))
     elif kind == "pairwise_judge":
         inner = _llm_judge(obj.llm_judge)
-        out.update({k: inner[k] for k in ("model", "model_options", "template") if k in inner})
+        keys = ("model", "model_options", "template", "turn", "max_tool_chars")
+        out.update({k: inner[k] for k in keys if k in inner})
         out.update(
             swap=obj.swap,
             consistency=obj.consistency,
@@ -140,18 +142,23 @@ def _model_spec(model: Model) -> tuple[str, dict[str, Any], int | None]:
 
 def _llm_judge(judge: Any) -> dict[str, Any]:
     from jurist.judges._examples import dump_examples
-    from jurist.templates import list_templates
+    from jurist.templates import DEFAULT_MAX_TOOL_CHARS, list_templates
 
     (model,) = judge.models()
     spec, options, rate = _model_spec(model)
     out: dict[str, Any] = {"model": spec}
     if options:
         out["model_options"] = options
-    registered = list_templates().get(judge.template.name)
-    if registered is not None and registered == judge.template:
-        out["template"] = judge.template.name
+    tpl = judge.template
+    # the conversation options are the judge's (its turn and max_tool_chars keys), not the
+    # template's: a registered template judged at another turn is still stored by name
+    plain = tpl.with_turn("last", max_tool_chars=DEFAULT_MAX_TOOL_CHARS)
+    registered = list_templates().get(tpl.name)
+    if registered is not None and registered == plain:
+        out["template"] = tpl.name
     else:
-        out["template"] = judge.template.model_dump(mode="json")
+        out["template"] = plain.model_dump(mode="json")
+    out.update(_conversation_options(tpl.turn, tpl.max_tool_chars))
     has_schema = model.capabilities.json_schema
     output = "auto" if judge.json == has_schema or judge.template.json_only else "text"
     if judge.json and not has_schema and not judge.template.json_only:
@@ -220,4 +227,17 @@ def _rubric_judge(judge: Any) -> dict[str, Any]:
     )
     if info["judges"]:
         out["temperature"] = info["judges"][0].get("temperature")
+    out.update(_conversation_options(judge.grader.turn, judge.grader.max_tool_chars))
+    return out
+
+
+def _conversation_options(turn: Any, max_tool_chars: int | None) -> dict[str, Any]:
+    """A judge's ``turn`` and ``max_tool_chars`` where they are not the defaults."""
+    from jurist.templates import DEFAULT_MAX_TOOL_CHARS
+
+    out: dict[str, Any] = {}
+    if turn != "last":
+        out["turn"] = turn
+    if max_tool_chars != DEFAULT_MAX_TOOL_CHARS:
+        out["max_tool_chars"] = max_tool_chars
     return out

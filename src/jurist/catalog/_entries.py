@@ -10,16 +10,18 @@ keys depend on the kind (unknown keys are errors, so a typo never goes unnoticed
   ``explanations``, ``scoring``, ``instructions``, ``labels``, ``system_prompt``,
   ``extra_body``, ``output``, ``top_logprobs``, ``min_coverage``, ``low_coverage``,
   ``concurrency``, ``max_calls_per_min``, ``name``, ``examples``: few-shot examples,
-  each ``{item: {...}, verdict: ...}``);
+  each ``{item: {...}, verdict: ...}``) and, for conversation items, ``turn`` (``last``,
+  ``all`` or a reply's index) and ``max_tool_chars``;
 - ``pairwise_judge`` (a :class:`~jurist.PairwiseJudge`): ``model``, ``model_options``,
-  ``template``, ``swap``, ``consistency`` and sampling parameters;
+  ``template``, ``swap``, ``consistency``, ``turn``, ``max_tool_chars`` and sampling
+  parameters;
 - ``panel`` (a :class:`~jurist.Panel`): ``judges`` (catalog names, overrides allowed, or
   inline judge entries), ``aggregation``, ``weights``;
 - ``cascade`` (a :class:`~jurist.trust.CascadeJudge`): ``tiers`` (as a panel's
   ``judges``, cheapest first) and ``thresholds`` (one per tier, ``null`` keeps nothing);
 - ``rubric_judge`` (a :class:`~jurist.CriterionGrader` bound to a rubric): ``rubric`` (a
   catalog name ``rubrics.x`` or inline rubric data), ``models`` (the grader's judges),
-  the grader's settings and the item fields;
+  the grader's settings (``turn`` and ``max_tool_chars`` too) and the item fields;
 - ``calibrated_judge`` (a :class:`~jurist.trust.CalibratedJudge`): ``judge`` (a catalog
   name or an inline entry of any judge kind) and ``calibration`` (the fitted map, the label
   values and ``fitted_on``: a fingerprint of the items it was fitted on), as
@@ -44,6 +46,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from jurist.errors import ConfigError
+from jurist.templates import DEFAULT_MAX_TOOL_CHARS
 
 __all__ = [
     "KINDS",
@@ -70,7 +73,14 @@ class _ModelKeys(_Base):
     model_options: dict[str, Any] = Field(default_factory=dict)
 
 
-class JudgeEntry(_ModelKeys):
+class _Conversation(_Base):
+    """How a judge reads conversation items: the turn judged, the tool text kept."""
+
+    turn: int | Literal["last", "all"] = "last"
+    max_tool_chars: int | None = Field(default=DEFAULT_MAX_TOOL_CHARS, ge=1)
+
+
+class JudgeEntry(_ModelKeys, _Conversation):
     """A single-answer judge: model + template + parameters."""
 
     kind: Literal["judge"] = "judge"
@@ -94,7 +104,7 @@ class JudgeEntry(_ModelKeys):
     alignment: dict[str, Any] | None = None
 
 
-class PairwiseEntry(_ModelKeys):
+class PairwiseEntry(_ModelKeys, _Conversation):
     """A pairwise judge: which of two responses is better, in both orders by default."""
 
     kind: Literal["pairwise_judge"] = "pairwise_judge"
@@ -130,7 +140,7 @@ class CascadeEntry(_Base):
     name: str | None = None
 
 
-class RubricJudgeEntry(_Base):
+class RubricJudgeEntry(_Conversation):
     """A rubric grader bound to a rubric, judging one item at a time."""
 
     kind: Literal["rubric_judge"] = "rubric_judge"

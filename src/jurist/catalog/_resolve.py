@@ -144,6 +144,8 @@ def _make(
             extra_body=spec.extra_body,
             output=spec.output,
             examples=spec.examples,
+            turn=spec.turn,
+            max_tool_chars=spec.max_tool_chars,
         )
     if isinstance(spec, PairwiseEntry):
         return PairwiseJudge(
@@ -157,6 +159,8 @@ def _make(
             max_calls_per_min=spec.max_calls_per_min,
             concurrency=spec.concurrency,
             name=spec.name or entry.name,
+            turn=spec.turn,
+            max_tool_chars=spec.max_tool_chars,
         )
     if isinstance(spec, PanelEntry):
         judges = [_panel_judge(j, i, entry, root, stack) for i, j in enumerate(spec.judges)]
@@ -316,6 +320,8 @@ def _rubric_judge(
         max_tokens=spec.max_tokens,
         concurrency=spec.concurrency,
         name=spec.name or entry.name,
+        turn=spec.turn,
+        max_tool_chars=spec.max_tool_chars,
     )
     return grader.for_rubric(
         rubric,

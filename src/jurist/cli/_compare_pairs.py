@@ -47,6 +47,7 @@ import orjson
 
 from jurist._missing import field_problem
 from jurist.data import open_source
+from jurist.data._local_images import resolve_images
 from jurist.errors import ConfigError, DataError
 
 __all__ = ["Answer", "Pair", "Systems", "plan_pairs", "read_systems", "write_pairs"]
@@ -114,7 +115,11 @@ def read_systems(
     systems = Systems([], [])
     seen_keys: set[Hashable] = set()
     for path, stem in zip(files, stems, strict=True):
-        for row_number, (_, where, row) in enumerate(open_source(path)):
+        source = open_source(path)
+        for row_number, (_, where, row) in enumerate(source):
+            # the pairs file lives in the run folder: a relative image path is read from
+            # this data file's folder now
+            row = resolve_images(row, source.base, where)
             messages = row.get("messages")
             if messages is not None and system_column is not None and id_field is None:
                 raise ConfigError(

@@ -37,14 +37,16 @@ class Records(list[dict[str, Any]]):
 def read_records(path: str | Path) -> Records:
     """All the records in ``path`` at once, by its extension: .jsonl/.ndjson, .json, .csv,
     .parquet (read with the batch engine's streaming readers; see
-    :func:`~jurist.data.open_source` to stream instead)."""
+    :func:`~jurist.data.open_source` to stream instead). Relative image paths come back
+    absolute, read from the file's folder (the rows leave the file behind)."""
+    from jurist.data._local_images import resolve_images
     from jurist.data._source import open_source
 
     source = open_source(Path(path))
     rows: list[dict[str, Any]] = []
     places: list[str] = []
     for _, place, row in source:
-        rows.append(row)
+        rows.append(resolve_images(row, source.base, place))
         places.append(place)
     return Records(rows, str(path), places)
 

@@ -12,7 +12,7 @@ are checked and hashed as they go.
 
 >>> src = open_source([{"prompt": "q", "response": "a"}])
 >>> [(i, where, row["prompt"]) for i, where, row in src]
-[(0, 'item 0', 'q')]
+[(0, 'item 1', 'q')]
 >>> scan = src.scan({"prompt": "prompt"})
 >>> scan.items, len(scan.dataset_hash)
 (1, 32)
@@ -33,6 +33,8 @@ import orjson
 
 from jurist._files import decode_error, read_utf8
 from jurist._missing import field_problem, no_value
+from jurist.data._item_names import item_name
+from jurist.data._local_images import image_digest, resolve_images
 from jurist.errors import DataError, MissingDependencyError
 from jurist.templates import check_item, supplies
 
@@ -42,8 +44,12 @@ _BATCH = 1024
 _CSV_FIELD_LIMIT = 2**31 - 1  # the largest the csv module takes on every platform
 
 
-def item_hash(row: Mapping[str, Any]) -> str:
-    """A short stable hash of one row's content (keys sorted; any value JSON can show).
+def item_hash(row: Mapping[str, Any], *, base: Path | None = None, where: str = "item") -> str:
+    """A short stable hash of one row's content (keys sorted; any value JSON can show) and
+    of the bytes of the local image files it names (relative paths read from ``base``, the
+    data file's folder; see :func:`~jurist.data._local_images.image_digest`), so a picture
+    changed under the same path changes the hash. A row without local images hashes its
+    content alone.
 
     >>> item_hash({"a": 1, "b": "x"}) == item_hash({"b": "x", "a": 1})
     True
@@ -53,13 +59,23 @@ def item_hash(row: Mapping[str, Any]) -> str:
         option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY,
         default=str,
     )
+    images = image_digest(row, base, where)
+    if images is not None:
+        blob += b"\0images:" + images.encode()
     return hashlib.blake2b(blob, digest_size=16).hexdigest()
 
 
 def map_fields(
-    row: Mapping[str, Any], fields: Mapping[str, str] | None, required: Sequence[str], where: str
+    row: Mapping[str, Any],
+    fields: Mapping[str, str] | None,
+    required: Sequence[str],
+    where: str,
+    *,
+    base: Path | None = None,
 ) -> dict[str, Any]:
-    """The values a judge sees: the row, with each role filled from its column.
+    """The values a judge sees: the row, with each role filled from its column, and its
+    relative image paths made absolute against ``base``, the data file's folder (see
+    :func:`~jurist.data._local_images.resolve_images`).
 
     ``fields`` maps a judge field (``prompt``) to the column holding it (``question``).
     A required field that is missing, null or NaN stops with the row's place (see
@@ -80,6 +96,7 @@ def map_fields(
     if fields:
         for role, column in fields.items():
             values[role] = row.get(column)
+    values = resolve_images(values, base, where)
     check_item(values, where=where)  # a conversation's messages, images
     for role in required:
         column = fields.get(role, role) if fields else role
@@ -108,6 +125,9 @@ class ItemSource:
         self._rows = rows
         self.description = description
         self.reiterable = rows is None
+        self.base: Path | None = None
+        """The data file's folder, against which relative image paths are read (``None``:
+        items from memory, read from the working folder)."""
         self._used = False
 
     def _iter_rows(self) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -127,8 +147,8 @@ class ItemSource:
         n = 0
         for _, where, row in self:
             if required:
-                map_fields(row, fields, required, where)
-            digest.update(item_hash(row).encode())
+                map_fields(row, fields, required, where, base=self.base)
+            digest.update(item_hash(row, base=self.base, where=where).encode())
             n += 1
         return Scan(items=n, dataset_hash=digest.hexdigest())
 
@@ -137,6 +157,7 @@ class _FileSource(ItemSource):
     def __init__(self, path: Path) -> None:
         super().__init__(None, description=str(path))
         self.path = path
+        self.base = path.absolute().parent
 
     def _iter_rows(self) -> Iterator[tuple[str, dict[str, Any]]]:
         suffix = self.path.suffix.lower()
@@ -158,9 +179,10 @@ class _SequenceSource(ItemSource):
         for i, row in enumerate(self.data):
             if not isinstance(row, Mapping):
                 raise DataError(
-                    f"item {i} is a {type(row).__name__}, not a mapping of field names to values"
+                    f"item {i + 1} is a {type(row).__name__}, not a mapping of field names to "
+                    "values"
                 )
-            yield f"item {i}", dict(row)
+            yield item_name(i, row), dict(row)
 
 
 class _DataFrameSource(ItemSource):
@@ -174,7 +196,8 @@ class _DataFrameSource(ItemSource):
         for start in range(0, n, _BATCH):
             chunk = self.frame.iloc[start : start + _BATCH].to_dict(orient="records")
             for offset, row in enumerate(chunk):
-                yield f"item {start + offset}", {str(k): v for k, v in row.items()}
+                fields = {str(k): v for k, v in row.items()}
+                yield item_name(start + offset, fields), fields
 
 
 def open_source(data: Any) -> ItemSource:
@@ -209,8 +232,8 @@ def open_source(data: Any) -> ItemSource:
         def checked() -> Iterator[tuple[str, dict[str, Any]]]:
             for i, row in enumerate(data):
                 if not isinstance(row, Mapping):
-                    raise DataError(f"item {i} is a {type(row).__name__}, not a mapping")
-                yield f"item {i}", dict(row)
+                    raise DataError(f"item {i + 1} is a {type(row).__name__}, not a mapping")
+                yield item_name(i, row), dict(row)
 
         return ItemSource(checked(), description=f"{type(data).__name__} (read once)")
     raise DataError(f"cannot read items from a {type(data).__name__}")

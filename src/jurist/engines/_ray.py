@@ -368,9 +368,16 @@ def judge_ray_dataset(
     raw = isinstance(data, ray.data.Dataset)
     blocks = None
     if not raw:  # items travel as JSON text, so they come back exactly as they were
+        source = open_source(data)
+        base = source.base  # a data file's folder: its relative image paths
         wired = [
-            _wire(idx, item_hash(row), row, map_fields(row, fields, required, where))
-            for idx, where, row in open_source(data)
+            _wire(
+                idx,
+                item_hash(row, base=base, where=where),
+                row,
+                map_fields(row, fields, required, where, base=base),
+            )
+            for idx, where, row in source
         ]
         data, blocks = _dataset(ray, wired, options), _blocks(options, len(wired))
     return _judged(

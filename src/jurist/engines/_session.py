@@ -111,7 +111,7 @@ class EngineContext:
         check_each = self.manifest.dataset.hash is None
         required = self.required
         for idx, where, row in self.source:
-            digest = item_hash(row)
+            digest = item_hash(row, base=self.source.base, where=where)
             if check_each and self._stored.has(idx) and self.store.hash_of(idx) != digest:
                 raise DataError(
                     f"{where}: this item differs from {item_name(idx, row)} of the run in "
@@ -119,7 +119,12 @@ class EngineContext:
                 )
             if self._done.has(idx):
                 continue
-            yield idx, digest, row, map_fields(row, self.fields, required, where)
+            yield (
+                idx,
+                digest,
+                row,
+                map_fields(row, self.fields, required, where, base=self.source.base),
+            )
 
     def record(self, result: StoredResult) -> None:
         """Write one finished item durably, then count it (a run with repeats: the item's

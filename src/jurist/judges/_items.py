@@ -7,7 +7,7 @@ Accepted: a sequence or iterable of mappings, a pandas DataFrame, a ``datasets.D
 >>> as_item_dicts([1])
 Traceback (most recent call last):
 ...
-jurist.errors.DataError: item 0 is a int, not a mapping of field names to values
+jurist.errors.DataError: item 1 is a int, not a mapping of field names to values
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ def as_item_dicts(data: Iterable[Mapping[str, Any]] | Any) -> list[dict[str, Any
     for i, row in enumerate(data):
         if not isinstance(row, Mapping):
             raise DataError(
-                f"item {i} is a {type(row).__name__}, not a mapping of field names to values"
+                f"item {i + 1} is a {type(row).__name__}, not a mapping of field names to values"
             )
         rows.append(dict(row))
     return rows

@@ -13,7 +13,7 @@
 >>> map_items([{"q": "2+2?"}], None, ("prompt",), "my judge")
 Traceback (most recent call last):
 ...
-jurist.errors.DataError: item 0: missing field(s) ['prompt'] needed by my judge; the item has ['q']
+jurist.errors.DataError: item 1: missing field(s) ['prompt'] needed by my judge; the item has ['q']
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from pydantic import BaseModel
 from jurist._missing import is_missing
 from jurist._progress import BatchProgress
 from jurist._sync import run_sync
+from jurist.data._item_names import item_name
 from jurist.errors import DataError
 from jurist.judges._items import as_item_dicts
 from jurist.templates import check_item, supplies
@@ -57,13 +58,13 @@ def map_items(
         values = dict(row)
         for field, key in (fields or {}).items():
             values[field] = row.get(key)
-        check_item(values, where=f"item {index}")
+        where = item_name(index, row)  # the data's id, else the 1-based row number
+        check_item(values, where=where)
         missing = [f for f in required if is_missing(values.get(f)) and not supplies(values, f)]
         if missing:
             names = [fields.get(f, f) if fields else f for f in missing]
             raise DataError(
-                f"item {index}: missing field(s) {names} needed by {who}; the item has "
-                f"{sorted(row)}"
+                f"{where}: missing field(s) {names} needed by {who}; the item has {sorted(row)}"
             )
         out.append(values)
     return out

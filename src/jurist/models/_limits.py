@@ -14,9 +14,10 @@ The concurrency semaphore is an :class:`asyncio.Semaphore` made lazily for each 
 loop (sync twins share one background loop; async callers bring their own), so
 ``max_concurrency`` bounds the calls in flight in each loop.
 
-Tokens are reserved before a call from an estimate (prompt characters / 4 plus
-``max_tokens``; or ``token_estimator(request)``) and corrected by the usage the
-completion reports; a failed call keeps its reservation (it may have been billed).
+Tokens are reserved before a call from an estimate (prompt characters / 4, plus a fixed
+count per image, plus ``max_tokens``; or ``token_estimator(request)``) and corrected by
+the usage the completion reports; a failed call keeps its reservation (it may have been
+billed).
 
 >>> from jurist._sync import run_sync
 >>> from jurist.models import MockModel
@@ -41,27 +42,41 @@ from typing import Any
 
 from jurist.errors import ConfigError
 from jurist.models._model import Model, WrapperModel
-from jurist.types import CandidateScores, Completion, Request
+from jurist.types import CandidateScores, Completion, ImagePart, Request
 
-__all__ = ["Gcra", "LimitedModel", "book", "estimate_tokens", "settle"]
+__all__ = ["Gcra", "LimitedModel", "book", "estimate_tokens", "image_tokens", "settle"]
 
 Clock = Callable[[], float]
 SleepFn = Callable[[float], Awaitable[object]]
 TokenEstimator = Callable[[Request], int]
 
 DEFAULT_COMPLETION_TOKENS = 256
+LOW_DETAIL_IMAGE_TOKENS = 85
+"""OpenAI's count for an image sent at ``detail: "low"``: a flat 85 tokens."""
+HIGH_DETAIL_IMAGE_TOKENS = 85 + 170 * 8
+"""The most OpenAI counts for an image at ``detail: "high"`` (or ``"auto"``, unset): 85
+plus 170 per 512-pixel tile of the image scaled into 2048x2048 and then to a shortest side
+of 768, at most 768x2048, i.e. 2x4 tiles: 1445. The image's size is not read here, so a
+call reserves the bound and the usage it reports gives the difference back."""
+
+
+def image_tokens(image: ImagePart) -> int:
+    """The tokens one image is reserved for (see :data:`HIGH_DETAIL_IMAGE_TOKENS`)."""
+    return LOW_DETAIL_IMAGE_TOKENS if image.detail == "low" else HIGH_DETAIL_IMAGE_TOKENS
 
 
 def estimate_tokens(request: Request) -> int:
-    """Tokens a request may use: prompt characters / 4 plus ``max_tokens`` (256 if unset).
+    """Tokens a request may use: prompt characters / 4, plus :func:`image_tokens` per image,
+    plus ``max_tokens`` (256 if unset).
 
     >>> from jurist.types import Message, Request
     >>> estimate_tokens(Request(messages=(Message(role="user", content="x" * 40),), max_tokens=5))
     15
     """
     chars = sum(len(m.content) for m in request.messages)
+    images = sum(image_tokens(i) for m in request.messages for i in m.images)
     completion = request.max_tokens if request.max_tokens is not None else DEFAULT_COMPLETION_TOKENS
-    return math.ceil(chars / 4) + completion
+    return math.ceil(chars / 4) + images + completion
 
 
 @dataclass

@@ -85,22 +85,18 @@ from jurist.errors import (
     ConfigError,
     ModelError,
     ResponseTooLargeError,
-    UnsupportedRequestError,
-    status_error,
 )
 from jurist.models._decisions import Decider
 from jurist.models._json_form import (
     JsonForm,
     JsonFormDecision,
-    one_line,
-    refuses,
     response_format,
 )
 from jurist.models._loop_sessions import LoopSessions
 from jurist.models._model import Capabilities, Model, refuse_images
 from jurist.models._once import Once
+from jurist.models._openai_errors import connection_error_for, status_error_for
 from jurist.models._openai_wire import (
-    error_detail,
     parse_logprobs,
     read_capped,
     retry_after_seconds,
@@ -516,38 +512,12 @@ class OpenAIModel(Model):
         *,
         refused: JsonForm | None = None,
     ) -> APIStatusError:
-        detail = error_detail(raw)
-        if refused is not None and refuses(status, detail, refused):
-            return UnsupportedRequestError(
-                f"{self.spec}: {self._url} refuses response_format {refused} "
-                f"(HTTP {status}: {one_line(detail, 160)})",
-                form=refused,
-                status_code=status,
-                model=self.spec,
-                body=raw.decode("utf-8", "replace"),
-                request_id=headers.get("x-request-id") or headers.get("request-id"),
-            )
-        if status == 401 and not self._has_key:
-            detail += " (no api_key was given and OPENAI_API_KEY is not set)"
-        return status_error(
-            status,
-            f"{self.spec}: {self._url} answered HTTP {status}: {detail}",
-            model=self.spec,
-            body=raw.decode("utf-8", "replace"),
-            retry_after=retry_after_seconds(headers),
-            request_id=headers.get("x-request-id") or headers.get("request-id"),
+        return status_error_for(
+            self.spec, self._url, status, raw, headers, has_key=self._has_key, refused=refused
         )
 
     def _connection_error(self, exc: aiohttp.ClientError, url: str) -> APIConnectionError:
-        if isinstance(exc, aiohttp.ClientConnectorError):
-            what = f"cannot reach {url}"
-        elif isinstance(exc, aiohttp.ClientConnectionError | aiohttp.ClientPayloadError):
-            what = f"the connection to {url} was dropped before a full answer"
-        else:
-            what = f"the request to {url} failed"
-        return APIConnectionError(
-            f"{self.spec}: {what}: {exc or type(exc).__name__}", model=self.spec
-        )
+        return connection_error_for(self.spec, exc, url)
 
     # -- sessions -----------------------------------------------------------------------
 

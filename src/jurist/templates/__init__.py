@@ -14,7 +14,7 @@ from jurist.templates import (  # noqa: F401  (registration)
     _prometheus,
     _trajectory,
 )
-from jurist.templates._chat import ChatMessage, parse_messages
+from jurist.templates._chat import LENIENT, ChatMessage, FunctionCall, ToolCall, parse_messages
 from jurist.templates._conversation import (
     DEFAULT_MAX_TOOL_CHARS,
     Turn,
@@ -45,15 +45,18 @@ from jurist.templates._yaml import load_template
 
 __all__ = [
     "DEFAULT_MAX_TOOL_CHARS",
+    "LENIENT",
     "PARSE_INLINE_MAX",
     "ChatMessage",
     "Conflict",
+    "FunctionCall",
     "Label",
     "LabelScale",
     "NumericScale",
     "ParsedVerdict",
     "Scale",
     "Template",
+    "ToolCall",
     "Turn",
     "VerdictForm",
     "check_item",

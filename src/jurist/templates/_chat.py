@@ -1,4 +1,5 @@
-"""The messages of a conversation item, checked at the boundary (OpenAI's chat format).
+"""Chat messages in OpenAI's format: a conversation item's, checked at the boundary, and a
+trajectory's (one model for both; :mod:`jurist.trajectories` reads traces with it).
 
 An item's ``messages`` field holds a list of messages as OpenAI's chat API writes them:
 ``system`` (or ``developer``), ``user``, ``assistant`` and ``tool`` roles; ``content`` a
@@ -25,17 +26,36 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 import orjson
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    ModelWrapValidatorHandler,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from jurist.errors import DataError
 
-__all__ = ["ChatMessage", "FunctionCall", "ToolCall", "parse_messages", "plain"]
+__all__ = ["LENIENT", "ChatMessage", "FunctionCall", "ToolCall", "parse_messages", "plain"]
 
 ChatRole = Literal["system", "developer", "user", "assistant", "tool"]
 
 
+LENIENT = {"lenient": True}
+"""Validation context for messages read from a trace rather than given as an item (a
+trajectory's, see :mod:`jurist.trajectories`): tool-call arguments that are not JSON are
+kept as their text, a tool result may lack the id of its call, and a message its content."""
+
+
+def _lenient(info: ValidationInfo) -> bool:
+    return bool(info.context and info.context.get("lenient"))
+
+
 class FunctionCall(BaseModel):
-    """The function a tool call names and its arguments, kept as compact JSON text."""
+    """The function a tool call names and its arguments, kept as compact JSON text (as
+    given, when a trace's arguments are not JSON: see :data:`LENIENT`)."""
 
     model_config = ConfigDict(frozen=True, extra="ignore")
 
@@ -51,13 +71,15 @@ class FunctionCall(BaseModel):
 
     @field_validator("arguments", mode="before")
     @classmethod
-    def _json_arguments(cls, value: Any) -> str:
+    def _json_arguments(cls, value: Any, info: ValidationInfo) -> str:
         if value is None:
             return "{}"
         if isinstance(value, str):
             try:
                 parsed = orjson.loads(value) if value.strip() else {}
             except orjson.JSONDecodeError as e:
+                if _lenient(info):
+                    return value
                 raise ValueError(f"not valid JSON ({e})") from None
         elif isinstance(value, Mapping):
             parsed = dict(value)
@@ -67,7 +89,15 @@ class FunctionCall(BaseModel):
 
 
 class ToolCall(BaseModel):
-    """One tool call an assistant message makes."""
+    """One tool call an assistant message makes.
+
+    Built from OpenAI's form (``{"id", "type", "function": {"name", "arguments"}}``) or a
+    flat one (``ToolCall(id=..., name=..., arguments={...})``); :attr:`name` and
+    :attr:`arguments` read the function's.
+
+    >>> ToolCall(name="search", arguments={"q": "Rome"}).to_openai()
+    {'type': 'function', 'function': {'name': 'search', 'arguments': '{"q":"Rome"}'}}
+    """
 
     model_config = ConfigDict(frozen=True, extra="ignore")
 
@@ -75,14 +105,49 @@ class ToolCall(BaseModel):
     type: Literal["function"] = "function"
     function: FunctionCall
 
+    @model_validator(mode="before")
+    @classmethod
+    def _flat(cls, value: Any) -> Any:
+        if isinstance(value, Mapping) and "function" not in value and "name" in value:
+            rest = {k: v for k, v in value.items() if k not in ("name", "arguments")}
+            return {
+                **rest,
+                "function": {"name": value["name"], "arguments": value.get("arguments")},
+            }
+        return value
+
+    @field_validator("id", mode="before")
+    @classmethod
+    def _text_id(cls, value: Any) -> Any:
+        return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+
     @field_validator("type", mode="before")
     @classmethod
     def _function_default(cls, value: Any) -> Any:
         return "function" if value is None else value
 
+    @property
+    def name(self) -> str:
+        """The tool's name."""
+        return self.function.name
+
+    @property
+    def arguments(self) -> dict[str, Any] | str:
+        """The arguments: the decoded JSON object, else their text as it is."""
+        try:
+            value = orjson.loads(self.function.arguments)
+        except orjson.JSONDecodeError:
+            return self.function.arguments
+        return value if isinstance(value, dict) else self.function.arguments
+
+    def to_openai(self) -> dict[str, Any]:
+        """The call in OpenAI's chat format (``arguments`` as JSON text)."""
+        out: dict[str, Any] = {"type": "function", "function": self.function.model_dump()}
+        return out if self.id is None else {"id": self.id, **out}
+
 
 class ChatMessage(BaseModel):
-    """One message of a conversation item (see the module)."""
+    """One message of a conversation item or a trajectory (see the module)."""
 
     model_config = ConfigDict(frozen=True, extra="ignore")
 
@@ -127,15 +192,28 @@ class ChatMessage(BaseModel):
     def _no_calls(cls, value: Any) -> Any:
         return () if value is None else value
 
-    @model_validator(mode="after")
-    def _roles(self) -> ChatMessage:
-        if self.role == "tool" and not self.tool_call_id:
+    @field_validator("tool_call_id", mode="before")
+    @classmethod
+    def _text_call_id(cls, value: Any) -> Any:
+        return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _roles(
+        cls, value: Any, handler: ModelWrapValidatorHandler[ChatMessage], info: ValidationInfo
+    ) -> ChatMessage:
+        if isinstance(value, ChatMessage):
+            return value  # checked when it was built (leniently or not)
+        m = handler(value)
+        if m.tool_calls and m.role != "assistant":
+            raise ValueError(f"only an assistant message makes tool_calls, not a {m.role}")
+        if _lenient(info):
+            return m
+        if m.role == "tool" and not m.tool_call_id:
             raise ValueError("a tool message needs the tool_call_id of the call it answers")
-        if self.tool_calls and self.role != "assistant":
-            raise ValueError(f"only an assistant message makes tool_calls, not a {self.role}")
-        if self.role != "assistant" and self.content is None:
-            raise ValueError(f"a {self.role} message needs content")
-        return self
+        if m.role != "assistant" and m.content is None:
+            raise ValueError(f"a {m.role} message needs content")
+        return m
 
     def text(self) -> str:
         """The text of the content (parts' texts joined; images left out)."""
@@ -144,6 +222,22 @@ class ChatMessage(BaseModel):
         if isinstance(self.content, str):
             return self.content
         return "".join(p["text"] for p in self.content if p["type"] == "text")
+
+    def to_openai(self) -> dict[str, Any]:
+        """The message as an OpenAI chat-format dict (only the fields it has).
+
+        >>> ChatMessage(role="tool", tool_call_id="c1", content="14 C").to_openai()
+        {'role': 'tool', 'content': '14 C', 'tool_call_id': 'c1'}
+        """
+        content = self.content if not isinstance(self.content, tuple) else list(self.content)
+        out: dict[str, Any] = {"role": self.role, "content": content}
+        if self.tool_calls:
+            out["tool_calls"] = [c.to_openai() for c in self.tool_calls]
+        if self.tool_call_id is not None:
+            out["tool_call_id"] = self.tool_call_id
+        if self.name is not None:
+            out["name"] = self.name
+        return out
 
 
 def plain(value: Any) -> Any:

@@ -46,6 +46,7 @@ from jurist.errors import DataError
 from jurist.templates._chat import ChatMessage, parse_messages
 from jurist.templates._escape import neutralise
 from jurist.templates._images import check_image, image_refs
+from jurist.templates._steps import DEFAULT_MAX_ARGS, DEFAULT_MAX_RESULT, first_task, render_steps
 
 __all__ = [
     "DEFAULT_MAX_TOOL_CHARS",
@@ -70,7 +71,7 @@ IMAGES = "__jurist_images__"
 
 _TAGS = frozenset({"system", "user", "assistant", "tool_call", "tool_result", "conversation"})
 _KEYS = frozenset({"messages", "messages_a", "messages_b", "images"})
-_SINGLE = ("prompt", "response", "conversation")
+_SINGLE = ("prompt", "response", "conversation", "trajectory")
 _PAIR = ("prompt", "response_a", "response_b")
 
 
@@ -234,6 +235,7 @@ def conversation_fields(
     turn: Turn = "last",
     max_tool_chars: int | None = DEFAULT_MAX_TOOL_CHARS,
     where: str = "item",
+    trajectory: bool = False,
 ) -> dict[str, Any]:
     """``values`` with the fields its conversation gives placed where it has none (once).
 
@@ -244,6 +246,12 @@ def conversation_fields(
     the same); ``messages`` with responses of their own is the shared context. The image
     references, in ``[image N]`` order (the ``images`` field's last), go under
     :data:`IMAGES`.
+
+    ``trajectory=True`` (a template that reads a ``trajectory`` field): ``messages`` are an
+    agent's run, and give ``trajectory`` (its numbered steps, see
+    :func:`jurist.templates._steps.render_steps`; results cut at 600 characters and
+    arguments at 300, or both at ``max_tool_chars`` when it is not the default) and
+    ``prompt`` (the task: the first user message).
 
     >>> out = conversation_fields({"messages": [{"role": "user", "content": "2+2?"},
     ...                                         {"role": "assistant", "content": "4"}]})
@@ -270,6 +278,22 @@ def conversation_fields(
         placed["prompt"] = w.many(before_a, compact="user")
         placed["response_a"] = w.many(turn_a, compact="assistant")
         placed["response_b"] = w.many(turn_b, compact="assistant")
+    elif trajectory and not _missing(values.get("messages")):
+        messages = _checked(values["messages"], where, "messages")
+        if not any(m.role == "assistant" for m in messages):
+            raise DataError(f"{where}: field 'messages' has no assistant message to judge")
+        task = first_task(messages)
+        if task is not None:
+            placed["prompt"] = neutralise(task, _TAGS)
+        cut = (
+            (DEFAULT_MAX_RESULT, DEFAULT_MAX_ARGS)
+            if max_tool_chars == DEFAULT_MAX_TOOL_CHARS
+            else (max_tool_chars, max_tool_chars)
+        )
+        steps = render_steps(
+            messages, task=task, show_task=False, max_result=cut[0], max_args=cut[1]
+        )
+        placed["trajectory"] = neutralise(steps, _TAGS)  # as a rendered conversation is
     elif not _missing(values.get("messages")):
         messages = _checked(values["messages"], where, "messages")
         given = ("response_a", "response_b") if pairwise else ("response",)

@@ -7,8 +7,9 @@ reference is
 - a ``data:image/...;base64,...`` URI: sent as it is, hashed over its decoded bytes;
 - an ``http://`` or ``https://`` URL: sent as it is for the server to fetch (jurist never
   fetches it), hashed over the URL's text;
-- anything else, a path to a local file (``~`` expanded, relative to the working folder):
-  read and sent as a data URI, hashed over its bytes.
+- anything else, a path to a local file (``~`` expanded; relative to the working folder
+  here: a data file's relative paths are made absolute against its folder when it is read,
+  see :mod:`jurist.data._local_images`): read and sent as a data URI, hashed over its bytes.
 
 A reference may also be a mapping, ``{"url": ..., "detail": "low"}`` or OpenAI's part
 ``{"type": "image_url", "image_url": {"url": ..., "detail": ...}}``.

@@ -250,8 +250,9 @@ class Template(BaseModel):
         """``values`` with the fields its conversation gives (``messages``; ``messages_a``
         and ``messages_b`` for a pairwise template) placed where it has none, by this
         template's :attr:`turn` and :attr:`max_tool_chars` (see
-        :func:`~jurist.templates.conversation_fields`); the image references under
-        ``IMAGES``. An item without a conversation or images is returned as it is.
+        :func:`~jurist.templates.conversation_fields`; for a template that reads
+        ``trajectory``, the messages rendered as an agent's steps); the image references
+        under ``IMAGES``. An item without a conversation or images is returned as it is.
         """
         if _ITEM_KEYS.isdisjoint(values) or values.get(EXPANDED):
             return values if isinstance(values, dict) else dict(values)
@@ -261,6 +262,7 @@ class Template(BaseModel):
             turn=self.turn,
             max_tool_chars=self.max_tool_chars,
             where=where,
+            trajectory="trajectory" in (*self.fields, *self.optional_fields),
         )
 
     def with_turn(

@@ -6,6 +6,10 @@ answer and free metadata. It reads and writes the OpenAI chat format, so a rollo
 agent framework that logs that format (and a trace imported from OpenTelemetry, see
 :func:`jurist.trajectories.load_traces`) is one.
 
+The messages are :class:`jurist.templates.ChatMessage`, the model conversation items are
+checked with, read leniently (:data:`jurist.templates.LENIENT`): a trace may hold tool
+arguments that are not JSON (kept as text) and results without their call's id.
+
 A **step** is one assistant turn with the results of the tool calls it made; a
 **tool use** is one call with its arguments and its result.
 
@@ -21,71 +25,22 @@ A **step** is one assistant turn with the results of the tool calls it made; a
 >>> [(u.name, u.arguments, u.result) for u in t.tool_uses]
 [('get_weather', {'city': 'Paris'}, 'rainy, 14 C')]
 >>> len(t.steps), t.to_messages()[1]["tool_calls"][0]["function"]["arguments"]
-(2, '{"city": "Paris"}')
+(2, '{"city":"Paris"}')
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from jurist.errors import DataError
+from jurist.templates import LENIENT, ChatMessage, ToolCall
+from jurist.templates._steps import Step, first_task, split_steps
 
 __all__ = ["ChatMessage", "Step", "ToolCall", "ToolUse", "Trajectory"]
-
-Role = Literal["system", "user", "assistant", "tool"]
-
-
-class ToolCall(BaseModel):
-    """One tool call an assistant message asks for: its id, the tool's name, the arguments.
-
-    ``arguments`` is the decoded JSON object; a string that is not JSON is kept as it is.
-    """
-
-    model_config = ConfigDict(frozen=True)
-
-    id: str | None = None
-    name: str = Field(min_length=1)
-    arguments: dict[str, Any] | str = Field(default_factory=dict)
-
-    def to_openai(self) -> dict[str, Any]:
-        """The call in the OpenAI chat format (``arguments`` as a JSON string)."""
-        args = self.arguments
-        text = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
-        out: dict[str, Any] = {
-            "type": "function",
-            "function": {"name": self.name, "arguments": text},
-        }
-        if self.id is not None:
-            out = {"id": self.id, **out}
-        return out
-
-
-class ChatMessage(BaseModel):
-    """One message in the OpenAI chat format (text content, tool calls, tool results)."""
-
-    model_config = ConfigDict(frozen=True)
-
-    role: Role
-    content: str | None = None
-    tool_calls: tuple[ToolCall, ...] = ()
-    tool_call_id: str | None = None
-    name: str | None = None
-
-    def to_openai(self) -> dict[str, Any]:
-        """The message as an OpenAI chat-format dict (only the fields it has)."""
-        out: dict[str, Any] = {"role": self.role, "content": self.content}
-        if self.tool_calls:
-            out["tool_calls"] = [c.to_openai() for c in self.tool_calls]
-        if self.tool_call_id is not None:
-            out["tool_call_id"] = self.tool_call_id
-        if self.name is not None:
-            out["name"] = self.name
-        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,15 +55,6 @@ class ToolUse:
     result: str | None
     call_id: str | None
     step: int
-
-
-@dataclass(frozen=True, slots=True)
-class Step:
-    """One assistant turn (``message``) and the tool messages answering its calls."""
-
-    index: int
-    message: ChatMessage
-    results: tuple[ChatMessage, ...]
 
 
 class Trajectory(BaseModel):
@@ -126,6 +72,16 @@ class Trajectory(BaseModel):
     task_text: str | None = Field(default=None, alias="task")
     answer_text: str | None = Field(default=None, alias="final_answer")
     metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("messages", mode="before")
+    @classmethod
+    def _lenient_messages(cls, value: Any) -> Any:
+        if isinstance(value, list | tuple):
+            return tuple(
+                m if isinstance(m, ChatMessage) else ChatMessage.model_validate(m, context=LENIENT)
+                for m in value
+            )
+        return value
 
     @classmethod
     def from_messages(
@@ -160,7 +116,7 @@ class Trajectory(BaseModel):
         """The task: as given, else the text of the first user message."""
         if self.task_text is not None:
             return self.task_text
-        return next((m.content for m in self.messages if m.role == "user" and m.content), None)
+        return first_task(self.messages)
 
     @property
     def final_answer(self) -> str | None:
@@ -168,26 +124,14 @@ class Trajectory(BaseModel):
         if self.answer_text is not None:
             return self.answer_text
         for m in reversed(self.messages):
-            if m.role == "assistant" and not m.tool_calls and m.content:
-                return m.content
+            if m.role == "assistant" and not m.tool_calls and m.text():
+                return m.text()
         return None
 
     @property
     def steps(self) -> list[Step]:
         """The assistant turns, each with the tool messages that answer its calls."""
-        steps: list[Step] = []
-        for i, m in enumerate(self.messages):
-            if m.role != "assistant":
-                continue
-            ids = {c.id for c in m.tool_calls if c.id is not None}
-            results: list[ChatMessage] = []
-            for later in self.messages[i + 1 :]:
-                if later.role == "assistant":
-                    break
-                if later.role == "tool" and (not ids or later.tool_call_id in ids):
-                    results.append(later)
-            steps.append(Step(len(steps), m, tuple(results)))
-        return steps
+        return split_steps(self.messages)
 
     @property
     def tool_uses(self) -> list[ToolUse]:
@@ -201,7 +145,7 @@ class Trajectory(BaseModel):
                 hit = by_id.get(call.id) if call.id is not None else None
                 if hit is None and loose:
                     hit = loose.pop(0)
-                result = None if hit is None else hit.content
+                result = None if hit is None else hit.text()
                 uses.append(ToolUse(call.name, call.arguments, result, call.id, step.index))
         return uses
 
@@ -211,41 +155,24 @@ class Trajectory(BaseModel):
         return [u.name for u in self.tool_uses]
 
 
-def _arguments(raw: Any, where: str) -> dict[str, Any] | str:
-    if raw is None or raw == "":
-        return {}
-    if isinstance(raw, Mapping):
-        return dict(raw)
-    if isinstance(raw, str):
-        try:
-            value = json.loads(raw)
-        except ValueError:
-            return raw
-        return dict(value) if isinstance(value, dict) else raw
-    raise DataError(f"{where}: tool call arguments must be a JSON object or string, got {raw!r}")
-
-
-def _tool_call(raw: Any, where: str) -> ToolCall:
+def _tool_call(raw: Any, where: str) -> dict[str, Any]:
+    if isinstance(raw, ToolCall):
+        return raw.to_openai()
     if not isinstance(raw, Mapping):
         raise DataError(f"{where}: a tool call must be an object, got {type(raw).__name__}")
     fn = raw.get("function", raw)
     if not isinstance(fn, Mapping) or not isinstance(fn.get("name"), str) or not fn["name"]:
         raise DataError(f"{where}: the tool call has no function name")
+    args = fn.get("arguments")
+    if args is not None and not isinstance(args, str | Mapping):
+        raise DataError(
+            f"{where}: tool call arguments must be a JSON object or string, got {args!r}"
+        )
     call_id = raw.get("id")
-    return ToolCall(
-        id=None if call_id is None else str(call_id),
-        name=fn["name"],
-        arguments=_arguments(fn.get("arguments"), where),
-    )
-
-
-def _content(raw: Any, where: str) -> str | None:
-    if raw is None or isinstance(raw, str):
-        return raw
-    if isinstance(raw, list):  # OpenAI content parts: the text parts, joined
-        texts = [p.get("text") for p in raw if isinstance(p, Mapping) and p.get("type") == "text"]
-        return "\n".join(t for t in texts if isinstance(t, str))
-    raise DataError(f"{where}: content must be text or a list of parts, got {type(raw).__name__}")
+    return {
+        "id": None if call_id is None else str(call_id),
+        "function": {"name": fn["name"], "arguments": args},
+    }
 
 
 def _message(raw: Any, where: str) -> ChatMessage:
@@ -256,21 +183,18 @@ def _message(raw: Any, where: str) -> ChatMessage:
     calls = raw.get("tool_calls") or ()
     if not isinstance(calls, Sequence) or isinstance(calls, str):
         raise DataError(f"{where}: tool_calls must be a list")
+    data = {
+        "role": raw.get("role"),
+        "content": raw.get("content"),
+        "tool_calls": [_tool_call(c, f"{where}, tool call {j}") for j, c in enumerate(calls)],
+        "tool_call_id": None if raw.get("tool_call_id") is None else str(raw["tool_call_id"]),
+        "name": raw.get("name"),
+    }
     try:
-        return ChatMessage.model_validate(
-            {
-                "role": raw.get("role"),
-                "content": _content(raw.get("content"), where),
-                "tool_calls": tuple(
-                    _tool_call(c, f"{where}, tool call {j}") for j, c in enumerate(calls)
-                ),
-                "tool_call_id": None
-                if raw.get("tool_call_id") is None
-                else str(raw["tool_call_id"]),
-                "name": raw.get("name"),
-            }
-        )
+        return ChatMessage.model_validate(data, context=LENIENT)
     except ValidationError as e:
         first = e.errors()[0]
         field = ".".join(str(p) for p in first["loc"])
-        raise DataError(f"{where}: {field}: {first['msg']} (got {raw.get(field)!r})") from None
+        got = f" (got {raw.get(field)!r})" if field in raw else ""
+        message = str(first["msg"]).removeprefix("Value error, ")
+        raise DataError(f"{where}: {field or 'message'}: {message}{got}") from None

@@ -40,6 +40,7 @@ import numpy as np
 
 from jurist._missing import is_missing
 from jurist._sync import run_sync
+from jurist.data._item_names import item_name
 from jurist.errors import ConfigError, DataError, JuristError, UserError
 from jurist.judges._items import as_item_dicts
 from jurist.judges._many import ManyItemsJudge, map_items, run_items
@@ -299,7 +300,9 @@ class CascadeJudge(ManyItemsJudge[CascadeJudgment, "CascadeResults"]):
             raise DataError(f"{len(labels)} labels for {len(mapped)} items")
         for i, label in enumerate(labels):
             if is_missing(label):
-                raise DataError(f"item {i}: no label (the cascade fits on labelled items only)")
+                raise DataError(
+                    f"{item_name(i, mapped[i])}: no label (the cascade fits on labelled items only)"
+                )
         same = agree or _equal
         n, k = len(mapped), len(self.tiers)
         conf = [np.full(n, np.nan) for _ in range(k)]

@@ -22,7 +22,7 @@ rubric when added or loaded, and errors name the item and the criterion.
 >>> dataset.add_item(submission="?", ground_truth=["MET", "5", "Just right"])
 Traceback (most recent call last):
 ...
-jurist.errors.DataError: item 1: criterion 'clarity': no option '5'; the options are ['1', '4']
+jurist.errors.DataError: item 2: criterion 'clarity': no option '5'; the options are ['1', '4']
 """
 
 from __future__ import annotations
@@ -119,7 +119,7 @@ class RubricDataset(BaseModel):
         ground_truth_reasons: Sequence[str | None] | None = None,
     ) -> None:
         """Add an item; its ground truth is checked against the rubric."""
-        where = f"item {len(self.items)}"
+        where = f"item {len(self.items) + 1}"
         labels = None if ground_truth is None else _canonical(self.rubric, ground_truth, where)
         self.items.append(
             DataItem(

@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Literal
 
 from jurist._sync import run_sync
+from jurist.data._item_names import item_name
 from jurist.errors import ConfigError, DataError
 from jurist.judges._items import as_item_dicts
 from jurist.judges._many import run_items
@@ -414,11 +415,11 @@ class CriterionGrader:
                 None if q is None else str(q),
                 s.get("reference"),
                 s.get("images"),
-                f"item {i}",
+                item_name(i, s),
                 messages=s.get("messages"),
             )
         if isinstance(s, list):
-            return self._input(s, query, None, None, f"item {i}")
+            return self._input(s, query, None, None, item_name(i))
         if isinstance(s, Mapping):
             text = s.get("submission", s.get("response"))
             query = s.get("query", s.get("prompt", query))
@@ -426,8 +427,9 @@ class CriterionGrader:
         else:
             text = s
         if not isinstance(text, str):
+            where = item_name(i, s if isinstance(s, Mapping) else None)
             raise DataError(
-                f"item {i}: the submission must be text (a string, or a mapping with "
+                f"{where}: the submission must be text (a string, or a mapping with "
                 f"'submission' or 'response'), got {type(text).__name__}"
             )
         query = None if query is None else str(query)

@@ -23,6 +23,7 @@ from typing import Any
 
 from jurist.errors import ParseError
 from jurist.judges.rubric._criteria import Criterion, CriterionVerdict, Option
+from jurist.templates._escape import neutralise
 
 __all__ = [
     "criterion_id",
@@ -140,17 +141,18 @@ def criterion_system(*, explanations: bool, instructions: str | None = None) -> 
 _TWO = (Option(label="a", value=0.0), Option(label="b", value=1.0))
 
 
-def _escape(text: str, tag: str) -> str:
-    return text.replace(f"</{tag}>", f"<\\/{tag}>")
+_ITEM_TAGS = frozenset({"query", "reference", "submission"})
+"""The tags the item is placed in: no value may open or close any of them (the templates'
+escaping, :func:`jurist.templates._escape.neutralise`)."""
 
 
 def _item_text(query: str | None, submission: str, reference: str | None) -> str:
     parts = []
     if query:
-        parts.append(f"<query>\n{_escape(query, 'query')}\n</query>")
+        parts.append(f"<query>\n{neutralise(query, _ITEM_TAGS)}\n</query>")
     if reference:
-        parts.append(f"<reference>\n{_escape(reference, 'reference')}\n</reference>")
-    parts.append(f"<submission>\n{_escape(submission, 'submission')}\n</submission>")
+        parts.append(f"<reference>\n{neutralise(reference, _ITEM_TAGS)}\n</reference>")
+    parts.append(f"<submission>\n{neutralise(submission, _ITEM_TAGS)}\n</submission>")
     return "\n\n".join(parts)
 
 
