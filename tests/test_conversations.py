@@ -261,11 +261,13 @@ def _user_with_image(text: str) -> dict[str, Any]:
 # -- images: the store keeps them once, the cache keys on their content ------------------
 
 
-def test_inline_images_are_stored_once_by_hash(tmp_path: Path) -> None:
+@pytest.mark.parametrize("repeats", [1, 3])  # a run with repeats writes its items apart
+def test_inline_images_are_stored_once_by_hash(tmp_path: Path, repeats: int) -> None:
     conv = [_user_with_image("What?"), {"role": "assistant", "content": "A pixel."}]
     rows = [{"messages": conv, "images": [DATA_URI]} for _ in range(3)]
     model = MockModel("j", outputs=["4"], cycle=True, images=True)
-    run = jurist.evaluate(rows, jurist.LLMJudge(model, template="likert"), run_dir=tmp_path / "run")
+    judge = jurist.LLMJudge(model, template="likert")
+    run = jurist.evaluate(rows, judge, run_dir=tmp_path / "run", repeats=repeats)
     assert [r["judge_score"] for r in run.records()] == [0.75] * 3
     assert len(model.requests[0].images) == 2  # the part and the field: both sent
     db = sqlite3.connect(tmp_path / "run" / "run.sqlite")

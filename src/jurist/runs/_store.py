@@ -236,6 +236,32 @@ def is_jurist_store(path: Path) -> str | None:
         return f"it cannot be read as SQLite ({e})"
 
 
+def _row(r: StoredResult) -> tuple[tuple[Any, ...], dict[str, tuple[str, bytes]]]:
+    """The ``results`` row of ``r`` (its item with inline images replaced by references)
+    and the images to keep."""
+    u = r.usage
+    item, images = externalise(r.item)
+    values = (
+        r.idx,
+        r.item_hash,
+        dumps(item),
+        r.score,
+        r.error,
+        dumps(r.outcome),
+        u.prompt_tokens,
+        u.completion_tokens,
+        u.cached_tokens,
+        u.calls,
+        u.cache_hits,
+        r.cost,
+        int(r.cost_estimated),
+        r.latency,
+        time.time(),
+        u.attempts,
+    )
+    return values, images
+
+
 class RunStore:
     """The SQLite file of one run (made on first use; an existing one must be jurist's)."""
 
@@ -313,33 +339,12 @@ class RunStore:
         totals count every request any session sent.
         """
         u = r.usage
-        item, images = externalise(r.item)
-        values = (
-            r.idx,
-            r.item_hash,
-            dumps(item),
-            r.score,
-            r.error,
-            dumps(r.outcome),
-            u.prompt_tokens,
-            u.completion_tokens,
-            u.cached_tokens,
-            u.calls,
-            u.cache_hits,
-            r.cost,
-            int(r.cost_estimated),
-            r.latency,
-            time.time(),
-            u.attempts,
-        )
+        values, images = _row(r)
         try:
             self._db.execute("BEGIN")
             try:
                 self._db.execute(_KEEP_REPLACED, (r.idx,))
-                self._db.executemany(
-                    "INSERT OR IGNORE INTO images (sha256, media_type, data) VALUES (?, ?, ?)",
-                    [(digest, media, data) for digest, (media, data) in images.items()],
-                )
+                self._keep_images(images)
                 written = self._db.execute(_INSERT, values).rowcount == 1
                 if not written:
                     spent = (u.prompt_tokens, u.completion_tokens, u.cached_tokens, u.calls)
@@ -358,30 +363,28 @@ class RunStore:
     def write_item(self, r: StoredResult) -> None:
         """Commit an item's row of a run with repeats (its outcome over its repeats),
         replacing the one stored: what it spent is its repeats' (kept in ``repeats``), so
-        nothing moves to ``superseded``."""
-        u = r.usage
-        values = (
-            r.idx,
-            r.item_hash,
-            dumps(r.item),
-            r.score,
-            r.error,
-            dumps(r.outcome),
-            u.prompt_tokens,
-            u.completion_tokens,
-            u.cached_tokens,
-            u.calls,
-            u.cache_hits,
-            r.cost,
-            int(r.cost_estimated),
-            r.latency,
-            time.time(),
-            u.attempts,
-        )
+        nothing moves to ``superseded``. Its images are kept once by hash, as :meth:`write`
+        keeps them."""
+        values, images = _row(r)
         try:
-            self._db.execute(_REPLACE, values)
+            self._db.execute("BEGIN")
+            try:
+                self._keep_images(images)
+                self._db.execute(_REPLACE, values)
+                self._db.execute("COMMIT")
+            except BaseException:
+                if self._db.in_transaction:
+                    self._db.execute("ROLLBACK")
+                raise
         except sqlite3.Error as e:
             raise self._error(f"write item {r.idx} to", e) from None
+
+    def _keep_images(self, images: dict[str, tuple[str, bytes]]) -> None:
+        """Store each image once, by its hash (inside the caller's transaction)."""
+        self._db.executemany(
+            "INSERT OR IGNORE INTO images (sha256, media_type, data) VALUES (?, ?, ?)",
+            [(digest, media, data) for digest, (media, data) in images.items()],
+        )
 
     def image(self, sha256: str) -> tuple[str, bytes] | None:
         """The media type and bytes of an image stored by its hash (an item's
