@@ -104,9 +104,14 @@ def main() -> int:
 
     cpu: dict[str, list[float]] = {}
 
+    gc_s: dict[str, list[float]] = {}
+    gc_full: dict[str, list[float]] = {}
+
     def record(name: str, wall: float) -> None:
         times.setdefault(name, []).append(wall)
         cpu.setdefault(name, []).append(paths.LAST_CPU[0])
+        gc_s.setdefault(name, []).append(paths.LAST_GC[0])
+        gc_full.setdefault(name, []).append(paths.LAST_GC[1])
 
     with StubServer(latency=lat, verdict=VERDICT) as stub, tempfile.TemporaryDirectory() as tmp:
         kw: dict[str, Any] = {
@@ -303,6 +308,12 @@ def main() -> int:
                 ref_cpu = statistics.median(cpu["floor (frozen heap)"]) / n
             cpu_ratios[name] = per / ref_cpu
             print(f"    {name:18s} {per * 1000:.3f} ms ({per / ref_cpu:.2f} x)")
+    print("  this process's garbage collections per run (median s: all, full):")
+    for name in gc_s:
+        if name in SERVER_RUNS or name == "floor (server n)":
+            continue  # the server's collections are in its own process
+        all_gc, full_gc = statistics.median(gc_s[name]), statistics.median(gc_full[name])
+        print(f"    {name:18s} {all_gc:.3f} s, full {full_gc:.3f} s")
     for name, cpus in server_cpu.items():
         per = statistics.median(cpus) / args.server_n * 1000
         print(f"  server CPU, {name}: {per:.3f} ms per sample (median of {len(cpus)})")
@@ -332,6 +343,8 @@ def main() -> int:
         "cpu_ratio_to_floor": cpu_ratios,
         "server_cpu_s": server_cpu,
         "process_cpu_s": cpu,
+        "process_gc_s": gc_s,
+        "process_full_gc_s": gc_full,
         "loop": {"measured_n": args.loop_n, "wall_s": loop_wall, "extrapolated_s": loop_est},
         "notes": notes,
         "targets": rows,
