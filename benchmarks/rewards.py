@@ -30,8 +30,11 @@ The stub OpenAI-compatible server (``_stub_server.py``, a process of its own) an
   server process's CPU seconds are recorded for both server runs;
 - **ideal server batched / stream**: the same two runs against ``_ideal_reward_server.py``,
   a reward server that only waits ``--latency`` per sample under the same bound: what
-  HTTP and the client's pattern cost with no judging at all (no target). Each server run
-  starts after a full collection of this (the client's) process (:data:`SETTLED`).
+  HTTP and the client's pattern cost with no judging at all (no target).
+
+Every timed section starts after a full collection of this process (``Clock`` in
+``_reward_paths.py``), so each path pays the collections its own work triggers, not one
+owed by the path before it.
 
 Each figure is the median over the rounds and is printed as a ratio to the floor of the
 same run (the server runs to the ``--server-n`` floor); targets are ratios, so a loaded
@@ -77,12 +80,6 @@ VERDICT = "Score: 0.8"
 TARGET = 1.3
 SERVER_RUNS = ("server batched", "server stream", "ideal batched", "ideal stream")
 SPEEDUP_TARGET = 50.0
-SETTLED = """Each server run (and its floor) starts after a full collection of this process.
-The stream's client runs here, in a process that holds torch and verl for the verl paths
-(about 510,000 objects); a full collection of them takes about 0.3 s, and one owed by
-earlier work landed in whichever stream run came next, jurist's or the ideal server's
-(measured: 0.30 s in one, 0.0 in the other, and the other way round in the next run). The
-server runs measure the server, so none of them starts with a collection owed."""
 FROZEN_RUNS = ("floor (frozen heap)", "verl loop, gc_freeze", "ideal loop (frozen heap)")
 
 
@@ -178,19 +175,16 @@ def main() -> int:
                 if server is not None and stream is not None and ideal_stream is not None:
                     sn = args.server_n
                     bodies = paths.judge_bodies(kw, sn, f"g{r}")
-                    gc.collect()  # see SETTLED
                     record(
                         "floor (server n)",
                         asyncio.run(paths.floor(stub.base_url, bodies, c, VERDICT)),
                     )
                     pid = proc.pid if proc is not None else 0
                     cpu0 = paths.process_cpu(pid)
-                    gc.collect()  # see SETTLED
                     record(
                         "server batched", asyncio.run(paths.server_batched(server, sn, f"sb{r}"))
                     )
                     cpu1 = paths.process_cpu(pid)
-                    gc.collect()  # see SETTLED
                     record("server stream", asyncio.run(stream(sn, f"ss{r}")))
                     cpu2 = paths.process_cpu(pid)
                     if cpu0 is not None and cpu1 is not None and cpu2 is not None:
@@ -198,13 +192,11 @@ def main() -> int:
                         server_cpu.setdefault("stream", []).append(cpu2 - cpu1)
                     ipid = ideal_proc.pid if ideal_proc is not None else 0
                     cpu0 = paths.process_cpu(ipid)
-                    gc.collect()  # see SETTLED
                     record(
                         "ideal batched",
                         asyncio.run(paths.server_batched(ideal_url, sn, f"ib{r}")),
                     )
                     cpu1 = paths.process_cpu(ipid)
-                    gc.collect()  # see SETTLED
                     record("ideal stream", asyncio.run(ideal_stream(sn, f"is{r}")))
                     cpu2 = paths.process_cpu(ipid)
                     if cpu0 is not None and cpu1 is not None and cpu2 is not None:
