@@ -13,6 +13,11 @@ The stub OpenAI-compatible server (``_stub_server.py``, a process of its own) an
   ``compute_score_async`` (skipped when verl is not installed);
 - **ideal reward loop**: the same worker and data with a reward function that only waits
   ``--latency`` under a bound of 256: what verl's per-sample work costs (no target);
+- **verl reward loop, gc_freeze** (after the rounds above, ``--skip-gc-freeze`` leaves it
+  out): the same worker with ``gc_freeze: true`` in ``reward_kwargs``, which freezes the
+  process's heap out of the garbage collector's way at the first call
+  (:mod:`jurist.rewards._heap`); the floor and the ideal loop run again beside it in as
+  many rounds, on the frozen heap too (it is the process's), then the heap is unfrozen;
 - **compute_score_async gathered**: the same ``n`` calls gathered on one event loop, what
   the reward loop asks of jurist without verl's own per-sample work (no target);
 - **legacy batch**: ``batch_compute_score`` over all ``n`` (verl's batch manager, < 0.9);
@@ -26,6 +31,10 @@ The stub OpenAI-compatible server (``_stub_server.py``, a process of its own) an
 - **ideal server batched / stream**: the same two runs against ``_ideal_reward_server.py``,
   a reward server that only waits ``--latency`` per sample under the same bound: what
   HTTP and the client's pattern cost with no judging at all (no target).
+
+Every timed section starts after a full collection of this process (``Clock`` in
+``_reward_paths.py``), so each path pays the collections its own work triggers, not one
+owed by the path before it.
 
 Each figure is the median over the rounds and is printed as a ratio to the floor of the
 same run (the server runs to the ``--server-n`` floor); targets are ratios, so a loaded
@@ -50,6 +59,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import os
 import platform
@@ -70,6 +80,7 @@ VERDICT = "Score: 0.8"
 TARGET = 1.3
 SERVER_RUNS = ("server batched", "server stream", "ideal batched", "ideal stream")
 SPEEDUP_TARGET = 50.0
+FROZEN_RUNS = ("floor (frozen heap)", "verl loop, gc_freeze", "ideal loop (frozen heap)")
 
 
 def main() -> int:
@@ -83,6 +94,7 @@ def main() -> int:
     ap.add_argument("--openrlhf-wheel", default=paths.default_wheel())
     ap.add_argument("--skip-verl", action="store_true")
     ap.add_argument("--skip-server", action="store_true")
+    ap.add_argument("--skip-gc-freeze", action="store_true", help="no gc_freeze rounds")
     ap.add_argument("--quick", action="store_true", help="n 256, server 128, loop 8")
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args()
@@ -96,9 +108,14 @@ def main() -> int:
 
     cpu: dict[str, list[float]] = {}
 
+    gc_s: dict[str, list[float]] = {}
+    gc_full: dict[str, list[float]] = {}
+
     def record(name: str, wall: float) -> None:
         times.setdefault(name, []).append(wall)
         cpu.setdefault(name, []).append(paths.LAST_CPU[0])
+        gc_s.setdefault(name, []).append(paths.LAST_GC[0])
+        gc_full.setdefault(name, []).append(paths.LAST_GC[1])
 
     with StubServer(latency=lat, verdict=VERDICT) as stub, tempfile.TemporaryDirectory() as tmp:
         kw: dict[str, Any] = {
@@ -185,6 +202,18 @@ def main() -> int:
                     if cpu0 is not None and cpu1 is not None and cpu2 is not None:
                         server_cpu.setdefault("ideal batched", []).append(cpu1 - cpu0)
                         server_cpu.setdefault("ideal stream", []).append(cpu2 - cpu1)
+            if verl is not None and ideal_verl is not None and not args.skip_gc_freeze:
+                frozen = paths.VerlLoopPath({**kw, "gc_freeze": True}, Path(tmp))
+                frozen(c, "warm-f")  # the first call builds the judge and freezes the heap
+                for r in range(args.repeats):
+                    bodies = paths.judge_bodies(kw, n, f"ff{r}")
+                    record(
+                        "floor (frozen heap)",
+                        asyncio.run(paths.floor(stub.base_url, bodies, c, VERDICT)),
+                    )
+                    record("verl loop, gc_freeze", frozen(n, f"fverl{r}"))
+                    record("ideal loop (frozen heap)", ideal_verl(n, f"fiverl{r}"))
+                gc.unfreeze()
         finally:
             trl.close()
             for p in (proc, ideal_proc):
@@ -203,6 +232,19 @@ def main() -> int:
             (
                 "verl reward loop / ideal reward loop",
                 med["verl reward loop"] / med["ideal reward loop"],
+                TARGET,
+                "<=",
+            )
+        )
+    if "verl loop, gc_freeze" in med:
+        frozen_wall = med["verl loop, gc_freeze"]
+        targets.append(
+            ("verl loop, gc_freeze / floor", frozen_wall / med["floor (frozen heap)"], TARGET, "<=")
+        )
+        targets.append(
+            (
+                "verl loop, gc_freeze / ideal loop (frozen heap)",
+                frozen_wall / med["ideal loop (frozen heap)"],
                 TARGET,
                 "<=",
             )
@@ -244,6 +286,8 @@ def main() -> int:
     ratios: dict[str, float] = {}
     for name in med:
         ref = floor_s if name in SERVER_RUNS or name == "floor (server n)" else floor_n
+        if name in FROZEN_RUNS:
+            ref = med["floor (frozen heap)"]
         if ref is not None:
             ratios[name] = med[name] / ref
     print("  wall time / the floor's (the same requests, bare aiohttp, same run):")
@@ -259,11 +303,21 @@ def main() -> int:
         "async gathered",
         "legacy batch",
         "TRL",
+        *FROZEN_RUNS,
     ):
         if name in cpu:
             per = statistics.median(cpu[name]) / n
-            cpu_ratios[name] = per / floor_cpu
-            print(f"    {name:18s} {per * 1000:.3f} ms ({per / floor_cpu:.2f} x)")
+            ref_cpu = floor_cpu
+            if name in FROZEN_RUNS:
+                ref_cpu = statistics.median(cpu["floor (frozen heap)"]) / n
+            cpu_ratios[name] = per / ref_cpu
+            print(f"    {name:18s} {per * 1000:.3f} ms ({per / ref_cpu:.2f} x)")
+    print("  this process's garbage collections per run (median s: all, full):")
+    for name in gc_s:
+        if name in SERVER_RUNS or name == "floor (server n)":
+            continue  # the server's collections are in its own process
+        all_gc, full_gc = statistics.median(gc_s[name]), statistics.median(gc_full[name])
+        print(f"    {name:18s} {all_gc:.3f} s, full {full_gc:.3f} s")
     for name, cpus in server_cpu.items():
         per = statistics.median(cpus) / args.server_n * 1000
         print(f"  server CPU, {name}: {per:.3f} ms per sample (median of {len(cpus)})")
@@ -293,6 +347,8 @@ def main() -> int:
         "cpu_ratio_to_floor": cpu_ratios,
         "server_cpu_s": server_cpu,
         "process_cpu_s": cpu,
+        "process_gc_s": gc_s,
+        "process_full_gc_s": gc_full,
         "loop": {"measured_n": args.loop_n, "wall_s": loop_wall, "extrapolated_s": loop_est},
         "notes": notes,
         "targets": rows,

@@ -180,6 +180,16 @@ def serve_reward(
 
     # queued judgments wait for the bound, then each may take --timeout
     grace = 2 * options.timeout + 5.0
-    asyncio.run(serve(service, host=host, port=port, on_ready=ready, shutdown_timeout=grace))
+    # this process is only the server: its startup heap is frozen out of the collector's way
+    asyncio.run(
+        serve(
+            service,
+            host=host,
+            port=port,
+            on_ready=ready,
+            shutdown_timeout=grace,
+            freeze_heap=True,
+        )
+    )
     print("reward server stopped", file=sys.stderr, flush=True)
     return EXIT_OK

@@ -310,6 +310,13 @@ class LLMJudge(ManyItemsJudge[Judgment, JudgeResults]):
         messages = self.messages(item)
         return await self._judge_messages(messages, retries)
 
+    def judge_messages(
+        self, messages: tuple[Message, ...], *, retries: int = 0
+    ) -> Coroutine[Any, Any, Judgment]:
+        """Judge messages already rendered by :meth:`messages` (for a caller that keys or
+        checks them first, so an item is rendered once); the coroutine of :meth:`judge`."""
+        return self._judge_messages(messages, retries)  # no frame of its own
+
     async def _judge_messages(self, messages: tuple[Message, ...], retries: int) -> Judgment:
         prompt_text = messages[-1].content
         if not self._takes_images:

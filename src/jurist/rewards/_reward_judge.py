@@ -58,7 +58,7 @@ from jurist.judges._many import run_items
 from jurist.models import Transport, build_stack, get_model, with_limits
 from jurist.models._stack import limits_layer
 from jurist.rewards._judge_reward import DEFAULT_TOLERANCE, judgment_to_reward
-from jurist.types import Judgment
+from jurist.types import Judgment, Message
 
 __all__ = [
     "DEFAULT_CONCURRENCY",
@@ -127,24 +127,36 @@ class RewardJudge:
             f"failure_value={self.failure_value!r}, timeout={self.timeout!r})"
         )
 
+    def messages_of(
+        self, response: str, reference: Any = None, prompt: str | None = None
+    ) -> tuple[Message, ...]:
+        """The judge messages :meth:`score_one` sends for these arguments (rendered once:
+        the reward server keys coalescing on them and then judges them as they are)."""
+        item: dict[str, Any] = {self._response_field: response, "prompt": prompt}
+        if reference is not None:
+            item["reference"] = str(reference)
+        return self.judge.messages(item)
+
     async def score_one(
         self, response: str, reference: Any = None, prompt: str | None = None
     ) -> dict[str, Any]:
         """The reward record of one response (see the module doc)."""
-        item: dict[str, Any] = {self._response_field: response, "prompt": prompt}
-        if reference is not None:
-            item["reference"] = str(reference)
-        return await self.score_item(item)
+        return await self.score_messages(self.messages_of(response, reference, prompt))
 
     async def score_item(self, item: Mapping[str, Any]) -> dict[str, Any]:
         """The reward record of one item with the judge's template fields (a trajectory
         reward's ``trajectory``, say), under the same timeout and failure value."""
+        return await self.score_messages(self.judge.messages(item))
+
+    async def score_messages(self, messages: tuple[Message, ...]) -> dict[str, Any]:
+        """The reward record of judge messages from :meth:`messages_of` (or the judge's
+        ``messages``), under the judge's timeout and failure value."""
         if self.timeout is None:  # the common case: no timer to arm and cancel per judgment
-            judgment = await self.judge.judge(item, retries=self.retries)
+            judgment = await self.judge.judge_messages(messages, retries=self.retries)
         else:
             try:
                 async with asyncio.timeout(self.timeout):
-                    judgment = await self.judge.judge(item, retries=self.retries)
+                    judgment = await self.judge.judge_messages(messages, retries=self.retries)
             except TimeoutError:
                 judgment = Judgment(
                     score=None, error=f"timeout: no judgment within {self.timeout:g} s"

@@ -248,8 +248,10 @@ class RewardService:
                     f"{where[field]} {why}; the {self._template!r} template needs a {field}{hint}"
                 )
         if not problems:
-            try:
-                item["_key"] = self._key(item)
+            try:  # rendered once: the coalescing key, then what is judged
+                messages = self.judge.messages_of(response, item["reference"], item["prompt"])
+                item["_messages"] = messages
+                item["_key"] = tuple((m.role, m.content) for m in messages)
             except JuristError as e:
                 problems.append(f"{where['response']}: {e}")
         if problems:
@@ -264,10 +266,6 @@ class RewardService:
     @property
     def _template(self) -> str:
         return self.judge.judge.template.name
-
-    def _key(self, item: Mapping[str, Any]) -> _Key:
-        judged = {k: item[k] for k in ITEM_FIELDS if item[k] is not None}
-        return tuple((m.role, m.content) for m in self.judge.judge.messages(judged))
 
     # -- judging ------------------------------------------------------------------------
 
@@ -290,7 +288,10 @@ class RewardService:
             )
         tasks = {i: self._task(item) for i, item in enumerate(items) if item["_refused"] is None}
         # shield: a request that goes away does not cancel judgments others wait for
-        done = await asyncio.gather(*(asyncio.shield(t) for t in tasks.values()))
+        if len(tasks) == 1:  # a streamed sample: no gathering future of its own
+            done: list[dict[str, Any]] = [await asyncio.shield(next(iter(tasks.values())))]
+        else:
+            done = await asyncio.gather(*(asyncio.shield(t) for t in tasks.values()))
         judged = dict(zip(tasks, done, strict=True))
         return [
             {**judged[i], "refused": False} if i in judged else self._refusal(item["_refused"])
@@ -328,7 +329,7 @@ class RewardService:
         """One judgment (the batcher holds the bound); every failure becomes a record."""
         start = time.perf_counter()
         try:
-            record = await self.judge.score_one(item["response"], item["reference"], item["prompt"])
+            record = await self.judge.score_messages(item["_messages"])
         except Exception as e:  # a bug or an unexpected backend failure: flagged, logged
             _log.warning("reward judgment failed: %s: %s", type(e).__name__, e)
             record = {

@@ -52,6 +52,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 from jurist.errors import ConfigError, DataError
+from jurist.rewards._heap import freeze_heap
 from jurist.rewards._reward_judge import RewardJudge, reward_judge_from_kwargs
 from jurist.rewards._trajectory import (
     TrajectoryGate,
@@ -105,6 +106,42 @@ def _rollout_call(solution: str, ground_truth: Any, extra_info: Any, where: str)
         "num_turns": info.get("num_turns"),
         "where": where,
     }
+
+
+_Resolved = tuple[TrajectoryGate | None, RewardJudge, bool]
+_RESOLVED: dict[tuple[tuple[str, type, Any], ...], _Resolved] = {}
+
+
+def _resolved(kwargs: dict[str, Any]) -> _Resolved:
+    """The checks gate, the judge and whether samples are scored as rollouts, for verl's
+    ``reward_kwargs``; resolved once per distinct keyword arguments (verl passes the same
+    ones with every sample, and the reward loop calls once per sample), so a call costs one
+    dict lookup, not the judge cache's key (a sorted tuple of every value's repr).
+
+    ``gc_freeze=True`` freezes the process's heap out of the garbage collector's way once,
+    after the judge is built (:mod:`jurist.rewards._heap`: in a verl worker a full
+    collection walks about 510,000 objects)."""
+    try:  # the type too: 1, 1.0 and True are equal keys but not the same setting
+        key: tuple[tuple[str, type, Any], ...] | None = tuple(
+            (k, type(v), v) for k, v in kwargs.items()
+        )
+        found = _RESOLVED.get(key)  # type: ignore[arg-type]
+    except TypeError:  # an unhashable value (a list of checks, mock outputs): no memo
+        key, found = None, None
+    if found is not None:
+        return found
+    given = dict(kwargs)
+    freeze = given.pop("gc_freeze", False)
+    if not isinstance(freeze, bool):
+        raise ConfigError(f"reward kwargs: gc_freeze must be true or false, got {freeze!r}")
+    gate = TrajectoryGate.pop_from(given)
+    judge = _judge(given)
+    found = (gate, judge, gate is not None or wants_trajectory(judge))
+    if freeze:
+        freeze_heap(once=True)
+    if key is not None:
+        _RESOLVED[key] = found
+    return found
 
 
 def _judge(kwargs: dict[str, Any]) -> RewardJudge:
@@ -174,8 +211,7 @@ def batch_compute_score(
     **kwargs: Any,
 ) -> list[dict[str, float | None]]:
     """verl's batch ``compute_score``: the whole batch judged concurrently (module doc)."""
-    gate = TrajectoryGate.pop_from(kwargs)
-    judge = _judge(kwargs)
+    gate, judge, rollouts = _resolved(kwargs)
     n = len(solution_strs)
     if len(ground_truths) != n or len(data_sources) != n:
         raise DataError(
@@ -186,7 +222,7 @@ def batch_compute_score(
         raise DataError(
             f"batch_compute_score: {len(extra_infos)} extra_infos for {n} solution_strs"
         )
-    if gate is not None or wants_trajectory(judge):
+    if rollouts:
         calls = [
             _rollout_call(
                 solution_strs[i],
@@ -211,9 +247,8 @@ async def compute_score_async(
     **kwargs: Any,
 ) -> dict[str, float | None]:
     """verl's per-sample ``compute_score`` as a coroutine function, for its reward loop."""
-    gate = TrajectoryGate.pop_from(kwargs)
-    judge = _judge(kwargs)
-    if gate is not None or wants_trajectory(judge):
+    gate, judge, rollouts = _resolved(kwargs)
+    if rollouts:
         where = f"compute_score_async ({data_source})"
         call = _rollout_call(solution_str, ground_truth, extra_info, where)
         return _rollout_record(await judge_rollout(judge, gate, **call))
