@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict
 from jurist.errors import ConfigError, JuristError, UserError
 from jurist.judges._aggregate import aggregate, check_weights, is_scored
 from jurist.judges._many import ManyItemsJudge, OutcomeResults, map_items
-from jurist.judges._protocol import ItemJudge, ModelFn, models_of, with_models_of
+from jurist.judges._protocol import ItemJudge, ModelFn, fields_of, models_of, with_models_of
 from jurist.models import Model
 from jurist.types import Usage
 
@@ -143,11 +143,7 @@ class Panel(ManyItemsJudge[PanelJudgment, "PanelResults"]):
     @property
     def required_fields(self) -> tuple[str, ...]:
         """Every field any of the judges needs, in first-seen order."""
-        seen: dict[str, None] = {}
-        for judge in self.judges:
-            for field in judge.required_fields:
-                seen.setdefault(field, None)
-        return tuple(seen)
+        return fields_of(self.judges)
 
     def describe(self) -> dict[str, Any]:
         """The panel's whole configuration as JSON-able data (for run manifests)."""

@@ -28,7 +28,7 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from jurist.models import Model
@@ -39,6 +39,7 @@ __all__ = [
     "ItemOutcome",
     "ModelFn",
     "ModelJudge",
+    "fields_of",
     "models_of",
     "with_models_of",
 ]
@@ -116,3 +117,13 @@ def with_models_of(judge: J, fn: ModelFn) -> J:
         out: J = judge.with_models(fn)
         return out
     return judge
+
+
+def fields_of(judges: Iterable[ItemJudge]) -> tuple[str, ...]:
+    """Every field any of ``judges`` needs, in first-seen order (a panel's, a cascade's).
+
+    >>> from jurist.judges import LLMJudge
+    >>> fields_of([LLMJudge("mock:a"), LLMJudge("mock:b", template="mt_bench_reference")])
+    ('prompt', 'response', 'reference')
+    """
+    return tuple(dict.fromkeys(f for judge in judges for f in judge.required_fields))

@@ -45,7 +45,7 @@ from jurist.errors import ConfigError, DataError, JuristError, UserError
 from jurist.judges._items import as_item_dicts
 from jurist.judges._many import ManyItemsJudge, map_items, run_items
 from jurist.judges._panel import FailedOutcome
-from jurist.judges._protocol import ItemJudge, ModelFn, models_of, with_models_of
+from jurist.judges._protocol import ItemJudge, ModelFn, fields_of, models_of, with_models_of
 from jurist.metrics import selective_threshold
 from jurist.models import Model
 from jurist.trust._fit import CascadeFit, DeltaSplit, fit_cascade, tier_delta
@@ -158,11 +158,7 @@ class CascadeJudge(ManyItemsJudge[CascadeJudgment, "CascadeResults"]):
     @property
     def required_fields(self) -> tuple[str, ...]:
         """Every field any tier needs, in first-seen order."""
-        seen: dict[str, None] = {}
-        for tier in self.tiers:
-            for field in tier.required_fields:
-                seen.setdefault(field, None)
-        return tuple(seen)
+        return fields_of(self.tiers)
 
     def describe(self) -> dict[str, Any]:
         """The cascade's whole configuration (its thresholds included: a run resumed with
