@@ -146,7 +146,7 @@ def secret_nowhere(folder: Path) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("kind", ["judge", "compare", "grade"])
+@pytest.mark.parametrize("kind", ["compare", "grade"])  # judge: in the --max-retries test
 def test_engine_ray_writes_the_run_folder_of_the_local_engine(
     kind: str,
     ray_cluster: Any,
@@ -169,21 +169,7 @@ def test_engine_ray_writes_the_run_folder_of_the_local_engine(
         assert server.requests == 2 * local_requests  # as many calls again, no more
         assert server.keys == {f"Bearer {SECRET}"}  # the actors had the key
         assert "OPENAI_API_KEY" not in os.environ
-    local, on_ray = tmp_path / "local", tmp_path / "ray"
-    assert outcome(on_ray / "results.jsonl") == outcome(local / "results.jsonl")
-    assert len({s for s, _ in outcome(on_ray / "results.jsonl")}) > 1  # the scores vary
-    a = json.loads((local / "summary.json").read_text())
-    b = json.loads((on_ray / "summary.json").read_text())
-    same = ("items", "scored", "failed", "mean_score", "verdicts", "calls", "status")
-    assert {k: b[k] for k in same} == {k: a[k] for k in same}
-    if kind == "compare":
-        assert b["win_rate_a"] == a["win_rate_a"]
-    assert json.loads((on_ray / "manifest.json").read_text())["settings"]["engine"] == "ray"
-    secret_nowhere(on_ray)
-    # nor in Ray's own files (its runtime-env agent logs env_vars: keys must not go there)
-    import ray
-
-    secret_nowhere(Path(ray._private.worker._global_node.get_session_dir_path()) / "logs")
+    same_run_folders(tmp_path / "local", tmp_path / "ray")
 
 
 def saved_items(run_dir: Path) -> set[int]:
@@ -290,29 +276,57 @@ def test_ctrl_c_on_ray_then_resume_judges_only_the_rest(ray_cluster: Any, tmp_pa
     assert stored(out / "run.sqlite") == n
 
 
+def same_run_folders(local: Path, on_ray: Path) -> None:
+    """The Ray run's folder holds the local run's results and summary, and no secret
+    (nor do Ray's own files: its runtime-env agent logs env_vars, keys must not go there)."""
+    assert outcome(on_ray / "results.jsonl") == outcome(local / "results.jsonl")
+    assert len({s for s, _ in outcome(on_ray / "results.jsonl")}) > 1  # the scores vary
+    a = json.loads((local / "summary.json").read_text())
+    b = json.loads((on_ray / "summary.json").read_text())
+    same = ("items", "scored", "failed", "mean_score", "verdicts", "calls", "status")
+    assert {k: b[k] for k in same} == {k: a[k] for k in same}
+    if "win_rate_a" in a:
+        assert b["win_rate_a"] == a["win_rate_a"]
+    assert json.loads((on_ray / "manifest.json").read_text())["settings"]["engine"] == "ray"
+    secret_nowhere(on_ray)
+    secret_nowhere(Path(ray._private.worker._global_node.get_session_dir_path()) / "logs")
+
+
 @pytest.mark.slow
 def test_max_retries_5_on_ray_makes_6_attempts_and_the_four_429_items_score(
-    ray_cluster: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ray_cluster: Any,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     # items 0-2: four 429s each, then an answer (5 attempts); item 3: seven 429s, so its
     # 6th attempt (1 + 5 retries) is the last and it fails. Before the actors rebuilt the
     # CLI's stack they had get_model's 2 retries: 3 attempts, and every item failed.
+    # It is also `jurist judge`'s case of the run folder test above: the same folder as
+    # the local engine, the key from --api-key reaching the actors and nowhere else
+    monkeypatch.setenv("OPENAI_API_KEY", "unset")  # (set first, so monkeypatch records it)
+    monkeypatch.delenv("OPENAI_API_KEY")
     rows = [{"prompt": f"question {i}?", "response": f"ans-{i}"} for i in range(4)]
     data = write(tmp_path / "marked.jsonl", rows)
     many = status(429, retry_after_ms=1)
     scripts = {f"judge|ans-{i}": [many] * (7 if i == 3 else 4) for i in range(4)}
     seen: dict[str, Any] = {}
-    with MarkedServer(lambda text, item: "Correct") as server:
+    verdicts = ("Correct", "Incorrect")  # item 1 scores 0, items 0 and 2 score 1
+    with MarkedServer(lambda text, item: verdicts[item % 2]) as server:
         for engine in ("local", "ray"):
             server.reset(scripts)
             out = tmp_path / engine
             args = [*model_args(server, out), "--max-retries", "5", "--engine", engine]
+            if engine == "ray":
+                args += ["--actors", "2"]
             code, said = run(["judge", str(data), *args], capsys)
             assert code == 1, said  # one item failed
             seen[engine] = dict(server.attempts), outcome(out / "results.jsonl")
-            assert server.keys == {f"Bearer {SECRET}"}
+            assert server.keys == {f"Bearer {SECRET}"}  # the actors had the key
+            assert "OPENAI_API_KEY" not in os.environ
     attempts, results = seen["ray"]
     assert attempts == {"judge|ans-0": 5, "judge|ans-1": 5, "judge|ans-2": 5, "judge|ans-3": 6}
-    assert [score is not None for score, _ in results] == [True, True, True, False]
-    assert results[3][1].startswith("rate_limit:")
+    assert [score for score, _ in results[:3]] == [1.0, 0.0, 1.0]
+    assert results[3][0] is None and results[3][1].startswith("rate_limit:")
     assert seen["ray"] == seen["local"]
+    same_run_folders(tmp_path / "local", tmp_path / "ray")

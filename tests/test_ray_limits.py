@@ -53,9 +53,12 @@ class _TimedServer(FaultServer):
 
 
 def test_rpm_holds_for_the_whole_cluster(ray_cluster: Any, tmp_path: Path) -> None:
-    rpm, window = 240, 5.0  # 20 calls per 5 s window, shared by 2 actors
+    # 20 calls per 2.5 s window, shared by 2 actors: 24 calls paced for the cluster span
+    # 23 x 0.125 s = 2.875 s, so a full window exists and holds about 20 of them; each
+    # actor pacing on its own (twice the rate), they would span 1.44 s: no full window
+    rpm, window = 480, 2.5
     share = rpm / 60 * window
-    items = [{"prompt": f"q{i}", "response": "a"} for i in range(24)]  # 6 s of calls
+    items = [{"prompt": f"q{i}", "response": "a"} for i in range(24)]
     with _TimedServer() as server:
         judge = jurist.LLMJudge(jurist.get_model("openai:tiny", base_url=server.url, api_key="x"))
         run = jurist.evaluate(
