@@ -214,7 +214,7 @@ def test_batched_measures_equal_the_measures_on_each_resample(
         a, b = labels  # type: ignore[assignment]
     elif kind == "ordinal":
         a, b = [round(v) % 7 for v in a], [round(v) % 7 for v in b]
-    rows = np.random.default_rng(seed).integers(0, len(a), (40, len(a)))
+    rows = np.random.default_rng(seed).integers(0, len(a), (20, len(a)))
     for name, metric in metric_functions(kind):  # type: ignore[arg-type]
         kernel = batched(metric, a, b)
         assert kernel is not None, name
