@@ -194,6 +194,37 @@ def test_bootstrap_matches_scipy(ab: tuple[list[int], list[int]], seed: int, met
             assert close(est.low, low, 1e-9) and close(est.high, high, 1e-9), (est, low, high)
 
 
+@settings(max_examples=60, deadline=None)
+@given(
+    st.sampled_from(["nominal", "ordinal", "interval"]),
+    st.one_of(pairs, float_pairs),
+    st.integers(0, 2**32),
+)
+def test_batched_measures_equal_the_measures_on_each_resample(
+    kind: str, ab: tuple[list[float], list[float]], seed: int
+) -> None:
+    """The bootstrap asks each measure for all its resamples at once (metrics._batched):
+    resample by resample, the same figure as the measure asked once, NaN where it is NaN."""
+    from jurist.metrics._agreement import metric_functions
+    from jurist.metrics._batched import _MAX_LABELS, batched
+
+    a, b = ab
+    if kind == "nominal":
+        labels = ([f"label {round(v) % 5}" for v in a], [f"label {round(v) % 5}" for v in b])
+        a, b = labels  # type: ignore[assignment]
+    elif kind == "ordinal":
+        a, b = [round(v) % 7 for v in a], [round(v) % 7 for v in b]
+    rows = np.random.default_rng(seed).integers(0, len(a), (20, len(a)))
+    for name, metric in metric_functions(kind):  # type: ignore[arg-type]
+        kernel = batched(metric, a, b)
+        assert kernel is not None, name
+        for row, value in zip(rows, kernel(rows), strict=True):
+            expected = metric([a[i] for i in row], [b[i] for i in row])
+            assert close(float(value), expected, 1e-12), (name, row, value, expected)
+    many = [f"label {i}" for i in range(_MAX_LABELS + 1)]  # a table per resample saves nothing:
+    assert batched(metric_functions("nominal")[1][1], many, many) is None  # one at a time
+
+
 # -- real data ------------------------------------------------------------------------------
 
 

@@ -224,6 +224,30 @@ def test_bradley_terry_intervals_cover_the_planted_scores() -> None:
     assert covered >= 34  # nominal 38 of 40
 
 
+def test_bootstrap_refits_at_once_equal_refits_one_at_a_time() -> None:
+    """bradley_terry refits every resample in one batched Newton loop (_bt_fit); each
+    resample gets the coefficients and the convergence of its own fit, also where a model
+    never loses in a resample (no finite strength: not converged in both)."""
+    from jurist.metrics._battles import read_battles
+    from jurist.metrics._bradley_terry import _fit, _fit_pooled_many
+
+    battles = _planted_battles(np.random.default_rng(6), STRENGTHS, 120)
+    battles += [{"model_a": "m5", "model_b": "base", "winner": "model_a"}] * 2
+    b = read_battles(battles)
+    base, n = b.models.index("base"), len(b)
+    pairs, inv = np.unique(b.a * len(b.models) + b.b, return_inverse=True)
+    pooled = (pairs.astype(np.int64), inv.astype(np.int64).ravel())
+    start, _ = _fit(b, np.ones(n), None, base, None, pooled)
+    rng = np.random.default_rng(0)
+    counts = np.stack([np.bincount(rng.integers(0, n, n), minlength=n) for _ in range(30)])
+    many, ok = _fit_pooled_many(b, counts.astype(float), base, start, pooled)
+    assert not ok.all() and ok.any()  # m5 is in some resamples (unbounded) and not in others
+    for r, row in enumerate(counts.astype(float)):
+        one, one_ok = _fit(b, row, None, base, start, pooled)
+        assert one_ok == ok[r], r
+        np.testing.assert_allclose(many[r], one, rtol=1e-9, atol=1e-9, err_msg=str(r))
+
+
 def test_bradley_terry_matches_arena_hard_logistic_regression() -> None:
     sklearn = pytest.importorskip("sklearn.linear_model")
     battles = pd.DataFrame(_planted_battles(np.random.default_rng(4), STRENGTHS, 3000))

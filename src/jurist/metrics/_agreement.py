@@ -18,7 +18,9 @@ Pairs with a missing value are left out and counted in ``dropped``.
 Confidence intervals come from :func:`bootstrap_ci` (numpy; the same draws and interval as
 ``scipy.stats.bootstrap`` with ``rng=np.random.default_rng(seed)``, which the tests check): items
 are resampled in pairs (judge score with its label), ``n_resamples`` times, with a
-fixed ``seed`` so the interval is reproducible. The percentile method is the default
+fixed ``seed`` so the interval is reproducible. The measures here are computed on all the
+resamples at once (:mod:`jurist.metrics._batched`); any other metric is called once a
+resample. The percentile method is the default
 because it never fails on the ties and degenerate resamples small label sets produce;
 ``method="BCa"`` is available.
 
@@ -37,6 +39,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from jurist.errors import ConfigError
+from jurist.metrics._batched import alpha_kernel, batched, kappa_kernel, register
 from jurist.metrics._measures import (
     accuracy,
     cohen_kappa,
@@ -96,6 +99,7 @@ def bootstrap_ci(
         confidence=confidence,
         method=method,
         seed=seed,
+        batched=batched(metric, xs, ys) if method != "BCa" else None,
     )
     return Estimate(
         value=value,
@@ -114,6 +118,7 @@ def _alpha(level: Literal["nominal", "ordinal", "interval"]) -> Metric:
     def alpha(a: Sequence[Any], b: Sequence[Any]) -> float:
         return krippendorff_alpha([list(a), list(b)], level=level)
 
+    register(alpha, alpha_kernel(level))
     return alpha
 
 
@@ -121,6 +126,7 @@ def _kappa(weights: Literal["linear", "quadratic"] | None) -> Metric:
     def kappa(a: Sequence[Any], b: Sequence[Any]) -> float:
         return cohen_kappa(a, b, weights=weights)
 
+    register(kappa, kappa_kernel(weights))
     return kappa
 
 

@@ -37,7 +37,7 @@ from pydantic import BaseModel, ConfigDict
 
 from jurist.errors import DataError
 from jurist.metrics._battles import Battles, read_battles
-from jurist.metrics._bt_fit import fit_bradley_terry
+from jurist.metrics._bt_fit import fit_bradley_terry, fit_bradley_terry_many, model_design
 from jurist.metrics._glm import logistic
 from jurist.metrics._winrate import as_float_array
 
@@ -221,6 +221,28 @@ def _fit(
     return fit_bradley_terry(b.a[use], b.b[use], b.outcome[use], w[use], z[use], m, base, start)
 
 
+def _fit_pooled_many(
+    b: Battles,
+    counts: FloatArray,
+    base: int,
+    start: FloatArray,
+    pooled: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]],
+) -> tuple[FloatArray, npt.NDArray[np.bool_]]:
+    """:func:`_fit` without style for each row of ``counts`` (one resample a row), all at
+    once: each resample's battles pooled per ordered pair, a pair it lacks weighing 0.
+    (With style every battle is a row of its own; there the structured one-at-a-time
+    Newton step of :func:`fit_bradley_terry` is cheaper than a dense one for all.)"""
+    m = len(b.models)
+    pairs, inv = pooled
+    w = b.weight * counts  # resamples x battles
+    tot = np.stack([np.bincount(inv, row, minlength=pairs.size) for row in w])
+    won = np.stack([np.bincount(inv, row * b.outcome, minlength=pairs.size) for row in w])
+    has = tot > 0
+    y = np.divide(won, tot, out=np.full(tot.shape, 0.5), where=has)
+    design = model_design(pairs // m, pairs % m, m, base)
+    return fit_bradley_terry_many(design, y, np.where(has, tot, 0.0), start)
+
+
 def bradley_terry(
     battles: Any,
     *,
@@ -263,10 +285,16 @@ def bradley_terry(
     rng = np.random.default_rng(seed)
     samples = np.empty((bootstrap, coef.size))
     bad = 0
-    for r in range(bootstrap):
-        counts = np.bincount(rng.integers(0, n, n), minlength=n).astype(float)
-        samples[r], ok = _fit(b, counts, z, base, coef, pooled)
-        bad += not ok
+    if z is None and bootstrap:  # every resample's pooled fit at once
+        counts = np.stack(
+            [np.bincount(rng.integers(0, n, n), minlength=n) for _ in range(bootstrap)]
+        )
+        samples, ok = _fit_pooled_many(b, counts.astype(float), base, coef, pooled)
+        bad = int((~ok).sum())
+    for r in range(bootstrap if z is not None else 0):  # a row per battle: one at a time
+        counts_r = np.bincount(rng.integers(0, n, n), minlength=n).astype(float)
+        samples[r], ok_r = _fit(b, counts_r, z, base, coef, pooled)
+        bad += not ok_r
     strengths = np.insert(coef[: m - 1], base, 0.0)
     boot_strengths = np.insert(samples[:, : m - 1], base, 0.0, axis=1)
     scores = 100.0 * logistic(strengths)

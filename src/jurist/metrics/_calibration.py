@@ -25,10 +25,12 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict, model_validator
 
 from jurist.errors import DataError
 from jurist.metrics._agreement import Estimate
+from jurist.metrics._batched import Batched, IntArray, batched
 from jurist.metrics._measures import is_missing
 from jurist.metrics._stats import bootstrap_interval
 
@@ -156,6 +158,7 @@ def paired_gain(
         confidence=confidence,
         method="percentile",
         seed=seed,
+        batched=_batched_gain(metric, list(b), list(a), list(t)),
     )
     return Estimate(
         value=value,
@@ -163,3 +166,21 @@ def paired_gain(
         high=None if math.isnan(high) else high,
         confidence=confidence,
     )
+
+
+def _batched_gain(
+    metric: Callable[[Sequence[Any], Sequence[Any]], float],
+    before: list[Any],
+    after: list[Any],
+    truth: list[Any],
+) -> Batched | None:
+    """The gain on every resample at once, where ``metric`` has a kernel for both sides."""
+    on_after, on_before = batched(metric, after, truth), batched(metric, before, truth)
+    if on_after is None or on_before is None:
+        return None
+    a, b = on_after, on_before
+
+    def gain(idx: IntArray) -> npt.NDArray[np.float64]:
+        return a(idx) - b(idx)
+
+    return gain

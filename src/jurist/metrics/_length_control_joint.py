@@ -9,8 +9,9 @@ an additive item effect,
 
 ``d_i`` with a Gaussian prior of mean 0 and precision ``difficulty_prior_precision`` (items
 that every system loses would otherwise run to minus infinity), ``theta_m`` and ``beta_m``
-by plain maximum likelihood. It is fitted by alternating exact Newton steps over the
-systems' coefficients and over the items' effects, until neither moves. The difficulties
+by plain maximum likelihood. It is fitted by Newton's method on all of them at once (the
+items' block of the information matrix is diagonal, so a step costs one small solve), until
+a step moves nothing by more than ``tol``; ``rounds`` counts the steps. The difficulties
 are then centred and each system gets its own GLM with ``psi_m * d_i`` and the length prior
 of :func:`length_controlled_win_rate`.
 
@@ -48,7 +49,7 @@ import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict
 
 from jurist.errors import DataError
-from jurist.metrics._glm import fit_logistic, logistic
+from jurist.metrics._glm import log_likelihood, logistic
 from jurist.metrics._length_control import (
     LengthControlledWinRate,
     _lengths,
@@ -167,45 +168,58 @@ def _joint_difficulty(
     max_rounds: int,
     tol: float,
 ) -> tuple[FloatArray, bool, int]:
-    """Alternate Newton fits of (theta_m, beta_m) given d and of d given them; d centred."""
-    d = np.zeros(n_items)
-    coef = {m: np.zeros(2) for m in names}
-    rows = np.concatenate([index[m] for m in names])
-    y = np.concatenate([p[m] for m in names])
+    """Newton steps on (theta_m, beta_m) and d together; d centred.
+
+    The information matrix is small systems' blocks, a diagonal over the items and the
+    blocks between them, so each step solves the items out (Schur complement) and is one
+    ``2M x 2M`` solve: ``O(rows + M^2 items)``, converging in a few steps where
+    alternating between the systems and the items crept along for hundreds of rounds.
+    """
+    m = len(names)
+    sys = np.concatenate([np.full(p[k].size, j, dtype=np.int64) for j, k in enumerate(names)])
+    rows = np.concatenate([index[k] for k in names])
+    y = np.concatenate([p[k] for k in names])
+    x = np.concatenate([t[k] for k in names])
+    cell = sys * n_items + rows
+    beta, theta, d = np.zeros(m), np.zeros(m), np.zeros(n_items)
+
+    def objective(beta: FloatArray, theta: FloatArray, d: FloatArray) -> tuple[float, FloatArray]:
+        eta = beta[sys] * x + theta[sys] + d[rows]
+        return log_likelihood(eta, y, np.ones(y.size)) - 0.5 * ridge * float(d @ d), eta
+
+    current, eta = objective(beta, theta, d)
     converged = False
     rounds = 0
     while rounds < max_rounds:
         rounds += 1
-        before = np.concatenate([coef[m] for m in names] + [d])
-        for m in names:
-            X = np.column_stack([t[m], np.ones(p[m].size)])
-            fit = fit_logistic(X, p[m], offset=d[index[m]], start=coef[m], max_iter=50)
-            coef[m] = fit.coef
-        base = np.concatenate([coef[m][0] * t[m] + coef[m][1] for m in names])
-        d = _item_effects(base, y, rows, n_items, ridge, d)
-        after = np.concatenate([coef[m] for m in names] + [d])
-        if float(np.max(np.abs(after - before))) < tol:
+        s = logistic(eta)
+        resid, v = y - s, s * (1.0 - s)
+        g_c = np.concatenate([np.bincount(sys, resid * x, m), np.bincount(sys, resid, m)])
+        g_d = np.bincount(rows, resid, n_items) - ridge * d
+        vx = v * x
+        a_bb, a_bt, a_tt = (np.bincount(sys, w, m) for w in (vx * x, vx, v))
+        info_c = np.block([[np.diag(a_bb), np.diag(a_bt)], [np.diag(a_bt), np.diag(a_tt)]])
+        cross = np.concatenate(  # (2M, items): the blocks between coefficients and items
+            [
+                np.bincount(cell, vx, m * n_items).reshape(m, n_items),
+                np.bincount(cell, v, m * n_items).reshape(m, n_items),
+            ]
+        )
+        info_d = np.bincount(rows, v, n_items) + ridge
+        scaled = cross / info_d
+        schur = info_c - scaled @ cross.T
+        step_c = np.linalg.solve(schur + 1e-12 * np.eye(2 * m), g_c - scaled @ g_d)
+        step_d = (g_d - cross.T @ step_c) / info_d
+        scale = 1.0
+        while True:
+            cand = (beta + scale * step_c[:m], theta + scale * step_c[m:], d + scale * step_d)
+            value, cand_eta = objective(*cand)
+            if value >= current - 1e-12 * max(1.0, abs(current)) or scale < 1e-8:
+                break
+            scale /= 2.0
+        (beta, theta, d), current, eta = cand, value, cand_eta
+        moved = max(float(np.max(np.abs(step_c))), float(np.max(np.abs(step_d), initial=0.0)))
+        if scale * moved < tol:
             converged = True
             break
     return d - d.mean(), converged, rounds
-
-
-def _item_effects(
-    base: FloatArray,
-    y: FloatArray,
-    rows: npt.NDArray[np.int64],
-    n_items: int,
-    ridge: float,
-    start: FloatArray,
-) -> FloatArray:
-    """Each item's MAP effect given the other terms: independent 1-D Newton problems."""
-    d = start.copy()
-    for _ in range(50):
-        s = logistic(base + d[rows])
-        grad = np.bincount(rows, y - s, minlength=n_items) - ridge * d
-        hess = np.bincount(rows, s * (1 - s), minlength=n_items) + ridge
-        step = np.clip(grad / hess, -2.0, 2.0)  # each problem is concave; the clip damps far starts
-        d = d + step
-        if float(np.max(np.abs(step), initial=0.0)) < 1e-12:
-            break
-    return d

@@ -294,16 +294,25 @@ def bootstrap_interval(
     confidence: float,
     method: Literal["percentile", "basic", "BCa"],
     seed: int,
+    batched: Callable[[npt.NDArray[np.int64]], FloatArray] | None = None,
 ) -> tuple[float, float]:
     """A two-sided bootstrap interval for ``statistic(indices)`` over ``n`` items.
 
     As ``scipy.stats.bootstrap((np.arange(n),), statistic, vectorized=False,
     rng=np.random.default_rng(seed))``: the same resamples, the same linear quantiles, and
     NaN ends where a resample's statistic is NaN.
+
+    ``batched(rows)``, where given, is the statistic of every row of an index matrix at
+    once (:mod:`jurist.metrics._batched`); the percentile and basic intervals use it. BCa
+    asks ``statistic`` one resample at a time, as scipy does: its bias correction counts
+    the resamples below and equal to the estimate, which a last-bit difference would move.
     """
     rng = np.random.default_rng(seed)
     idx = rng.integers(0, n, (n_resamples, n))
-    theta_b = np.array([statistic(row) for row in idx], dtype=float)
+    if batched is not None and method != "BCa":
+        theta_b = np.asarray(batched(idx), dtype=float)
+    else:
+        theta_b = np.array([statistic(row) for row in idx], dtype=float)
     alpha_ = (1 - confidence) / 2
     lo_q, hi_q = (
         _bca_levels(statistic, n, theta_b, alpha_) if method == "BCa" else (alpha_, 1 - alpha_)
