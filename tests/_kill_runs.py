@@ -1,7 +1,7 @@
 """The runs the SIGKILL tests kill, one function each: the test starts one in a process of its
-own (``python tests/_kill_runs.py NAME ARG...``), kills it, and resumes it by calling the same
-function in its own process (the resume needs no fresh interpreter: it only has to be a
-process other than the killed one, reading what that one stored).
+own (``tests._forked.fork``), kills it, and resumes it by calling the same function in its
+own process (the resume needs no fresh interpreter: it only has to be a process other than
+the killed one, reading what that one stored).
 
 - ``logged DATA RUN_DIR LOG``: a mock judge with latency; each answered call appends the
   item's number to LOG (tests/test_evaluate_kill.py).
@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import re
-import sys
-from collections.abc import Callable
 
 import jurist
 from jurist.types import Completion, Request, Usage
@@ -75,21 +73,3 @@ def batch(base_url: str, run_dir: str, data: str) -> None:
     model = jurist.get_model("openai:judge", base_url=base_url, api_key="k")
     engine = BatchAPIEngine(BatchAPIOptions(poll_interval=0.02))
     jurist.evaluate(data, jurist.LLMJudge(model), run_dir=run_dir, retries=2, engine=engine)
-
-
-RUNS: dict[str, Callable[[str, str, str], None]] = {
-    "logged": logged,
-    "repeats": repeats,
-    "openai": openai,
-    "batch": batch,
-}
-
-
-def command(name: str, *args: str) -> list[str]:
-    """The command line that runs ``name`` in a process of its own."""
-    return [sys.executable, __file__, name, *args]
-
-
-if __name__ == "__main__":
-    name, *rest = sys.argv[1:]
-    RUNS[name](*rest)

@@ -1,10 +1,10 @@
 """A run killed with SIGKILL halfway and started again: exactly one result per item, and the
 calls that had finished are not sent again.
 
-The run goes in a subprocess judging with a mock model with latency (``logged`` in
-tests/_kill_runs.py), and resumes in the test's process; every answered call
-appends the item's id to a log file (the side channel), so calls are counted across both
-processes.
+The run goes in a process of its own (forked: tests/_forked.py), judging with a mock model
+with latency (``logged`` in tests/_kill_runs.py), and resumes in the test's process; every
+answered call appends the item's id to a log file (the side channel), so calls are counted
+across both processes.
 """
 
 from __future__ import annotations
@@ -14,13 +14,12 @@ import os
 import re
 import signal
 import sqlite3
-import subprocess
 import time
 from pathlib import Path
 
 import pytest
 
-from tests._kill_runs import command
+from tests._forked import fork
 from tests._kill_runs import logged as logged_run
 
 N = 200
@@ -50,17 +49,16 @@ def test_sigkill_halfway_then_resume(tmp_path: Path) -> None:
     )
     run_dir, log = tmp_path / "run", tmp_path / "calls.log"
     store = run_dir / "run.sqlite"
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     args = [str(data), str(run_dir), str(log)]
 
-    proc = subprocess.Popen(command("logged", *args), env=env)
+    proc = fork(logged_run, *args, log=tmp_path / "run.log")
     deadline = time.monotonic() + 120
     while len(stored_ids(store)) < N // 2:
-        assert proc.poll() is None, "the run ended before it could be killed"
+        assert proc.poll() is None, f"the run ended before it could be killed: {proc.output()}"
         assert time.monotonic() < deadline, "the run made no progress"
         time.sleep(0.05)
     os.kill(proc.pid, signal.SIGKILL)
-    assert proc.wait(timeout=30) == -signal.SIGKILL
+    assert proc.wait(timeout=30) == -signal.SIGKILL, proc.output()
 
     after_kill = set(stored_ids(store))
     calls_before = logged(log)

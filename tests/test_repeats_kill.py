@@ -2,10 +2,10 @@
 pair is judged exactly once across both processes (none twice, none missing), except the
 calls in flight at the kill, whose answers were never stored.
 
-The run goes in a subprocess judging with a model whose later repeats answer later
-(``repeats`` in tests/_kill_runs.py), and resumes in the test's process; every
-answered call appends ``item repeat`` to a log file (the side channel), so calls are
-counted across both processes; the store's ``repeats`` table says which pairs were kept.
+The run goes in a process of its own (forked: tests/_forked.py), judging with a model whose
+later repeats answer later (``repeats`` in tests/_kill_runs.py), and resumes in the test's
+process; every answered call appends ``item repeat`` to a log file (the side channel), so calls
+are counted across both processes; the store's ``repeats`` table says which pairs were kept.
 The test stops the process (SIGSTOP) once half the pairs are stored and kills it only
 when some item has part of its repeats stored, so the kill always falls inside an item.
 """
@@ -16,7 +16,6 @@ import json
 import os
 import signal
 import sqlite3
-import subprocess
 import time
 from collections import Counter
 from pathlib import Path
@@ -24,7 +23,8 @@ from pathlib import Path
 import pytest
 
 import jurist
-from tests._kill_runs import REPEATS, command
+from tests._forked import fork
+from tests._kill_runs import REPEATS
 from tests._kill_runs import repeats as repeats_run
 
 N = 60
@@ -62,14 +62,13 @@ def test_sigkill_halfway_then_resume_judges_each_item_repeat_once(tmp_path: Path
     )
     run_dir, log = tmp_path / "run", tmp_path / "calls.log"
     store = run_dir / "run.sqlite"
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     args = [str(data), str(run_dir), str(log)]
     everything = {(i, r) for i in range(N) for r in range(REPEATS)}
 
-    proc = subprocess.Popen(command("repeats", *args), env=env)
+    proc = fork(repeats_run, *args, log=tmp_path / "run.log")
     deadline = time.monotonic() + 120
     while True:  # stop the run when half is stored, and kill it while an item is cut
-        assert proc.poll() is None, "the run ended before it could be killed"
+        assert proc.poll() is None, f"the run ended before it could be killed: {proc.output()}"
         assert time.monotonic() < deadline, "the run made no progress"
         if len(stored_pairs(store)) >= len(everything) // 2:
             os.kill(proc.pid, signal.SIGSTOP)  # nothing is written while we look
@@ -78,7 +77,7 @@ def test_sigkill_halfway_then_resume_judges_each_item_repeat_once(tmp_path: Path
             os.kill(proc.pid, signal.SIGCONT)
         time.sleep(0.005)
     os.kill(proc.pid, signal.SIGKILL)
-    assert proc.wait(timeout=30) == -signal.SIGKILL
+    assert proc.wait(timeout=30) == -signal.SIGKILL, proc.output()
 
     after_kill = set(stored_pairs(store))
     calls_before = logged(log)

@@ -3,8 +3,8 @@
 Two decisions change the requests a judge sends once they are taken: ``output="auto"``
 turns JSON off for a model that answered requests for JSON in text three times, and the
 openai backend steps its JSON form down when a server refuses ``json_schema``. A run is
-killed (SIGKILL, in a subprocess) after such a decision, then resumed (in the test's process,
-from the store alone): the resumed session
+killed (SIGKILL, in a process of its own) after such a decision, then resumed (in the test's
+process, from the store alone): the resumed session
 must start from it (no request in the old form, no refused probe), build the very prompts
 the killed session built, and record as many attempts as the server received.
 
@@ -20,7 +20,6 @@ import os
 import re
 import signal
 import sqlite3
-import subprocess
 import threading
 import time
 from collections.abc import Callable
@@ -32,8 +31,8 @@ from aiohttp import web
 
 import jurist
 from jurist.judges._state import JudgeState
+from tests._forked import fork
 from tests._kill_runs import batch as batch_run
-from tests._kill_runs import command
 from tests._kill_runs import openai as openai_run
 from tests._loopback import Loopback
 
@@ -117,7 +116,7 @@ def _stored(store: Path) -> int:
 def _kill_after_decision(
     tmp_path: Path, server: JudgeServer, decided: Callable[[dict[str, Any]], bool]
 ) -> tuple[list[str], Path]:
-    """Start the run in a subprocess, SIGKILL it once the server received a request sent
+    """Start the run in a process of its own, SIGKILL it once the server received a request sent
     after the decision (``decided(body)``) and a few items are stored; the run's arguments
     (``openai`` in tests/_kill_runs.py: the test resumes it in its own process), and the
     store."""
@@ -128,14 +127,14 @@ def _kill_after_decision(
     run_dir = tmp_path / "run"
     store = run_dir / "run.sqlite"
     args = [str(data), str(run_dir), server.url]
-    proc = subprocess.Popen(command("openai", *args), env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    proc = fork(openai_run, *args, log=tmp_path / "run.log")
     deadline = time.monotonic() + 120
     while not (any(decided(b) for b in server.sent()) and _stored(store) >= 8):
-        assert proc.poll() is None, "the run ended before it could be killed"
+        assert proc.poll() is None, f"the run ended before it could be killed: {proc.output()}"
         assert time.monotonic() < deadline, "the run took no decision"
         time.sleep(0.02)
     os.kill(proc.pid, signal.SIGKILL)
-    assert proc.wait(timeout=30) == -signal.SIGKILL
+    assert proc.wait(timeout=30) == -signal.SIGKILL, proc.output()
     assert _stored(store) < N, "the run finished before it was killed"
     return args, store
 
@@ -311,14 +310,14 @@ def test_batch_run_killed_during_a_followup_round_resends_nothing(tmp_path: Path
         server.next_batch(Knobs(delay=0.05))  # the first round
         server.next_batch(Knobs(delay=600))  # the follow-up round: still running when killed
         args = [server.base_url, str(run_dir), str(data)]
-        proc = subprocess.Popen(command("batch", *args))
+        proc = fork(batch_run, *args, log=tmp_path / "run.log")
         deadline = time.monotonic() + 120
         while server.creations < 2 or server.polls < 3:
-            assert proc.poll() is None, "the run ended before it could be killed"
+            assert proc.poll() is None, f"the run ended before it could be killed: {proc.output()}"
             assert time.monotonic() < deadline, "no follow-up round"
             time.sleep(0.01)
         os.kill(proc.pid, signal.SIGKILL)
-        assert proc.wait(timeout=30) == -signal.SIGKILL
+        assert proc.wait(timeout=30) == -signal.SIGKILL, proc.output()
         (entry,) = _decisions(run_dir / "run.sqlite")  # taken in the first round, recorded
         assert entry["decisions"]["output"] == {"json_off": True}
         for batch in server.batches.values():
