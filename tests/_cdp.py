@@ -4,10 +4,12 @@ address in a fresh browser context (its own storage, as a fresh profile would gi
 for the page's load event (the report's script has drawn by then: it runs at the end of the
 body), and returns what ``--dump-dom`` and ``--screenshot`` would: the DOM's HTML and, if
 asked, a PNG of the first ``size`` pixels. Starting Chromium costs about a second; a page
-load in a started one, a tenth of that. Tests skip without Chromium."""
+load in a started one, a tenth of that: the report tests share one (``shared_browser``).
+Tests skip without Chromium."""
 
 from __future__ import annotations
 
+import atexit
 import base64
 import contextlib
 import fcntl
@@ -17,14 +19,13 @@ import select
 import shutil
 import signal
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-__all__ = ["Browser", "Loaded", "started_browser"]
+__all__ = ["Browser", "Loaded", "shared_browser"]
 
 _TIMEOUT = 60.0
 
@@ -83,6 +84,7 @@ class Browser:
         self._buffer = b""
         self._next_id = 0
         self._events: list[dict[str, Any]] = []
+        self._closed = False
 
     # -- the protocol ---------------------------------------------------------------------
 
@@ -169,12 +171,26 @@ class Browser:
             self.send("Target.disposeBrowserContext", browserContextId=context)
             self._events = []
 
+    def alive(self) -> bool:
+        """Whether Chromium still runs (one that ended is reaped and closed)."""
+        if self._closed:
+            return False
+        if os.waitpid(self.pid, os.WNOHANG)[0] == 0:
+            return True
+        self._closed = True
+        os.close(self._to_browser)
+        os.close(self._from_browser)
+        return False
+
     def log(self) -> str:
         with contextlib.suppress(OSError):
             return self._log.read_text(errors="replace")[-2000:]
         return ""
 
     def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
         with contextlib.suppress(OSError, AssertionError):
             self.send("Browser.close")
         for _ in range(100):
@@ -189,10 +205,16 @@ class Browser:
         os.close(self._from_browser)
 
 
-def started_browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
-    """A module fixture's body: one Chromium for the module's page loads, closed after."""
+_SHARED: list[Browser] = []
+
+
+def shared_browser(tmp_path_factory: pytest.TempPathFactory) -> Browser:
+    """This process's one Chromium, started on first use and shared by the report tests'
+    modules (each page still loads fresh, in its own context); it ends with the process
+    (Chromium quits when its pipe closes, and at exit it is closed first)."""
+    if _SHARED and _SHARED[0].alive():
+        return _SHARED[0]
     started = Browser(tmp_path_factory.mktemp("chromium"))
-    try:
-        yield started
-    finally:
-        started.close()
+    atexit.register(started.close)
+    _SHARED[:] = [started]
+    return started

@@ -6,7 +6,7 @@ linked view opens. The page's script renders the rows; its DOM after the load (w
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -14,7 +14,7 @@ import pytest
 
 import jurist
 from jurist.types import Request
-from tests._cdp import Browser, started_browser
+from tests._cdp import Browser, shared_browser
 
 pytestmark = pytest.mark.slow
 
@@ -88,10 +88,9 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
-    """One headless Chromium for the module: each address still loads fresh, in its own
-    context, the way a linked view opens."""
-    yield from started_browser(tmp_path_factory)
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Browser:
+    """The process's one headless Chromium; each page still loads fresh, in its own context."""
+    return shared_browser(tmp_path_factory)
 
 
 def open_in_chromium(browser: Browser, report: Path, fragment: str) -> Drawn:

@@ -9,7 +9,6 @@ import json
 import os
 import re
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,16 +17,16 @@ import pytest
 import jurist
 from jurist.cli import main
 from jurist.runs.report._charts import bars, scatter
-from tests._cdp import Browser, started_browser
+from tests._cdp import Browser, shared_browser
 from tests._fault_server import Fault, FaultServer
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
-    """One headless Chromium for the module: each page still loads fresh, in its own context."""
-    yield from started_browser(tmp_path_factory)
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Browser:
+    """The process's one headless Chromium; each page still loads fresh, in its own context."""
+    return shared_browser(tmp_path_factory)
 
 
 def screenshot(browser: Browser, page: Path, png: Path, size: tuple[int, int]) -> Any:

@@ -5,7 +5,6 @@ item view), checked in the HTML and in headless Chromium, with a screenshot."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
@@ -17,7 +16,7 @@ from jurist.cli import EXIT_OK, EXIT_USAGE
 from jurist.errors import ConfigError
 from jurist.runs.report import write_side_by_side
 from jurist.types import Request
-from tests._cdp import Browser, started_browser
+from tests._cdp import Browser, shared_browser
 from tests._chromium import non_white_share, shots_dir
 from tests._cli_run import run
 
@@ -166,10 +165,9 @@ def test_report_command_with_several_runs(
 
 
 @pytest.fixture(scope="module")
-def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
-    """One headless Chromium for the page's loads; each address loads fresh, in its own
-    context, the way a linked view opens."""
-    yield from started_browser(tmp_path_factory)
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Browser:
+    """The process's one headless Chromium; each page still loads fresh, in its own context."""
+    return shared_browser(tmp_path_factory)
 
 
 @pytest.mark.slow
