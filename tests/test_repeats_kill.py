@@ -27,7 +27,7 @@ from tests._forked import fork
 from tests._kill_runs import REPEATS
 from tests._kill_runs import repeats as repeats_run
 
-N = 60
+N = 30
 
 
 def partial(pairs: list[tuple[int, int]]) -> bool:
