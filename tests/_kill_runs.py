@@ -11,12 +11,14 @@ the killed one, reading what that one stored).
   (tests/test_run_decisions.py).
 - ``batch URL RUN_DIR DATA``: the same through the Batch API, re-asking unreadable verdicts
   twice (tests/test_run_decisions.py).
+- ``cli ARG...``: ``jurist ARG...``, exiting with its status (tests/test_cli_run_folders.py).
 """
 
 from __future__ import annotations
 
 import asyncio
 import re
+import sys
 
 import jurist
 from jurist.types import Completion, Request, Usage
@@ -73,3 +75,9 @@ def batch(base_url: str, run_dir: str, data: str) -> None:
     model = jurist.get_model("openai:judge", base_url=base_url, api_key="k")
     engine = BatchAPIEngine(BatchAPIOptions(poll_interval=0.02))
     jurist.evaluate(data, jurist.LLMJudge(model), run_dir=run_dir, retries=2, engine=engine)
+
+
+def cli(*args: str) -> None:
+    from jurist.cli import main
+
+    sys.exit(main(list(args)))

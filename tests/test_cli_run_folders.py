@@ -20,6 +20,8 @@ from aiohttp import web
 from jurist.cli import EXIT_OK, EXIT_USAGE, main
 from tests._cli_run import stored
 from tests._fault_server import Fault, FaultServer, status
+from tests._forked import fork
+from tests._kill_runs import cli as cli_run
 
 ANSWER = Fault("ok", text="Correct")
 
@@ -242,36 +244,37 @@ def test_two_processes_on_one_run_folder_pay_once(
     data = write_data(tmp_path / "d.jsonl", n)
     out = tmp_path / "run"
     with GatedServer(free=1, script=[ANSWER] * (2 * n)) as server:
-        args = cli(data, out, server, "--output", "text", "--concurrency", "2")
-        first = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        args = openai_args(server, data, out, "--output", "text", "--concurrency", "2")
+        first = fork(cli_run, *args, log=tmp_path / "first.log")  # a process of its own
         deadline = time.monotonic() + 60
         # at work: one answer stored, its two requests since then held by the server
         while stored(out / "run.sqlite") < 1 or server.arrived < 3:
-            assert first.poll() is None, first.communicate()
+            assert first.poll() is None, first.output()
             assert time.monotonic() < deadline
             time.sleep(0.02)
         arrived = server.arrived
         assert arrived == 3  # so any request from now on would be the second process's
         # a second process (this one) on the same folder stops at once, asking nothing
-        code, _, said = run(args[3:], capsys)
+        code, _, said = run(args, capsys)
         assert code == EXIT_USAGE, said
         assert str(out) in said and f"pid {first.pid}" in said
         assert server.arrived == arrived and first.poll() is None
         server.open()
-        assert first.wait(timeout=120) == 0, first.communicate()
+        assert first.wait(timeout=120) == 0, first.output()
         assert server.requests == n
 
     # a lock left by a killed process does not block the next run
     with GatedServer(free=1, script=[ANSWER] * (2 * n)) as server:
-        killed = subprocess.Popen(cli(data, tmp_path / "k", server, "--output", "text"))
+        args = openai_args(server, data, tmp_path / "k", "--output", "text")
+        killed = fork(cli_run, *args, log=tmp_path / "killed.log")
         while stored(tmp_path / "k" / "run.sqlite") < 1:
-            assert killed.poll() is None
+            assert killed.poll() is None, killed.output()
             assert time.monotonic() < deadline + 60
             time.sleep(0.02)
         killed.kill()
-        killed.wait()
+        assert killed.wait(timeout=30) == -signal.SIGKILL
         server.open()
-        code, said, err = run(openai_args(server, data, tmp_path / "k", "--output", "text"), capsys)
+        code, said, err = run(args, capsys)
         assert code == EXIT_OK, said + err
         assert stored(tmp_path / "k" / "run.sqlite") == n
 
