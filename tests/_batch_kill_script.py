@@ -1,6 +1,7 @@
 """Run a batch-API evaluation in a process of its own, for the SIGKILL tests.
 
-``python tests/_batch_kill_script.py BASE_URL RUN_DIR DATA [RETRIES]`` judges DATA into
+``run`` (forked by tests/_forked.py), or ``python tests/_batch_kill_script.py BASE_URL
+RUN_DIR DATA [RETRIES]``, judges DATA into
 RUN_DIR through the Batch API of the server at BASE_URL, re-asking unreadable verdicts
 RETRIES times (default 0) (see tests/test_batch_resume.py).
 """
@@ -20,10 +21,14 @@ def judge(base_url: str) -> jurist.LLMJudge:
 
 OPTIONS = BatchAPIOptions(poll_interval=0.02)
 
-if __name__ == "__main__":
-    base_url, run_dir, data = sys.argv[1:4]
-    retries = int(sys.argv[4]) if len(sys.argv) > 4 else 0
-    run = jurist.evaluate(
-        data, judge(base_url), run_dir=run_dir, engine=BatchAPIEngine(OPTIONS), retries=retries
+
+def run(base_url: str, run_dir: str, data: str, retries: str = "0") -> None:
+    """Judge DATA into RUN_DIR through the Batch API at BASE_URL, RETRIES re-asks."""
+    done = jurist.evaluate(
+        data, judge(base_url), run_dir=run_dir, engine=BatchAPIEngine(OPTIONS), retries=int(retries)
     )
-    print(run.summary().status)
+    print(done.summary().status)
+
+
+if __name__ == "__main__":
+    run(*sys.argv[1:5])

@@ -8,11 +8,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import re
 import signal
 import sqlite3
-import subprocess
 import sys
 import threading
 import time
@@ -30,11 +28,11 @@ from jurist.engines import BatchAPIEngine, BatchAPIOptions
 from jurist.errors import ConfigError, JuristRuntimeError
 from jurist.models._openai_batch import BatchClient, request_line
 from tests._batch_kill_script import OPTIONS, judge
+from tests._batch_kill_script import run as run_batch
 from tests._batch_server import BatchServer
+from tests._forked import Forked, fork
 
 N = 12
-ROOT = Path(__file__).resolve().parent.parent
-SCRIPT = Path(__file__).resolve().parent / "_batch_kill_script.py"
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL is POSIX")
 
@@ -77,35 +75,27 @@ def server() -> Iterator[GatedServer]:
         yield s
 
 
-def wait_for(what: str, check: Callable[[], bool], proc: subprocess.Popen[bytes]) -> None:
+def wait_for(what: str, check: Callable[[], bool], proc: Forked) -> None:
     deadline = time.monotonic() + 60
     while not check():
         if proc.poll() is not None:
-            out = proc.stdout.read().decode() if proc.stdout else ""
-            raise AssertionError(f"the run ended before {what}: {out}")
+            raise AssertionError(f"the run ended before {what}: {proc.output()}")
         if time.monotonic() > deadline:
             proc.kill()
             raise AssertionError(f"no {what} within 60 s")
         time.sleep(0.005)
 
 
-def start(
-    server: BatchServer, run_dir: Path, data: Path, retries: int = 0
-) -> subprocess.Popen[bytes]:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join((str(ROOT / "src"), str(ROOT)))}
-    return subprocess.Popen(
-        [sys.executable, str(SCRIPT), server.base_url, str(run_dir), str(data), str(retries)],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-    )
+def start(server: BatchServer, run_dir: Path, data: Path, retries: int = 0) -> Forked:
+    """The run in a process of its own (forked: an interpreter start saved), to be killed."""
+    log = run_dir.parent / f"{run_dir.name}.log"
+    return fork(run_batch, server.base_url, str(run_dir), str(data), str(retries), log=log)
 
 
-def kill(proc: subprocess.Popen[bytes]) -> None:
+def kill(proc: Forked) -> None:
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=30)
-    assert proc.returncode == -signal.SIGKILL
+    assert proc.returncode == -signal.SIGKILL, proc.output()
 
 
 def chunk_states(run_dir: Path) -> list[str]:

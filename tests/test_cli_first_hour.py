@@ -337,25 +337,32 @@ def test_building_the_tiny_model_as_a_module_warns_nothing(tmp_path: Path) -> No
     assert callable(build_tiny_model)
 
 
-def test_no_progress_hides_the_loading_weights_bar(tmp_path: Path, tiny_model_dir: Path) -> None:
+def test_no_progress_hides_the_loading_weights_bar(
+    tmp_path: Path, tiny_model_dir: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
     import subprocess
     import sys
 
     data = write(tmp_path / "d.jsonl", ROWS[:1])
-    args = [sys.executable, "-m", "jurist", "judge", str(data), "--model", f"hf:{tiny_model_dir}"]
-    args += ["--template", "likert", "--scoring", "logprobs"]
-    shown = subprocess.run(
-        [*args, "--out", str(tmp_path / "a")], capture_output=True, text=True, timeout=300
-    )
-    assert "Loading weights" in shown.stderr  # the bar this test is about, drawn by default
+    args = ["judge", str(data), "--model", f"hf:{tiny_model_dir}", "--template", "likert"]
+    args += ["--scoring", "logprobs", "--no-cache"]  # no cache: every run loads the weights
+    assert main([*args, "--out", str(tmp_path / "a")]) in (0, 1)
+    assert "Loading weights" in capfd.readouterr().err  # the bar this test is about, by default
+    # --no-progress here, where transformers is imported already: it is told directly
+    code = main([*args, "--no-progress", "--out", str(tmp_path / "b")])
+    err = capfd.readouterr().err
+    assert code in (0, 1) and "Loading weights" not in err and "it/s" not in err, err
+    # and in a fresh interpreter, which imports transformers inside the quiet block
     quiet = subprocess.run(
-        [*args, "--no-progress", "--out", str(tmp_path / "b")],
+        [sys.executable, "-m", "jurist", *args, "--no-progress", "--out", str(tmp_path / "c")],
         capture_output=True,
         text=True,
         timeout=300,
     )
     assert quiet.returncode in (0, 1), quiet.stderr
     assert "Loading weights" not in quiet.stderr and "it/s" not in quiet.stderr, quiet.stderr
+    for out in ("a", "b", "c"):  # each run asked the model: its weights were loaded
+        assert _json(tmp_path / out / "summary.json")["calls"] == 1, out
 
 
 def test_no_progress_leaves_the_environment_as_it_was(

@@ -4,19 +4,24 @@ never share a summary, and one process at a time works on a run folder."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 import pytest
+from aiohttp import web
 
 from jurist.cli import EXIT_OK, EXIT_USAGE, main
 from tests._cli_run import stored
 from tests._fault_server import Fault, FaultServer, status
+from tests._forked import fork
+from tests._kill_runs import cli as cli_run
 
 ANSWER = Fault("ok", text="Correct")
 
@@ -154,7 +159,9 @@ def cli(data: Path, out: Path, server: FaultServer, *extra: str) -> list[str]:
 
 
 @pytest.mark.slow
-def test_ctrl_c_marks_the_run_interrupted_and_says_how_to_resume(tmp_path: Path) -> None:
+def test_ctrl_c_marks_the_run_interrupted_and_says_how_to_resume(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     n = 30
     data = write_data(tmp_path / "d.jsonl", n)
     out = tmp_path / "run"
@@ -179,8 +186,8 @@ def test_ctrl_c_marks_the_run_interrupted_and_says_how_to_resume(tmp_path: Path)
         db.close()
         assert json.loads(status_text) == "interrupted"
         first = settled_requests(server)
-        done = subprocess.run(args, capture_output=True, text=True, timeout=120)
-        assert done.returncode == 0, done.stderr
+        code, said, err = run(args[3:], capsys)  # the command it names, here in this process
+        assert code == EXIT_OK, said + err
         assert stored(out / "run.sqlite") == n
         assert server.requests - first == n - saved
 
@@ -208,43 +215,67 @@ def test_sigterm_also_marks_the_run_interrupted(tmp_path: Path) -> None:
     assert json.loads(status_text) == "interrupted"
 
 
+class GatedServer(FaultServer):
+    """Answers the first ``free`` requests, then holds every other one until :meth:`open`:
+    a run that stays at work exactly as long as a test needs, however loaded the machine."""
+
+    def __init__(self, free: int, script: list[Fault]) -> None:
+        super().__init__(script)
+        self.free = free
+        self.arrived = 0
+        self._open = threading.Event()
+
+    def open(self) -> None:
+        self._open.set()
+
+    async def _handle(self, request: web.Request) -> web.StreamResponse:
+        self.arrived += 1  # on the server's one loop thread
+        if self.arrived > self.free:
+            while not self._open.is_set() and not self.stopping.is_set():
+                await asyncio.sleep(0.01)
+        return await super()._handle(request)
+
+
 @pytest.mark.slow
-def test_two_processes_on_one_run_folder_pay_once(tmp_path: Path) -> None:
+def test_two_processes_on_one_run_folder_pay_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     n = 20
     data = write_data(tmp_path / "d.jsonl", n)
     out = tmp_path / "run"
-    # the first run takes about 3 s, long past the second one's start
-    slow = Fault("hang", seconds=0.3, text="Correct")
-    with FaultServer([slow] * (2 * n)) as server:
-        args = cli(data, out, server, "--output", "text", "--concurrency", "2")
-        first = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    with GatedServer(free=1, script=[ANSWER] * (2 * n)) as server:
+        args = openai_args(server, data, out, "--output", "text", "--concurrency", "2")
+        first = fork(cli_run, *args, log=tmp_path / "first.log")  # a process of its own
         deadline = time.monotonic() + 60
-        while stored(out / "run.sqlite") < 1:
-            assert first.poll() is None, first.communicate()
+        # at work: one answer stored, its two requests since then held by the server
+        while stored(out / "run.sqlite") < 1 or server.arrived < 3:
+            assert first.poll() is None, first.output()
             assert time.monotonic() < deadline
             time.sleep(0.02)
-        second = subprocess.run(args, capture_output=True, text=True, timeout=60)
-        assert first.wait(timeout=120) == 0
-        said = " ".join(second.stderr.split())
-        assert second.returncode == EXIT_USAGE, said
+        arrived = server.arrived
+        assert arrived == 3  # so any request from now on would be the second process's
+        # a second process (this one) on the same folder stops at once, asking nothing
+        code, _, said = run(args, capsys)
+        assert code == EXIT_USAGE, said
         assert str(out) in said and f"pid {first.pid}" in said
+        assert server.arrived == arrived and first.poll() is None
+        server.open()
+        assert first.wait(timeout=120) == 0, first.output()
         assert server.requests == n
-        # a lock left by a killed process does not block the next run
-        server.script(*[slow] * (2 * n))
-        killed = subprocess.Popen(cli(data, tmp_path / "k", server, "--output", "text"))
+
+    # a lock left by a killed process does not block the next run
+    with GatedServer(free=1, script=[ANSWER] * (2 * n)) as server:
+        args = openai_args(server, data, tmp_path / "k", "--output", "text")
+        killed = fork(cli_run, *args, log=tmp_path / "killed.log")
         while stored(tmp_path / "k" / "run.sqlite") < 1:
-            assert killed.poll() is None
+            assert killed.poll() is None, killed.output()
             assert time.monotonic() < deadline + 60
             time.sleep(0.02)
         killed.kill()
-        killed.wait()
-        done = subprocess.run(
-            cli(data, tmp_path / "k", server, "--output", "text"),
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-        assert done.returncode == 0, done.stderr
+        assert killed.wait(timeout=30) == -signal.SIGKILL
+        server.open()
+        code, said, err = run(args, capsys)
+        assert code == EXIT_OK, said + err
         assert stored(tmp_path / "k" / "run.sqlite") == n
 
 

@@ -1,9 +1,10 @@
 """A run killed with SIGKILL halfway and started again: exactly one result per item, and the
 calls that had finished are not sent again.
 
-The run goes in a subprocess judging with a mock model with latency; every answered call
-appends the item's id to a log file (the side channel), so calls are counted across both
-processes.
+The run goes in a process of its own (forked: tests/_forked.py), judging with a mock model
+with latency (``logged`` in tests/_kill_runs.py), and resumes in the test's process; every
+answered call appends the item's id to a log file (the side channel), so calls are counted
+across both processes.
 """
 
 from __future__ import annotations
@@ -13,30 +14,15 @@ import os
 import re
 import signal
 import sqlite3
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
+from tests._forked import fork
+from tests._kill_runs import logged as logged_run
+
 N = 200
-
-SCRIPT = """
-import re, sys
-import jurist
-
-data, run_dir, log = sys.argv[1:4]
-
-def answer(request):
-    found = re.search(r"ITEM-(\\d+)-END", request.messages[-1].content)
-    with open(log, "a") as f:
-        f.write(found.group(1) + "\\n")
-    return "Correct"
-
-model = jurist.get_model("mock:judge", outputs=answer, latency=0.02)
-jurist.evaluate(data, jurist.LLMJudge(model), run_dir=run_dir, concurrency=4)
-"""
 
 
 def stored_ids(store: Path) -> list[int]:
@@ -61,28 +47,25 @@ def test_sigkill_halfway_then_resume(tmp_path: Path) -> None:
     data.write_text(
         "".join(json.dumps({"prompt": f"ITEM-{i}-END", "response": "4"}) + "\n" for i in range(N))
     )
-    script = tmp_path / "run.py"
-    script.write_text(SCRIPT)
     run_dir, log = tmp_path / "run", tmp_path / "calls.log"
     store = run_dir / "run.sqlite"
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    args = [sys.executable, str(script), str(data), str(run_dir), str(log)]
+    args = [str(data), str(run_dir), str(log)]
 
-    proc = subprocess.Popen(args, env=env)
+    proc = fork(logged_run, *args, log=tmp_path / "run.log")
     deadline = time.monotonic() + 120
     while len(stored_ids(store)) < N // 2:
-        assert proc.poll() is None, "the run ended before it could be killed"
+        assert proc.poll() is None, f"the run ended before it could be killed: {proc.output()}"
         assert time.monotonic() < deadline, "the run made no progress"
         time.sleep(0.05)
     os.kill(proc.pid, signal.SIGKILL)
-    assert proc.wait(timeout=30) == -signal.SIGKILL
+    assert proc.wait(timeout=30) == -signal.SIGKILL, proc.output()
 
     after_kill = set(stored_ids(store))
     calls_before = logged(log)
     assert N // 2 <= len(after_kill) < N
     assert after_kill <= set(calls_before)
 
-    subprocess.run(args, env=env, check=True, timeout=300)
+    logged_run(*args)  # resumed in this process, another than the killed one
     calls_after = logged(log)[len(calls_before) :]
     final = stored_ids(store)
     assert sorted(final) == list(range(N))  # exactly one result per item

@@ -29,7 +29,7 @@ from jurist.models import MockModel, RetryModel
 from jurist.models._json_form import JsonForm, JsonFormDecision, refuses
 from jurist.models._openai import OpenAIModel
 from jurist.types import Message, Request
-from tests._fault_server import FaultServer, _completion, hang, ok, status
+from tests._fault_server import FaultServer, _completion, ok, status
 from tests._loopback import Loopback
 
 SCHEMA = {"type": "object", "properties": {"verdict": {"type": "string"}}}
@@ -271,16 +271,34 @@ def test_a_decided_model_pickles_with_its_decision() -> None:
     assert copy.json_form._lock is not model.json_form._lock
 
 
+class ProbeHeld(FaultServer):
+    """Holds the first request (the probe) unanswered until ``release`` is set."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.arrived = 0
+        self.release = threading.Event()
+
+    async def _handle(self, request: web.Request) -> web.StreamResponse:
+        self.arrived += 1  # on the server's one loop thread
+        if self.arrived == 1:
+            while not self.release.is_set() and not self.stopping.is_set():
+                await asyncio.sleep(0.005)
+        return await super()._handle(request)
+
+
 async def test_a_hung_probe_holds_the_other_calls_only_briefly() -> None:
     """The first call in an unproven form is the probe; a probe that hangs does not make
     every other call wait for its deadline."""
-    with FaultServer([hang(2.0)]) as server:
+    with ProbeHeld() as server:
         model = OpenAIModel("x", base_url=server.url, api_key="k", timeout=5.0)
         try:
             first = asyncio.create_task(model.complete(REQUEST))
-            await asyncio.sleep(0.01)
+            while server.arrived < 1:  # the probe is out, and held
+                await asyncio.sleep(0.005)
             done = await model.complete(REQUEST)
             assert done.text and not first.done()  # answered while the probe still hangs
+            server.release.set()
             assert (await first).text
         finally:
             await model.aclose()

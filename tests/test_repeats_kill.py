@@ -2,9 +2,10 @@
 pair is judged exactly once across both processes (none twice, none missing), except the
 calls in flight at the kill, whose answers were never stored.
 
-The run goes in a subprocess judging with a model whose later repeats answer later; every
-answered call appends ``item repeat`` to a log file (the side channel), so calls are
-counted across both processes; the store's ``repeats`` table says which pairs were kept.
+The run goes in a process of its own (forked: tests/_forked.py), judging with a model whose
+later repeats answer later (``repeats`` in tests/_kill_runs.py), and resumes in the test's
+process; every answered call appends ``item repeat`` to a log file (the side channel), so calls
+are counted across both processes; the store's ``repeats`` table says which pairs were kept.
 The test stops the process (SIGSTOP) once half the pairs are stored and kills it only
 when some item has part of its repeats stored, so the kill always falls inside an item.
 """
@@ -15,8 +16,6 @@ import json
 import os
 import signal
 import sqlite3
-import subprocess
-import sys
 import time
 from collections import Counter
 from pathlib import Path
@@ -24,32 +23,11 @@ from pathlib import Path
 import pytest
 
 import jurist
+from tests._forked import fork
+from tests._kill_runs import REPEATS
+from tests._kill_runs import repeats as repeats_run
 
-N = 60
-REPEATS = 4
-
-SCRIPT = """
-import asyncio, re, sys
-import jurist
-from jurist.types import Completion, Usage
-
-data, run_dir, log = sys.argv[1:4]
-
-class Staggered(jurist.models.Model):
-    # a repeat's answer takes longer the later the repeat: items finish one repeat at a time
-    provider, name = "mock", "staggered"
-
-    async def complete(self, request):
-        item = int(re.search(r"ITEM-(\\d+)-END", request.messages[-1].content).group(1))
-        await asyncio.sleep(0.004 * (1 + 2 * request.repeat))
-        with open(log, "a") as f:
-            f.write(f"{item} {request.repeat}\\n")
-        text = "Correct" if (item + request.repeat) % 3 else "Incorrect"
-        return Completion(text=text, usage=Usage(calls=1, attempts=1))
-
-judge = jurist.LLMJudge(Staggered())
-jurist.evaluate(data, judge, run_dir=run_dir, concurrency=4, repeats=REPEATS)
-""".replace("REPEATS", str(REPEATS))
+N = 30
 
 
 def partial(pairs: list[tuple[int, int]]) -> bool:
@@ -82,18 +60,15 @@ def test_sigkill_halfway_then_resume_judges_each_item_repeat_once(tmp_path: Path
     data.write_text(
         "".join(json.dumps({"prompt": f"ITEM-{i}-END", "response": "4"}) + "\n" for i in range(N))
     )
-    script = tmp_path / "run.py"
-    script.write_text(SCRIPT)
     run_dir, log = tmp_path / "run", tmp_path / "calls.log"
     store = run_dir / "run.sqlite"
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    args = [sys.executable, str(script), str(data), str(run_dir), str(log)]
+    args = [str(data), str(run_dir), str(log)]
     everything = {(i, r) for i in range(N) for r in range(REPEATS)}
 
-    proc = subprocess.Popen(args, env=env)
+    proc = fork(repeats_run, *args, log=tmp_path / "run.log")
     deadline = time.monotonic() + 120
     while True:  # stop the run when half is stored, and kill it while an item is cut
-        assert proc.poll() is None, "the run ended before it could be killed"
+        assert proc.poll() is None, f"the run ended before it could be killed: {proc.output()}"
         assert time.monotonic() < deadline, "the run made no progress"
         if len(stored_pairs(store)) >= len(everything) // 2:
             os.kill(proc.pid, signal.SIGSTOP)  # nothing is written while we look
@@ -102,7 +77,7 @@ def test_sigkill_halfway_then_resume_judges_each_item_repeat_once(tmp_path: Path
             os.kill(proc.pid, signal.SIGCONT)
         time.sleep(0.005)
     os.kill(proc.pid, signal.SIGKILL)
-    assert proc.wait(timeout=30) == -signal.SIGKILL
+    assert proc.wait(timeout=30) == -signal.SIGKILL, proc.output()
 
     after_kill = set(stored_pairs(store))
     calls_before = logged(log)
@@ -110,7 +85,7 @@ def test_sigkill_halfway_then_resume_judges_each_item_repeat_once(tmp_path: Path
     assert after_kill <= set(calls_before)
     assert partial(sorted(after_kill))  # the kill fell inside an item
 
-    subprocess.run(args, env=env, check=True, timeout=300)
+    repeats_run(*args)  # resumed in this process, another than the killed one
     calls_after = logged(log)[len(calls_before) :]
     final = stored_pairs(store)
     assert sorted(final) == sorted(everything)  # every (item, repeat) stored, once

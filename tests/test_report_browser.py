@@ -1,12 +1,11 @@
 """The report's item browser in headless Chromium: the filters, the search, the pages and
 the item view, each driven through the address (``report.html#status=failed``), the way a
-linked view opens. The page's script renders the rows; ``--dump-dom`` shows what it drew."""
+linked view opens. The page's script renders the rows; its DOM after the load (what
+``--dump-dom`` prints) shows what it drew, in one Chromium per module."""
 
 from __future__ import annotations
 
 import re
-import shutil
-import subprocess
 from collections.abc import Callable
 from html.parser import HTMLParser
 from pathlib import Path
@@ -15,6 +14,7 @@ import pytest
 
 import jurist
 from jurist.types import Request
+from tests._cdp import Browser, shared_browser
 
 pytestmark = pytest.mark.slow
 
@@ -87,35 +87,19 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return run.report(labels="human")
 
 
-def open_in_chromium(report: Path, fragment: str, profile: Path) -> Drawn:
-    chromium = next(
-        (p for n in ("chromium", "chromium-browser", "google-chrome") if (p := shutil.which(n))),
-        None,
-    )
-    if chromium is None:
-        pytest.skip("no chromium on PATH (CI installs Debian's chromium)")
-    proc = subprocess.run(
-        [
-            chromium,
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-dev-shm-usage",
-            f"--user-data-dir={profile}",
-            "--virtual-time-budget=3000",
-            "--dump-dom",
-            report.as_uri() + fragment,
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert proc.returncode == 0, proc.stderr[-2000:]
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Browser:
+    """The process's one headless Chromium; each page still loads fresh, in its own context."""
+    return shared_browser(tmp_path_factory)
+
+
+def open_in_chromium(browser: Browser, report: Path, fragment: str) -> Drawn:
+    dom = browser.load(report.as_uri() + fragment).dom
     drawn = Drawn()
-    drawn.feed(proc.stdout)
+    drawn.feed(dom)
     assert drawn.body.get("data-ready-ms") is not None, "the page's script did not run"
     assert drawn.tags.count("script") == 3 and "img" not in drawn.tags
-    assert "pwned</title>" not in proc.stdout
+    assert "pwned</title>" not in dom
     return drawn
 
 
@@ -143,9 +127,9 @@ CASES: dict[str, tuple[str, Callable[[int], bool], int]] = {
 
 
 @pytest.mark.parametrize("case", list(CASES))
-def test_filters_and_search_in_the_browser(report: Path, tmp_path: Path, case: str) -> None:
+def test_filters_and_search_in_the_browser(report: Path, browser: Browser, case: str) -> None:
     fragment, wanted, page = CASES[case]
-    drawn = open_in_chromium(report, fragment, tmp_path / "profile")
+    drawn = open_in_chromium(browser, report, fragment)
     matching = [i for i in range(N) if wanted(i)]
     assert drawn.body.get("data-shown") == str(len(matching))
     assert drawn.rows == matching[(page - 1) * 50 : page * 50]
@@ -153,9 +137,9 @@ def test_filters_and_search_in_the_browser(report: Path, tmp_path: Path, case: s
 
 
 def test_an_opened_item_shows_prompt_answer_attempts_and_error(
-    report: Path, tmp_path: Path
+    report: Path, browser: Browser
 ) -> None:
-    drawn = open_in_chromium(report, "#item=25", tmp_path / "profile")
+    drawn = open_in_chromium(browser, report, "#item=25")
     text = "\n".join(drawn.detail)
     assert "Item 25" in text
     assert "Rate how correct the proposed answer is" in text  # the system message
@@ -165,8 +149,8 @@ def test_an_opened_item_shows_prompt_answer_attempts_and_error(
     assert "attempts" in text
 
 
-def test_model_text_in_an_opened_item_stays_text(report: Path, tmp_path: Path) -> None:
-    drawn = open_in_chromium(report, "#item=8", tmp_path / "profile")
+def test_model_text_in_an_opened_item_stays_text(report: Path, browser: Browser) -> None:
+    drawn = open_in_chromium(browser, report, "#item=8")
     text = "\n".join(drawn.detail)
     assert f"Question 7: what is 7? {SCRIPT}" in text  # rebuilt prompt, shown as text
     assert drawn.rows == list(range(50))  # the first page, with the item open above it

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -11,6 +9,7 @@ import pytest
 
 import jurist
 from jurist.cli import EXIT_OK, main
+from tests._cdp import shared_browser
 
 SCRIPT = "<script>document.title='pwned'</script>"
 IMG = "<img src=x onerror=\"document.body.setAttribute('data-pwned','1')\">"
@@ -52,38 +51,12 @@ def test_report_escapes_everything(tmp_path: Path) -> None:
     assert "parse:" in html  # the failure's reason
 
 
-def find_chromium() -> str | None:
-    for name in ("chromium", "chromium-browser", "google-chrome", "chrome"):
-        path = shutil.which(name)
-        if path:
-            return path
-    return None
-
-
 @pytest.mark.slow
-def test_report_renders_in_headless_chromium(tmp_path: Path) -> None:
-    chromium = find_chromium()
-    if chromium is None:
-        pytest.skip("no chromium on PATH (CI installs Debian's chromium)")
+def test_report_renders_in_headless_chromium(
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
     report = make_run(tmp_path / "run").report(labels="human")
-    proc = subprocess.run(
-        [
-            chromium,
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-dev-shm-usage",
-            f"--user-data-dir={tmp_path / 'profile'}",
-            "--virtual-time-budget=2000",
-            "--dump-dom",
-            report.as_uri(),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    dom = proc.stdout
-    assert proc.returncode == 0, proc.stderr[-2000:]
+    dom = shared_browser(tmp_path_factory).load(report.as_uri()).dom  # the DOM its script drew
     assert '<h1 id="title">jurist report:' in dom  # it rendered our page
     assert "<title>jurist report:" in dom and "pwned</title>" not in dom
     assert "data-pwned" not in dom.split("<body", 1)[1].split(">", 1)[0]

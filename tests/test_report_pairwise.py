@@ -4,8 +4,6 @@ and the first-position rate, the same figures as the run's pairwise summary."""
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -16,6 +14,7 @@ from jurist.cli import EXIT_FAILED_ITEMS, EXIT_OK, main
 from jurist.judges import PairwiseResults
 from jurist.runs.report._page import pair_figures
 from jurist.types import Request
+from tests._cdp import shared_browser
 
 SCRIPT = "<script>document.title='pwned'</script>"
 
@@ -141,35 +140,14 @@ def test_compare_command_report(tmp_path: Path, capsys: pytest.CaptureFixture[st
 
 
 @pytest.mark.slow
-def test_pairwise_report_renders_in_headless_chromium(tmp_path: Path) -> None:
-    chromium = next(
-        (p for n in ("chromium", "chromium-browser", "google-chrome") if (p := shutil.which(n))),
-        None,
-    )
-    if chromium is None:
-        pytest.skip("no chromium on PATH (CI installs Debian's chromium)")
+def test_pairwise_report_renders_in_headless_chromium(
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
     judge = jurist.PairwiseJudge(
         jurist.get_model("mock:p", outputs=judge_text), name=f"pair {SCRIPT}"
     )
     report = jurist.evaluate(PAIRS, judge, run_dir=tmp_path / "run").report()
-    proc = subprocess.run(
-        [
-            chromium,
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-dev-shm-usage",
-            f"--user-data-dir={tmp_path / 'profile'}",
-            "--virtual-time-budget=2000",
-            "--dump-dom",
-            report.as_uri(),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    dom = proc.stdout
+    dom = shared_browser(tmp_path_factory).load(report.as_uri()).dom  # the DOM its script drew
     assert "pwned</title>" not in dom and "<script>document" not in dom
     figures = table(dom, "pairwise")
     assert figures["win rate of A (ties count half)"] == "0.6000"

@@ -9,7 +9,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -18,44 +17,23 @@ import pytest
 import jurist
 from jurist.cli import main
 from jurist.runs.report._charts import bars, scatter
+from tests._cdp import Browser, shared_browser
 from tests._fault_server import Fault, FaultServer
 
 pytestmark = pytest.mark.slow
 
 
-def chromium() -> str:
-    found = next(
-        (p for n in ("chromium", "chromium-browser", "google-chrome") if (p := shutil.which(n))),
-        None,
-    )
-    if found is None:
-        pytest.skip("no chromium on PATH (CI installs Debian's chromium)")
-    return found
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Browser:
+    """The process's one headless Chromium; each page still loads fresh, in its own context."""
+    return shared_browser(tmp_path_factory)
 
 
-def screenshot(page: Path, png: Path, size: tuple[int, int], *extra: str) -> Any:
+def screenshot(browser: Browser, page: Path, png: Path, size: tuple[int, int]) -> Any:
     """``page`` drawn by headless Chromium at ``size``; the screenshot as a PIL image."""
     image = pytest.importorskip("PIL.Image")
-    proc = subprocess.run(
-        [
-            chromium(),
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-dev-shm-usage",
-            "--hide-scrollbars",
-            f"--user-data-dir={png.parent / 'profile'}",
-            f"--window-size={size[0]},{size[1]}",
-            "--virtual-time-budget=2000",
-            f"--screenshot={png}",
-            *extra,
-            page.as_uri(),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert proc.returncode == 0 and png.is_file(), proc.stderr[-2000:]
+    browser.load(page.as_uri(), png=png, size=size)
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", f"{png} is not a PNG"
     keep = os.environ.get("JURIST_SCREENSHOTS")
     if keep:
         Path(keep).mkdir(parents=True, exist_ok=True)
@@ -113,7 +91,13 @@ def chart_of(html: str, chart_id: str) -> str:
     ],
 )
 def test_every_chart_shows_its_title_and_both_axes(
-    report: str, tmp_path: Path, chart_id: str, title: str, x_title: str, y_title: str
+    report: str,
+    browser: Browser,
+    tmp_path: Path,
+    chart_id: str,
+    title: str,
+    x_title: str,
+    y_title: str,
 ) -> None:
     svg = chart_of(report, chart_id)
     # the texts are in the chart ...
@@ -124,9 +108,8 @@ def test_every_chart_shows_its_title_and_both_axes(
     # title band, under the horizontal axis and left of the vertical one, and the axes
     # themselves are drawn as lines
     width, height = svg_size(svg)
-    img = screenshot(
-        chart_page(svg, tmp_path, chart_id), tmp_path / f"{chart_id}.png", (width, height)
-    )
+    page = chart_page(svg, tmp_path, chart_id)
+    img = screenshot(browser, page, tmp_path / f"{chart_id}.png", (width, height))
     assert count(img, (width // 4, 0, 3 * width // 4, 22)) > 40, "no title drawn"
     assert count(img, (width // 4, height - 18, 3 * width // 4, height)) > 20, "no x title"
     assert count(img, (0, 40, 18, height - 40)) > 20, "no y title"
@@ -137,10 +120,11 @@ def test_every_chart_shows_its_title_and_both_axes(
     assert row > (x2 - x1) * 0.8, "the horizontal axis is not drawn"
 
 
-def test_a_single_count_is_visible(tmp_path: Path) -> None:
+def test_a_single_count_is_visible(browser: Browser, tmp_path: Path) -> None:
     svg = bars(["rare", "common"], [1, 400], title="one of 401", x_title="kind")
     width, height = svg_size(svg)
-    img = screenshot(chart_page(svg, tmp_path, "rare"), tmp_path / "rare.png", (width, height))
+    page = chart_page(svg, tmp_path, "rare")
+    img = screenshot(browser, page, tmp_path / "rare.png", (width, height))
     rect = re.search(r'<rect x="([\d.]+)" y="([\d.]+)" width="([\d.]+)" height="([\d.]+)"', svg)
     assert rect is not None
     x, y, w, h = (float(v) for v in rect.groups())
@@ -150,7 +134,9 @@ def test_a_single_count_is_visible(tmp_path: Path) -> None:
     # a single point of a scatter plot is a dot one sees, not a speck
     svg = scatter([1.0], [1.0], x_label="x", y_label="y", x_range=(0, 2), y_range=(0, 2))
     width, height = svg_size(svg)
-    img = screenshot(chart_page(svg, tmp_path, "dot"), tmp_path / "dot.png", (width, height))
+    img = screenshot(
+        browser, chart_page(svg, tmp_path, "dot"), tmp_path / "dot.png", (width, height)
+    )
     dot = re.search(r'<circle cx="(\d+)" cy="(\d+)" r="([\d.]+)"', svg)
     assert dot is not None and float(dot.group(3)) >= 4
     cx, cy = int(dot.group(1)), int(dot.group(2))
@@ -159,7 +145,9 @@ def test_a_single_count_is_visible(tmp_path: Path) -> None:
 
 
 def test_pairwise_report_names_both_systems(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    browser: Browser,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     rows = [{"prompt": f"q{i}", "response": f"answer {i}"} for i in range(6)]
     a = tmp_path / "gpt-x.jsonl"
@@ -173,24 +161,8 @@ def test_pairwise_report_names_both_systems(
         assert main([*args, "--no-progress", "--out", str(out)]) == 0
     capsys.readouterr()
     report = out / "report.html"
-    img = screenshot(report, tmp_path / "pairwise.png", (1100, 900))
-    proc = subprocess.run(
-        [
-            chromium(),
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-dev-shm-usage",
-            f"--user-data-dir={tmp_path / 'profile-dom'}",
-            "--virtual-time-budget=2000",
-            "--dump-dom",
-            report.as_uri(),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    dom = proc.stdout
+    img = screenshot(browser, report, tmp_path / "pairwise.png", (1100, 900))
+    dom = browser.load(report.as_uri()).dom  # a fresh load, as --dump-dom makes
     assert '<td class="text">A = gpt-x, B = llama-y</td>' in dom  # the summary table
     assert ">Pairwise: A = gpt-x, B = llama-y</h2>" in dom
     assert "A shown first: " in dom and "B shown first: " in dom  # the judge response column
@@ -198,27 +170,15 @@ def test_pairwise_report_names_both_systems(
     assert count(img, (0, 0, 1100, 450)) > 2000
 
 
-def test_a_whitespace_answer_shows_a_marker_not_a_tall_blank(tmp_path: Path) -> None:
+def test_a_whitespace_answer_shows_a_marker_not_a_tall_blank(
+    browser: Browser,
+    tmp_path: Path,
+) -> None:
     judge = jurist.LLMJudge(jurist.get_model("mock:j", outputs=["Correct"], cycle=True))
     items = [{"prompt": "q", "response": " \n\n\n\n\n " * 20}, {"prompt": "r", "response": "ok"}]
     report = jurist.evaluate(items, judge, run_dir=tmp_path / "run").report()
     assert "response: [blank: 140 whitespace characters]" in report.read_text()  # no script
-    proc = subprocess.run(
-        [
-            chromium(),
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-dev-shm-usage",
-            f"--user-data-dir={tmp_path / 'profile'}",
-            "--virtual-time-budget=2000",
-            "--dump-dom",
-            report.as_uri() + "#item=1",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    rows = proc.stdout.split('id="sample-table"', 1)[1]
+    dom = browser.load(report.as_uri() + "#item=1").dom
+    rows = dom.split('id="sample-table"', 1)[1]
     assert 'data-idx="0"' in rows  # the table the script drew
     assert "response: [blank: 140 whitespace characters]" in rows

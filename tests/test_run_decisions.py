@@ -3,7 +3,8 @@
 Two decisions change the requests a judge sends once they are taken: ``output="auto"``
 turns JSON off for a model that answered requests for JSON in text three times, and the
 openai backend steps its JSON form down when a server refuses ``json_schema``. A run is
-killed (SIGKILL, in a subprocess) after such a decision, then resumed: the resumed session
+killed (SIGKILL, in a process of its own) after such a decision, then resumed (in the test's
+process, from the store alone): the resumed session
 must start from it (no request in the old form, no refused probe), build the very prompts
 the killed session built, and record as many attempts as the server received.
 
@@ -19,8 +20,6 @@ import os
 import re
 import signal
 import sqlite3
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable
@@ -32,18 +31,12 @@ from aiohttp import web
 
 import jurist
 from jurist.judges._state import JudgeState
+from tests._forked import fork
+from tests._kill_runs import batch as batch_run
+from tests._kill_runs import openai as openai_run
 from tests._loopback import Loopback
 
 N = 40
-
-SCRIPT = """
-import sys
-import jurist
-
-data, run_dir, url = sys.argv[1:4]
-model = jurist.get_model("openai:tiny", base_url=url, api_key="x", timeout=20)
-jurist.evaluate(data, jurist.LLMJudge(model), run_dir=run_dir, concurrency=2)
-"""
 
 Mode = Literal["text", "refuse_schema"]
 
@@ -123,26 +116,25 @@ def _stored(store: Path) -> int:
 def _kill_after_decision(
     tmp_path: Path, server: JudgeServer, decided: Callable[[dict[str, Any]], bool]
 ) -> tuple[list[str], Path]:
-    """Start the run in a subprocess, SIGKILL it once the server received a request sent
-    after the decision (``decided(body)``) and a few items are stored; the command line
-    that resumes it, and the store."""
+    """Start the run in a process of its own, SIGKILL it once the server received a request sent
+    after the decision (``decided(body)``) and a few items are stored; the run's arguments
+    (``openai`` in tests/_kill_runs.py: the test resumes it in its own process), and the
+    store."""
     data = tmp_path / "data.jsonl"
     data.write_text(
         "".join(json.dumps({"prompt": f"ITEM-{i}-END", "response": "4"}) + "\n" for i in range(N))
     )
-    script = tmp_path / "run.py"
-    script.write_text(SCRIPT)
     run_dir = tmp_path / "run"
     store = run_dir / "run.sqlite"
-    args = [sys.executable, str(script), str(data), str(run_dir), server.url]
-    proc = subprocess.Popen(args, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    args = [str(data), str(run_dir), server.url]
+    proc = fork(openai_run, *args, log=tmp_path / "run.log")
     deadline = time.monotonic() + 120
     while not (any(decided(b) for b in server.sent()) and _stored(store) >= 8):
-        assert proc.poll() is None, "the run ended before it could be killed"
+        assert proc.poll() is None, f"the run ended before it could be killed: {proc.output()}"
         assert time.monotonic() < deadline, "the run took no decision"
         time.sleep(0.02)
     os.kill(proc.pid, signal.SIGKILL)
-    assert proc.wait(timeout=30) == -signal.SIGKILL
+    assert proc.wait(timeout=30) == -signal.SIGKILL, proc.output()
     assert _stored(store) < N, "the run finished before it was killed"
     return args, store
 
@@ -163,7 +155,7 @@ def test_text_fallback_is_restored_after_a_kill(tmp_path: Path) -> None:
         assert entry["decisions"]["output"] == {"json_off": True}
         # the server took json_schema (and ignored it): recorded, so it is not probed again
         assert entry["decisions"]["json_form"]["answered"] == "json_schema"
-        subprocess.run(args, check=True, timeout=300)
+        openai_run(*args)  # resumed in this process, another than the killed one
         resumed = server.sent()[len(first) :]
 
     # the first session asked for JSON until the third text reply, then for text
@@ -204,7 +196,7 @@ def test_json_form_is_restored_after_a_kill(tmp_path: Path) -> None:
         (entry,) = _decisions(store)  # recorded when taken, before the kill
         assert entry["decisions"]["json_form"]["form"] == "json_object"
         assert entry["decisions"]["json_form"]["answered"] == "json_object"
-        subprocess.run(args, check=True, timeout=300)
+        openai_run(*args)  # resumed in this process, another than the killed one
         resumed = server.sent()[len(first) :]
 
     forms = [b["response_format"]["type"] for b in first]
@@ -291,18 +283,6 @@ def test_a_resumed_session_starts_from_the_decisions_of_the_last(tmp_path: Path)
     assert "decided: mock:m: JSON output off" in console.export_text()
 
 
-BATCH_SCRIPT = """
-import sys
-import jurist
-from jurist.engines import BatchAPIEngine, BatchAPIOptions
-
-base_url, run_dir, data = sys.argv[1:4]
-model = jurist.get_model("openai:judge", base_url=base_url, api_key="k")
-options = BatchAPIOptions(poll_interval=0.02)
-engine = BatchAPIEngine(options)
-jurist.evaluate(data, jurist.LLMJudge(model), run_dir=run_dir, retries=2, engine=engine)
-"""
-
 UNREADABLE = {1, 4, 7, 10}
 
 
@@ -325,26 +305,24 @@ def test_batch_run_killed_during_a_followup_round_resends_nothing(tmp_path: Path
     data.write_text(
         "".join(json.dumps({"prompt": f"ITEM-{i}-END", "response": "4"}) + "\n" for i in range(n))
     )
-    script = tmp_path / "run.py"
-    script.write_text(BATCH_SCRIPT)
     run_dir = tmp_path / "run"
     with BatchServer(answer=_batch_answer, delay=0.05) as server:
         server.next_batch(Knobs(delay=0.05))  # the first round
         server.next_batch(Knobs(delay=600))  # the follow-up round: still running when killed
-        args = [sys.executable, str(script), server.base_url, str(run_dir), str(data)]
-        proc = subprocess.Popen(args)
+        args = [server.base_url, str(run_dir), str(data)]
+        proc = fork(batch_run, *args, log=tmp_path / "run.log")
         deadline = time.monotonic() + 120
         while server.creations < 2 or server.polls < 3:
-            assert proc.poll() is None, "the run ended before it could be killed"
+            assert proc.poll() is None, f"the run ended before it could be killed: {proc.output()}"
             assert time.monotonic() < deadline, "no follow-up round"
             time.sleep(0.01)
         os.kill(proc.pid, signal.SIGKILL)
-        assert proc.wait(timeout=30) == -signal.SIGKILL
+        assert proc.wait(timeout=30) == -signal.SIGKILL, proc.output()
         (entry,) = _decisions(run_dir / "run.sqlite")  # taken in the first round, recorded
         assert entry["decisions"]["output"] == {"json_off": True}
         for batch in server.batches.values():
             batch.knobs.delay = 0.05  # the follow-up round finishes now
-        subprocess.run(args, check=True, timeout=300)
+        batch_run(*args)  # resumed in this process, another than the killed one
         sent: dict[int, int] = {}
         for custom_id, times in server.submissions.items():
             idx = int(custom_id.split("-")[0])

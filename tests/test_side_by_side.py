@@ -16,7 +16,8 @@ from jurist.cli import EXIT_OK, EXIT_USAGE
 from jurist.errors import ConfigError
 from jurist.runs.report import write_side_by_side
 from jurist.types import Request
-from tests._chromium import dump_dom, non_white_share, screenshot, shots_dir
+from tests._cdp import Browser, shared_browser
+from tests._chromium import non_white_share, shots_dir
 from tests._cli_run import run
 
 N = 30
@@ -163,26 +164,28 @@ def test_report_command_with_several_runs(
     assert code == EXIT_USAGE and "--show takes two run numbers" in text
 
 
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Browser:
+    """The process's one headless Chromium; each page still loads fresh, in its own context."""
+    return shared_browser(tmp_path_factory)
+
+
 @pytest.mark.slow
 def test_side_by_side_in_chromium_filters_searches_and_opens(
-    runs: list[jurist.Run], tmp_path: Path
+    runs: list[jurist.Run], browser: Browser, tmp_path: Path
 ) -> None:
     page = write_side_by_side(runs, tmp_path / "sbs.html", on="id")
-    differ = parsed(dump_dom(page.as_uri() + "#agree=disagree", tmp_path / "p1"))
-    assert set(differ.drawn) == differing()  # strict's item idx is its question number
-    same = parsed(dump_dom(page.as_uri() + "#agree=agree", tmp_path / "p2"))
+    # the view of differing items: its DOM, and its screenshot, looked at by a person
+    png = shots_dir(tmp_path) / "side-by-side.png"
+    size = (1200, 2400)  # the whole view: the page scrolls to the items otherwise
+    differ = browser.load(page.as_uri() + "#agree=disagree", png=png, size=size)
+    assert set(parsed(differ.dom).drawn) == differing()  # strict's idx is its question
+    assert non_white_share(png) > 0.02
+    same = parsed(browser.load(page.as_uri() + "#agree=agree").dom)
     assert len(same.drawn) == N - len(differing()) - 1
     # run B's judge answer is searchable: "unreadable lenient" only in item 7's
-    found = parsed(dump_dom(page.as_uri() + "#q=unreadable%20lenient", tmp_path / "p3"))
+    found = parsed(browser.load(page.as_uri() + "#q=unreadable%20lenient").dom)
     assert found.drawn == [7]
-    item = dump_dom(page.as_uri() + "#item=3", tmp_path / "p4")
+    item = browser.load(page.as_uri() + "#item=3").dom
     assert "The judgment of #2 lenient" in item and "lenient-reason 5" in item
     assert "strict-reason 4" in item and "pwned</title>" not in item
-    # the screenshot of the view of differing items, looked at by a person
-    png = screenshot(
-        page.as_uri() + "#agree=disagree",
-        shots_dir(tmp_path) / "side-by-side.png",
-        tmp_path / "p5",
-        size=(1200, 2400),  # the whole view: the page scrolls to the items otherwise
-    )
-    assert non_white_share(png) > 0.02
