@@ -16,7 +16,6 @@ import fcntl
 import json
 import os
 import select
-import shutil
 import signal
 import time
 from dataclasses import dataclass
@@ -24,6 +23,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests._chromium import HEADLESS, chromium
 
 __all__ = ["Browser", "Loaded", "shared_browser"]
 
@@ -42,16 +43,7 @@ class Browser:
     """A started headless Chromium; :meth:`close` ends it."""
 
     def __init__(self, profile: Path) -> None:
-        found = next(
-            (
-                p
-                for n in ("chromium", "chromium-browser", "google-chrome")
-                if (p := shutil.which(n))
-            ),
-            None,
-        )
-        if found is None:
-            pytest.skip("no chromium on PATH (CI installs Debian's chromium)")
+        found = chromium()  # or skip the test
         profile.mkdir(parents=True, exist_ok=True)
         to_child, self._to_browser = os.pipe()  # Chromium reads commands on its fd 3
         self._from_browser, from_child = os.pipe()  # and writes answers on its fd 4
@@ -62,11 +54,7 @@ class Browser:
         self._log = profile / "chromium.log"
         args = [
             found,
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-dev-shm-usage",
-            "--hide-scrollbars",
+            *HEADLESS,
             f"--user-data-dir={profile}",
             "--remote-debugging-pipe",
             "about:blank",

@@ -14,7 +14,16 @@ from pathlib import Path
 
 import pytest
 
-__all__ = ["chromium", "dump_dom", "non_white_share", "screenshot", "shots_dir"]
+__all__ = ["HEADLESS", "chromium", "dump_dom", "non_white_share", "screenshot", "shots_dir"]
+
+HEADLESS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--hide-scrollbars",
+)
+"""The flags every test browser starts with (``tests/_cdp.py`` too)."""
 
 
 def chromium() -> str:
@@ -32,11 +41,7 @@ def _run(args: list[str], profile: Path) -> subprocess.CompletedProcess[str]:
     proc = subprocess.run(
         [
             chromium(),
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-dev-shm-usage",
-            "--hide-scrollbars",
+            *HEADLESS,
             f"--user-data-dir={profile}",
             "--virtual-time-budget=3000",
             *args,

@@ -127,10 +127,7 @@ def kappa_kernel(weights: Literal["linear", "quadratic"] | None) -> Kernel:
                 pos = np.cumsum((sum0 + sum1) > 0, axis=1)  # absent labels take no place
                 w = np.abs(pos[:, :, None] - pos[:, None, :])
                 w = w if weights == "linear" else w * w
-            denominator = (w * expected).sum(axis=(1, 2))
-            with np.errstate(divide="ignore", invalid="ignore"):
-                out = 1 - (w * confusion).sum(axis=(1, 2)) / denominator
-            return np.where(denominator == 0.0, np.nan, out)
+            return _one_less((w * confusion).sum(axis=(1, 2)), (w * expected).sum(axis=(1, 2)))
 
         return _chunked(n * n, run)
 
@@ -169,14 +166,19 @@ def alpha_kernel(level: Literal["nominal", "ordinal", "interval"]) -> Kernel:
                 lo, hi = np.minimum.outer(at, at), np.maximum.outer(at, at)
                 between = cum[:, hi + 1] - cum[:, lo]
                 dist = (between - (n_v[:, lo] + n_v[:, hi]) / 2) ** 2
-            expected = (e * dist).sum(axis=(1, 2))
-            with np.errstate(divide="ignore", invalid="ignore"):
-                out = 1 - (o * dist).sum(axis=(1, 2)) / expected
-            return np.where(expected == 0.0, np.nan, out)
+            return _one_less((o * dist).sum(axis=(1, 2)), (e * dist).sum(axis=(1, 2)))
 
         return _chunked(n * n, run)
 
     return kernel
+
+
+def _one_less(observed: FloatArray, expected: FloatArray) -> FloatArray:
+    """``1 - observed / expected`` per resample (kappa's and alpha's form); NaN where
+    nothing was expected to disagree."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = 1 - observed / expected
+    return np.where(expected == 0.0, np.nan, out)
 
 
 def _numbers(xs: Sequence[Any], ys: Sequence[Any]) -> tuple[FloatArray, FloatArray]:
