@@ -29,7 +29,14 @@ from pydantic import BaseModel, ConfigDict
 from jurist.errors import ConfigError, JuristError, UserError
 from jurist.judges._aggregate import aggregate, check_weights, is_scored
 from jurist.judges._many import ManyItemsJudge, OutcomeResults, map_items
-from jurist.judges._protocol import ItemJudge, ModelFn, fields_of, models_of, with_models_of
+from jurist.judges._protocol import (
+    ItemJudge,
+    ModelFn,
+    fields_of,
+    judges_given,
+    models_of,
+    with_models_of,
+)
 from jurist.models import Model
 from jurist.types import Usage
 
@@ -105,15 +112,12 @@ class Panel(ManyItemsJudge[PanelJudgment, "PanelResults"]):
         *,
         concurrency: int = 16,
     ) -> None:
-        judges = list(judges)
-        if not judges:
-            raise ConfigError("a Panel needs at least one judge")
-        for i, judge in enumerate(judges):
-            if not isinstance(judge, ItemJudge):
-                raise ConfigError(
-                    f"panel judge {i} is a {type(judge).__name__}, not a judge; pass LLMJudge "
-                    "objects (jurist.LLMJudge(model, template=...)) or other ItemJudges"
-                )
+        judges = judges_given(
+            judges,
+            whole="a Panel",
+            each="panel judge",
+            hint="pass LLMJudge objects (jurist.LLMJudge(model, template=...)) or other ItemJudges",
+        )
         self.weights = check_weights(aggregation, weights, len(judges))
         if concurrency < 1:
             raise ConfigError(f"concurrency must be at least 1, got {concurrency}")

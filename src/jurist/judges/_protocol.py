@@ -31,6 +31,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
+from jurist.errors import ConfigError
 from jurist.models import Model
 from jurist.types import Usage
 
@@ -40,6 +41,7 @@ __all__ = [
     "ModelFn",
     "ModelJudge",
     "fields_of",
+    "judges_given",
     "models_of",
     "with_models_of",
 ]
@@ -117,6 +119,24 @@ def with_models_of(judge: J, fn: ModelFn) -> J:
         out: J = judge.with_models(fn)
         return out
     return judge
+
+
+def judges_given(judges: Iterable[Any], *, whole: str, each: str, hint: str) -> list[ItemJudge]:
+    """``judges`` as a list, checked: at least one, each an :class:`ItemJudge` (a panel's
+    members, a cascade's tiers). ``whole`` and ``each`` name them in the errors, ``hint``
+    says what to pass instead.
+
+    >>> judges_given(["mock:x"], whole="a Panel", each="panel judge", hint="pass LLMJudges")
+    Traceback (most recent call last):
+    jurist.errors.ConfigError: panel judge 0 is a str, not a judge; pass LLMJudges
+    """
+    given = list(judges)
+    if not given:
+        raise ConfigError(f"{whole} needs at least one {each.split()[-1]}")
+    for i, judge in enumerate(given):
+        if not isinstance(judge, ItemJudge):
+            raise ConfigError(f"{each} {i} is a {type(judge).__name__}, not a judge; {hint}")
+    return given
 
 
 def fields_of(judges: Iterable[ItemJudge]) -> tuple[str, ...]:

@@ -45,7 +45,14 @@ from jurist.errors import ConfigError, DataError, JuristError, UserError
 from jurist.judges._items import as_item_dicts
 from jurist.judges._many import ManyItemsJudge, map_items, run_items
 from jurist.judges._panel import FailedOutcome
-from jurist.judges._protocol import ItemJudge, ModelFn, fields_of, models_of, with_models_of
+from jurist.judges._protocol import (
+    ItemJudge,
+    ModelFn,
+    fields_of,
+    judges_given,
+    models_of,
+    with_models_of,
+)
 from jurist.metrics import selective_threshold
 from jurist.models import Model
 from jurist.trust._fit import CascadeFit, DeltaSplit, fit_cascade, tier_delta
@@ -91,15 +98,12 @@ class CascadeJudge(ManyItemsJudge[CascadeJudgment, "CascadeResults"]):
         concurrency: int = 16,
         fit: CascadeFit | None = None,
     ) -> None:
-        tiers = list(tiers)
-        if not tiers:
-            raise ConfigError("a CascadeJudge needs at least one tier")
-        for i, judge in enumerate(tiers):
-            if not isinstance(judge, ItemJudge):
-                raise ConfigError(
-                    f"cascade tier {i} is a {type(judge).__name__}, not a judge; pass "
-                    "LLMJudge, Panel, PairwiseJudge or other ItemJudge objects"
-                )
+        tiers = judges_given(
+            tiers,
+            whole="a CascadeJudge",
+            each="cascade tier",
+            hint="pass LLMJudge, Panel, PairwiseJudge or other ItemJudge objects",
+        )
         if thresholds is not None:
             thresholds = list(thresholds)
             if len(thresholds) != len(tiers):
