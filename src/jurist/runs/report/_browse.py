@@ -31,6 +31,7 @@ import json
 from collections.abc import Callable, Iterable
 from importlib import resources
 from pathlib import Path
+from string import Template
 from typing import Any
 
 import orjson
@@ -46,6 +47,7 @@ __all__ = [
     "TEXT_LIMIT",
     "browse_row",
     "embed_json",
+    "page_template",
     "script_tag",
     "write_page",
 ]
@@ -111,6 +113,14 @@ def embed_json(value: Any, element_id: str) -> str:
     """``value`` as a JSON data block that no text inside it can break out of."""
     text = _escape(orjson.dumps(value, option=_DUMP, default=str).decode())
     return f'<script type="application/json" id="{element_id}">{text}</script>'
+
+
+def page_template(name: str) -> Template:
+    """The page template ``name`` (``report.html``, ``side_by_side.html``) with the
+    stylesheet the pages share (``report.css``) in its ``$style``."""
+    files = resources.files("jurist.runs.report")
+    style = files.joinpath("report.css").read_text("utf-8").rstrip("\n")
+    return Template(files.joinpath(name).read_text("utf-8").replace("$style", style, 1))
 
 
 def script_tag() -> tuple[str, str]:

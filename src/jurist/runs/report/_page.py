@@ -39,9 +39,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Iterator, Sequence
 from html import escape
-from importlib import resources
 from pathlib import Path
-from string import Template
 from typing import Any
 
 from jurist._secrets import redact_known, scrub
@@ -51,7 +49,14 @@ from jurist.errors import MissingDependencyError
 from jurist.judges._pairwise_results import side
 from jurist.runs._coverage import coverages
 from jurist.runs._run_types import ReportSource, RunSummary
-from jurist.runs.report._browse import COLUMNS, DATA, browse_row, script_tag, write_page
+from jurist.runs.report._browse import (
+    COLUMNS,
+    DATA,
+    browse_row,
+    page_template,
+    script_tag,
+    write_page,
+)
 from jurist.runs.report._charts import bars, histogram, scatter
 from jurist.runs.report._scale import (
     FAILED,
@@ -499,8 +504,7 @@ def write_report(run: ReportSource, path: Path, labels: str | None = None) -> Pa
         "compared": f"{comparison.on} scale" if comparison else None,
     }
     script, script_src = script_tag()
-    text = resources.files("jurist.runs.report").joinpath("report.html").read_text("utf-8")
-    page = Template(text)
+    page = page_template("report.html")
     pairwise = c.pairwise.section(summary.systems) if judge_cfg.get("kind") == "pairwise" else ""
     if judge_cfg.get("kind") == "cascade":
         from jurist.runs.report._cascade import cascade_section  # `import jurist` stays light

@@ -21,9 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Iterator, Sequence
 from html import escape
-from importlib import resources
 from pathlib import Path
-from string import Template
 from typing import Any
 
 from jurist._secrets import redact_known, scrub
@@ -36,6 +34,7 @@ from jurist.runs.report._browse import (
     TEXT_LIMIT,
     browse_row,
     clip,
+    page_template,
     script_tag,
     write_page,
 )
@@ -236,9 +235,7 @@ def write_side_by_side(
         "search_other": True,
     }
     script, script_src = script_tag()
-    page = Template(
-        resources.files("jurist.runs.report").joinpath("side_by_side.html").read_text("utf-8")
-    )
+    page = page_template("side_by_side.html")
     note = (
         f"The {tally.shared} items both runs judged, a page at a time: the columns show "
         f"{a_name}'s score, verdict and judge answer, and {b_name}'s verdict. Filter the "
