@@ -40,7 +40,7 @@ from jurist.judges._protocol import (
 from jurist.models import Model
 from jurist.types import Usage
 
-__all__ = ["FailedOutcome", "Panel", "PanelJudgment", "PanelResults"]
+__all__ = ["FailedOutcome", "Panel", "PanelJudgment", "PanelResults", "judge_or_failed"]
 
 
 class FailedOutcome(BaseModel):
@@ -51,6 +51,20 @@ class FailedOutcome(BaseModel):
     score: float | None = None
     error: str
     usage: Usage = Usage()
+
+
+async def judge_or_failed(judge: ItemJudge, item: Mapping[str, Any], retries: int) -> Any:
+    """``judge``'s outcome on ``item``, or a :class:`FailedOutcome` saying why it failed
+    (a panel member's or a cascade tier's): a usage error still raises; a judge that broke
+    its contract by raising something else is recorded, not allowed to lose the item."""
+    try:
+        return await judge.judge(item, retries=retries)
+    except UserError:
+        raise
+    except JuristError as e:
+        return FailedOutcome(error=f"{e.category}: {e}")
+    except Exception as e:
+        return FailedOutcome(error=f"error: {type(e).__name__}: {e}")
 
 
 class PanelJudgment(BaseModel):
@@ -164,18 +178,8 @@ class Panel(ManyItemsJudge[PanelJudgment, "PanelResults"]):
     async def judge(self, item: Mapping[str, Any], *, retries: int = 0) -> PanelJudgment:
         """Every judge on ``item`` concurrently, combined; never raises for a failed judge."""
         map_items([item], None, self.required_fields, self._who())
-        outcomes = await asyncio.gather(*(self._one(j, item, retries) for j in self.judges))
+        outcomes = await asyncio.gather(*(judge_or_failed(j, item, retries) for j in self.judges))
         return self._combine(outcomes)
-
-    async def _one(self, judge: ItemJudge, item: Mapping[str, Any], retries: int) -> Any:
-        try:
-            return await judge.judge(item, retries=retries)
-        except UserError:
-            raise
-        except JuristError as e:
-            return FailedOutcome(error=f"{e.category}: {e}")
-        except Exception as e:  # a custom judge broke its contract: record, don't lose the item
-            return FailedOutcome(error=f"error: {type(e).__name__}: {e}")
 
     def _combine(self, outcomes: Sequence[Any]) -> PanelJudgment:
         scores = [_score_of(o) for o in outcomes]

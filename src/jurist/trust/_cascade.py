@@ -41,10 +41,10 @@ import numpy as np
 from jurist._missing import is_missing
 from jurist._sync import run_sync
 from jurist.data._item_names import item_name
-from jurist.errors import ConfigError, DataError, JuristError, UserError
+from jurist.errors import ConfigError, DataError
 from jurist.judges._items import as_item_dicts
 from jurist.judges._many import ManyItemsJudge, map_items, run_items
-from jurist.judges._panel import FailedOutcome
+from jurist.judges._panel import judge_or_failed
 from jurist.judges._protocol import (
     ItemJudge,
     ModelFn,
@@ -195,7 +195,7 @@ class CascadeJudge(ManyItemsJudge[CascadeJudgment, "CascadeResults"]):
         for i, threshold in enumerate(self.thresholds):
             if threshold is None:  # it can decide nothing: not asked
                 continue
-            outcome = await self._one(self.tiers[i], item, retries)
+            outcome = await judge_or_failed(self.tiers[i], item, retries)
             outcomes[i] = outcome
             step = self.step(i, outcome, threshold)
             steps.append(step)
@@ -246,16 +246,6 @@ class CascadeJudge(ManyItemsJudge[CascadeJudgment, "CascadeResults"]):
             error=outcome_field(outcome, "error"),
             usage=u if isinstance(u, Usage) else Usage.model_validate(u or {}),
         )
-
-    async def _one(self, judge: ItemJudge, item: Mapping[str, Any], retries: int) -> Any:
-        try:
-            return await judge.judge(item, retries=retries)
-        except UserError:
-            raise
-        except JuristError as e:
-            return FailedOutcome(error=f"{e.category}: {e}")
-        except Exception as e:  # a custom tier broke its contract: record, don't lose the item
-            return FailedOutcome(error=f"error: {type(e).__name__}: {e}")
 
     # -- batches ------------------------------------------------------------------------------
 
@@ -312,7 +302,7 @@ class CascadeJudge(ManyItemsJudge[CascadeJudgment, "CascadeResults"]):
         for i, tier in enumerate(self.tiers):
 
             async def one(j: int, tier: ItemJudge = tier, asked: list[int] = open_) -> Any:
-                return await self._one(tier, mapped[asked[j]], retries)
+                return await judge_or_failed(tier, mapped[asked[j]], retries)
 
             outs = await run_items(
                 one, len(open_), concurrency=concurrency or self.concurrency, progress=progress
