@@ -36,6 +36,7 @@ from typing import Any, Protocol
 from jurist._secrets import scrub
 from jurist.batching._journal import Chunk, Journal
 from jurist.errors import APIStatusError, ConfigError, JuristRuntimeError, NotFoundError
+from jurist.models._limits import HIGH_DETAIL_IMAGE_TOKENS, LOW_DETAIL_IMAGE_TOKENS
 
 
 class Prices(Protocol):
@@ -121,9 +122,9 @@ def resend_cost(
     bodies: Iterable[Mapping[str, Any]], requests: int, spec: str, table: Prices
 ) -> str:
     """What sending ``requests`` requests again may cost: their tokens, estimated from
-    ``bodies`` (some of them: the mean is scaled to ``requests``; prompt characters / 4,
-    completion ``max_tokens`` or 256), and the price at the batch rates of ``spec`` where
-    the table has them.
+    ``bodies`` (some of them: the mean is scaled to ``requests``; prompt characters / 4
+    plus each image part as the rate limiter counts it, completion ``max_tokens`` or 256),
+    and the price at the batch rates of ``spec`` where the table has them.
 
     >>> body = {"messages": [{"role": "user", "content": "x" * 400}], "max_tokens": 50}
     >>> from jurist.evaluate import PriceTable
@@ -133,12 +134,19 @@ def resend_cost(
     >>> print(resend_cost([body], 10, "openai:judge", PriceTable.default()))
     10 requests (about 1,000 prompt and 500 completion tokens; no batch price is known
     for openai:judge)
+    >>> low = {"type": "image_url", "image_url": {"url": "data:,", "detail": "low"}}
+    >>> body["messages"][0]["content"] = [{"type": "text", "text": "x" * 400}, low]
+    >>> print(resend_cost([body], 10, "openai:judge", PriceTable.default()))
+    10 requests (about 1,850 prompt and 500 completion tokens; no batch price is known
+    for openai:judge)
     """
     seen = list(bodies)
     plural = "s" if requests != 1 else ""
     if not seen:
         return f"{requests} request{plural}"
-    prompt = sum(math.ceil(_chars(b.get("messages")) / 4) for b in seen)
+    prompt = sum(
+        math.ceil(_chars(b.get("messages")) / 4) + _images(b.get("messages")) for b in seen
+    )
     completion = sum(_completion_cap(b) for b in seen)
     scale = requests / len(seen)
     prompt, completion = round(prompt * scale), round(completion * scale)
@@ -162,6 +170,26 @@ def _chars(messages: Any) -> int:
             total += len(content)
         elif isinstance(content, list):  # parts: count their text
             total += sum(len(str(p.get("text", ""))) for p in content if isinstance(p, dict))
+    return total
+
+
+def _images(messages: Any) -> int:
+    """The tokens of the image parts of ``messages`` (OpenAI's ``image_url`` parts, at
+    their ``detail``; Anthropic's ``image`` parts, whose size is not known here, at the
+    high-detail bound), as :func:`jurist.models._limits.image_tokens` counts them."""
+    if not isinstance(messages, list):
+        return 0
+    total = 0
+    for m in messages:
+        content = m.get("content") if isinstance(m, dict) else None
+        for part in content if isinstance(content, list) else ():
+            kind = part.get("type") if isinstance(part, dict) else None
+            if kind == "image_url":
+                url = part.get("image_url")
+                low = isinstance(url, dict) and url.get("detail") == "low"
+                total += LOW_DETAIL_IMAGE_TOKENS if low else HIGH_DETAIL_IMAGE_TOKENS
+            elif kind == "image":
+                total += HIGH_DETAIL_IMAGE_TOKENS
     return total
 
 
