@@ -263,3 +263,15 @@ def test_unieval_topical_chat_calibrated_to_human_ratings(
     # a monotone map keeps the ranking: the rank correlations barely move
     rho_before, rho_after = report.before["spearman"].value, report.after["spearman"].value
     assert abs(rho_after - rho_before) < 0.1
+
+
+def test_records_hold_the_input_then_the_calibrated_and_raw_figures() -> None:
+    inner = jurist.LLMJudge(jurist.get_model("mock:j", outputs=["5", "3", "??"]), "likert")
+    judge = CalibratedJudge(inner, _calibration())
+    items = [{"prompt": f"q{i}", "response": "a", "human": i} for i in range(3)]
+    rows = judge.judge_sync(items, concurrency=1).to_records()
+    assert [r["human"] for r in rows] == [0, 1, 2]  # the input fields first, untouched
+    assert [r["judge_verdict"] for r in rows] == [5.0, 2.0, None]
+    assert [r["judge_raw_verdict"] for r in rows] == [5.0, 3.0, None]
+    assert [r["judge_score"] for r in rows] == [1.0, 0.25, None]
+    assert rows[2]["judge_error"].startswith("parse:")

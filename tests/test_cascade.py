@@ -285,3 +285,14 @@ def test_the_catalog_stores_and_rebuilds_a_cascade(tmp_path: Path) -> None:
     custom = CascadeJudge(judges, thresholds=[0.9, 0.9], confidence=lambda o: 1.0)
     with pytest.raises(ConfigError, match="its confidence function is code"):
         jurist.catalog.add(custom, "judges.custom", root=tmp_path)
+
+
+def test_records_hold_the_input_then_the_cascade_columns() -> None:
+    _, _, judges = tiers()
+    out = CascadeJudge(judges, thresholds=[0.9, 0.95]).judge_sync(items(8))
+    rows = out.to_records()
+    assert rows[0]["response"] == "ans-0" and list(rows[0])[: len(items(1)[0])] == list(items(1)[0])
+    assert [r["cascade_tier"] for r in rows] == [out[i].tier_name for i in range(8)]
+    assert [r["cascade_abstained"] for r in rows] == [i % 8 == 7 for i in range(8)]
+    assert [r["cascade_tiers_asked"] for r in rows] == [1 if i % 4 != 3 else 2 for i in range(8)]
+    assert rows[3]["cascade_confidence"] == pytest.approx(0.99) and rows[7]["cascade_score"] is None

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import abc
 import asyncio
+from abc import abstractmethod
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Generic, TypeVar, overload
 
@@ -248,8 +249,14 @@ class OutcomeResults(Sequence[T], Generic[T]):
     def _input_row(self, i: int) -> dict[str, Any]:
         return dict(self._items[i]) if self._items is not None else {}
 
-    def to_records(self) -> list[dict[str, Any]]:  # pragma: no cover - overridden
-        raise NotImplementedError
+    def to_records(self) -> list[dict[str, Any]]:
+        """One flat dict per item: its input fields, then the kind's own columns
+        (:meth:`_columns`), which never overwrite an input field of another name."""
+        return [{**self._input_row(i), **self._columns(o)} for i, o in enumerate(self)]
+
+    @abstractmethod
+    def _columns(self, outcome: T) -> dict[str, Any]:
+        """The record columns of one outcome (each kind prefixes its own)."""
 
     def to_pandas(self) -> Any:
         """A pandas DataFrame of :meth:`to_records` (needs pandas)."""

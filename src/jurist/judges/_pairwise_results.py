@@ -148,29 +148,26 @@ class PairwiseResults(OutcomeResults[PairJudgment]):
             first_position_rate=sum(firsts) / len(firsts) if firsts else None,
         )
 
-    def to_records(self) -> list[dict[str, Any]]:
-        """One flat dict per item: its input fields, then ``pair_*``, ``forward_*`` and
-        ``swapped_*`` columns (the verdict, response text and error of each order)."""
-        rows = []
-        for i, p in enumerate(self):
-            row = self._input_row(i)
-            prefs = list(p.preferences) + [None] * (2 - len(p.preferences))
-            row.update(
-                pair_score=p.score,
-                pair_winner=p.winner,
-                pair_consistent=p.consistent,
-                pair_error=p.error,
-                pair_preference_forward=prefs[0],
-                pair_preference_swapped=prefs[1],
-                pair_prompt_tokens=p.usage.prompt_tokens,
-                pair_completion_tokens=p.usage.completion_tokens,
-            )
-            for order, j in (("forward", p.forward), ("swapped", p.swapped)):
-                row[f"{order}_verdict"] = j.verdict if j is not None else None
-                row[f"{order}_response"] = j.response if j is not None else None
-                row[f"{order}_error"] = j.error if j is not None else None
-            rows.append(row)
-        return rows
+    def _columns(self, outcome: PairJudgment) -> dict[str, Any]:
+        """``pair_*``, ``forward_*`` and ``swapped_*`` columns (the verdict, response text
+        and error of each order)."""
+        p = outcome
+        prefs = list(p.preferences) + [None] * (2 - len(p.preferences))
+        row: dict[str, Any] = {
+            "pair_score": p.score,
+            "pair_winner": p.winner,
+            "pair_consistent": p.consistent,
+            "pair_error": p.error,
+            "pair_preference_forward": prefs[0],
+            "pair_preference_swapped": prefs[1],
+            "pair_prompt_tokens": p.usage.prompt_tokens,
+            "pair_completion_tokens": p.usage.completion_tokens,
+        }
+        for order, j in (("forward", p.forward), ("swapped", p.swapped)):
+            row[f"{order}_verdict"] = j.verdict if j is not None else None
+            row[f"{order}_response"] = j.response if j is not None else None
+            row[f"{order}_error"] = j.error if j is not None else None
+        return row
 
 
 def _side_of(j: Judgment) -> str | None:

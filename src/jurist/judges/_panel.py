@@ -287,32 +287,29 @@ class PanelResults(OutcomeResults[PanelJudgment]):
         """How many items each judge failed on, by judge name."""
         return {name: sum(1 for s in col if s is None) for name, col in self.judge_scores.items()}
 
-    def to_records(self) -> list[dict[str, Any]]:
-        """One flat dict per item: its input fields, ``panel_*`` columns, then ``judge_<k>_*``.
+    def _columns(self, outcome: PanelJudgment) -> dict[str, Any]:
+        """``panel_*`` columns, then ``judge_<k>_*``.
 
         Judges are numbered from 1 in panel order (``judge_1_score``, ``judge_1_error``...);
         :attr:`judge_names` gives their names. Only scalar fields of each judge's outcome
         become columns.
         """
-        rows = []
-        for i, p in enumerate(self):
-            row = self._input_row(i)
-            row.update(
-                panel_score=p.score,
-                panel_error=p.error,
-                panel_aggregation=p.aggregation,
-                panel_n_counted=p.n_counted,
-                panel_n_failed=p.n_failed,
-                panel_spread=p.spread,
-                panel_tie=p.tie,
-                panel_prompt_tokens=p.usage.prompt_tokens,
-                panel_completion_tokens=p.usage.completion_tokens,
-            )
-            for k, outcome in enumerate(p.judgments, start=1):
-                for key, value in _scalars(outcome).items():
-                    row[f"judge_{k}_{key}"] = value
-            rows.append(row)
-        return rows
+        p = outcome
+        row: dict[str, Any] = {
+            "panel_score": p.score,
+            "panel_error": p.error,
+            "panel_aggregation": p.aggregation,
+            "panel_n_counted": p.n_counted,
+            "panel_n_failed": p.n_failed,
+            "panel_spread": p.spread,
+            "panel_tie": p.tie,
+            "panel_prompt_tokens": p.usage.prompt_tokens,
+            "panel_completion_tokens": p.usage.completion_tokens,
+        }
+        for k, judged in enumerate(p.judgments, start=1):
+            for key, value in _scalars(judged).items():
+                row[f"judge_{k}_{key}"] = value
+        return row
 
 
 def _score_of(outcome: Any) -> float | None:

@@ -136,18 +136,14 @@ class CalibratedResults(OutcomeResults[CalibratedJudgment]):
     ) -> None:
         super().__init__(judgments, items)
 
-    def to_records(self) -> list[dict[str, Any]]:
-        """One flat dict per item: its input fields, then the calibrated and raw figures."""
-        rows = []
-        for i, j in enumerate(self):
-            row = self._input_row(i)
-            row.update(
-                judge_score=j.score,
-                judge_verdict=j.verdict,
-                judge_value=j.value,
-                judge_raw_score=j.raw_score,
-                judge_raw_verdict=j.raw_verdict,
-                judge_error=j.error,
-            )
-            rows.append(row)
-        return rows
+    def _columns(self, outcome: CalibratedJudgment) -> dict[str, Any]:
+        """The calibrated and raw figures, as ``judge_*`` columns."""
+        j = outcome
+        return {
+            "judge_score": j.score,
+            "judge_verdict": j.verdict,
+            "judge_value": j.value,
+            "judge_raw_score": j.raw_score,
+            "judge_raw_verdict": j.raw_verdict,
+            "judge_error": j.error,
+        }

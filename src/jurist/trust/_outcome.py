@@ -169,18 +169,14 @@ class CascadeResults(OutcomeResults[CascadeJudgment]):
         """The indices of the items no tier decided (for people)."""
         return [i for i, j in enumerate(self) if j.abstained]
 
-    def to_records(self) -> list[dict[str, Any]]:
-        """One flat dict per item: its input fields, then ``cascade_*`` columns."""
-        rows = []
-        for i, j in enumerate(self):
-            row = self._input_row(i)
-            row.update(
-                cascade_score=j.score,
-                cascade_error=j.error,
-                cascade_tier=j.tier_name,
-                cascade_confidence=j.confidence,
-                cascade_abstained=j.abstained,
-                cascade_tiers_asked=len(j.steps),
-            )
-            rows.append(row)
-        return rows
+    def _columns(self, outcome: CascadeJudgment) -> dict[str, Any]:
+        """``cascade_*`` columns."""
+        j = outcome
+        return {
+            "cascade_score": j.score,
+            "cascade_error": j.error,
+            "cascade_tier": j.tier_name,
+            "cascade_confidence": j.confidence,
+            "cascade_abstained": j.abstained,
+            "cascade_tiers_asked": len(j.steps),
+        }
