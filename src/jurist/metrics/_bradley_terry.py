@@ -18,7 +18,7 @@ standard deviation, on the logit scale) are reported with their intervals.
 
 >>> battles = [("gpt", "base", "model_a")] * 30 + [("gpt", "base", "model_b")] * 10
 >>> res = bradley_terry(battles, baseline="base", bootstrap=200)
->>> res["gpt"].score, res["base"].score
+>>> round(res["gpt"].score, 6), round(res["base"].score, 6)
 (75.0, 50.0)
 >>> lo, hi = res["gpt"].lower, res["gpt"].upper
 >>> bool(60 < lo < 75 < hi < 90)
