@@ -6,8 +6,12 @@ function) is at least its threshold, and passes it on otherwise, or when it fail
 gave no confidence. An item no tier keeps gets ``score=None``, ``abstained=True`` and an
 ``"abstain: ..."`` error that lists each tier's confidence against its threshold: it is
 for people (:func:`~jurist.trust.write_review` writes those items to a review file),
-never a made-up score. The thresholds come from :meth:`CascadeJudge.fit` (labelled
-items, the guarantee of :func:`~jurist.trust.fit_cascade`) or are given.
+never a made-up score. When a tier asked *failed* (an API error, a timeout, an unreadable
+verdict), the item was not abstained on but not judged: its error keeps the first failed
+tier's category (``"api: ..."``, ``"timeout: ..."``, ``"parse: ..."``), so a run's
+``summary().errors`` counts it apart from ``abstain``, and ``abstained`` is ``False``.
+The thresholds come from :meth:`CascadeJudge.fit` (labelled items, the guarantee of
+:func:`~jurist.trust.fit_cascade`) or are given.
 
 A cascade is a judge kind like the others: it names its models (``models()``, the tiers'
 in order) and rebuilds on others (``with_models(fn)``), so every engine runs it, and its
@@ -218,6 +222,16 @@ class CascadeJudge(ManyItemsJudge[CascadeJudgment, "CascadeResults"]):
             if t is None
         ]
         reasons = "; ".join([*map(_why, steps), *skipped])
+        failed = next((s for s in steps if _failure(s) is not None), None)
+        if failed is not None:  # not an abstention: a tier could not judge the item
+            category = _failure(failed)
+            return CascadeJudgment(
+                score=None,
+                error=f"{category}: tier {failed.name!r} failed; no tier decided ({reasons})",
+                steps=tuple(steps),
+                judgments=tuple(outcomes),
+                usage=usage,
+            )
         return CascadeJudgment(
             score=None,
             error=f"abstain: no tier was confident enough ({reasons})",
@@ -339,6 +353,15 @@ class CascadeJudge(ManyItemsJudge[CascadeJudgment, "CascadeResults"]):
     ) -> CascadeJudge:
         """Sync twin of :meth:`fit` (works inside a running event loop too)."""
         return run_sync(self.fit(items, labels, **options))
+
+
+def _failure(step: TierStep) -> str | None:
+    """The error category of a tier that failed on an item (``"api"``, ``"timeout"``,
+    ``"parse"``...); ``None`` when it gave a score or itself abstained."""
+    if step.score is not None:
+        return None
+    category = (step.error or "error").split(":", 1)[0].strip() or "error"
+    return None if category == "abstain" else category
 
 
 def _why(step: TierStep) -> str:
