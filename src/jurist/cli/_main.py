@@ -1,8 +1,8 @@
-"""``jurist.cli.main``: register every command on the app, run it, map errors to exit codes.
+"""``jurist.cli.main``: run the app, map errors to exit codes.
 
-Importing this module imports the command modules, which register themselves on
-:data:`jurist.cli._app.app`; the commands import only :mod:`jurist.cli._app`, never this
-module, so the dependency points one way.
+The app imports a command's module when the command is used (:data:`jurist.cli._app.COMMANDS`);
+the commands import only :mod:`jurist.cli._app`, never this module, so the dependency points
+one way.
 """
 
 from __future__ import annotations
@@ -18,26 +18,6 @@ import typer
 from rich.markup import escape
 
 from jurist._secrets import scrub
-
-# the command modules register their commands on `app` when imported
-from jurist.cli import (  # noqa: F401
-    _agreement,
-    _align,
-    _audit,
-    _calibrate,
-    _catalog,
-    _compare,
-    _eval_model,
-    _gate,
-    _grade,
-    _ingest,
-    _judge,
-    _leaderboard,
-    _report,
-    _serve_reward,
-    _templates,
-    _traces,
-)
 from jurist.cli._app import (
     EXIT_CRASH,
     EXIT_INTERRUPTED,

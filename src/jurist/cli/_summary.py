@@ -8,9 +8,6 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from jurist.runs._coverage import CoverageSummary
-from jurist.runs._run_types import RepeatSummary
-
 __all__ = ["cost_text", "print_summary"]
 
 
@@ -108,6 +105,8 @@ def _coverage_rows(summary: dict[str, Any]) -> list[tuple[str, str]]:
     """
     if not summary.get("coverage"):
         return []
+    from jurist.runs._coverage import CoverageSummary
+
     c = CoverageSummary.model_validate(summary["coverage"])
     return [("verdict coverage", c.spread()), (f"below {c.threshold()}", f"{c.below} of {c.n}")]
 
@@ -140,6 +139,8 @@ def _repeat_rows(summary: dict[str, Any]) -> list[tuple[str, str]]:
     r = summary.get("repeats")
     if not r:
         return []
+    from jurist.runs._run_types import RepeatSummary
+
     return RepeatSummary.model_validate(r).rows(int(summary["items"]))
 
 
