@@ -21,7 +21,6 @@ import typer.core
 from rich.console import Console, Group, RenderableType
 from rich.padding import Padding
 from rich.panel import Panel
-from rich.table import Table
 from rich.text import Text
 
 from jurist.cli._choices import BUILTIN_TEMPLATES
@@ -167,6 +166,8 @@ def render_help(command: Any, ctx: Any, console: Console) -> None:
         entries = [_entry(p, ctx) for p in panels[name]]
         console.print(Panel(Group(*entries), title=name, title_align="left", border_style="dim"))
     if isinstance(command, HelpGroup):
+        from rich.table import Table  # a group's help only
+
         rows = command.rows(ctx)
         width = max((len(name) for _, name, _ in rows), default=0)
         grouped: dict[str, list[tuple[str, str]]] = {}

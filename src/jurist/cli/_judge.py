@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import json
 import shlex
 import signal
 import sys
@@ -16,7 +15,6 @@ from rich.console import Console
 from rich.markup import escape
 
 from jurist._progress import quiet_library_bars
-from jurist._secrets import scrub
 from jurist.cli._app import EXIT_FAILED_ITEMS, EXIT_OK, app, err_console
 from jurist.cli._bounds import VERDICT_MAX_TOKENS_HELP, bounded
 from jurist.cli._catalog_judge import HELP as CATALOG_JUDGE_HELP
@@ -485,6 +483,10 @@ def finish_run(run: Run, out_path: Path, *, extra: dict[str, Any]) -> int:
     request files in ``batch_files``), says which files to answer and the ``jurist
     ingest`` command that reads the answers, and exits 0.
     """
+    import json
+
+    from jurist._secrets import scrub
+
     summary = {**run.summary().model_dump(), **extra, "results": str(out_path)}
     waiting = [Path(p) for p in summary.get("batch_files") or []]
     if summary["status"] != AWAITING or not waiting:

@@ -6,7 +6,6 @@ from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
 __all__ = ["cost_text", "print_summary"]
 
@@ -25,6 +24,8 @@ def print_summary(
     """Print a run's summary (``RunSummary`` fields plus ``model``/``template``/``results``);
     ``failures`` are the first failed items' names (:func:`~jurist.data._item_names.item_name`)
     and errors."""
+    from rich.table import Table
+
     table = Table(title=f"jurist: {escape(str(summary['data']))}", show_header=False)
     table.add_column("what", style="bold")
     table.add_column("value")
