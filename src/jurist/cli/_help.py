@@ -173,11 +173,11 @@ def render_help(command: Any, ctx: Any, console: Console) -> None:
         grouped: dict[str, list[tuple[str, str]]] = {}
         for panel, name, first in rows:
             grouped.setdefault(panel, []).append((name, first))
-        for title, entries in grouped.items():
+        for title, listed in grouped.items():
             table = Table(box=None, show_header=False, expand=True, padding=(0, 1), pad_edge=False)
             table.add_column(no_wrap=True, style="bold cyan", min_width=width)
             table.add_column(ratio=1, overflow="fold")
-            for name, first in entries:
+            for name, first in listed:
                 table.add_row(name, first)
             console.print(Panel(table, title=title, title_align="left", border_style="dim"))
 
