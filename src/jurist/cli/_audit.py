@@ -22,7 +22,6 @@ from jurist.cli._app import EXIT_OK, app
 from jurist.cli._bounds import bounded
 from jurist.cli._help import choices_metavar, template_help
 from jurist.cli._model_options import ModelOptions, model_options, resolve_model_spec
-from jurist.data import open_source
 from jurist.errors import ConfigError, DataError
 
 EXIT_BIASED = 1
@@ -30,6 +29,8 @@ EXIT_BIASED = 1
 
 
 def _rows(path: Path) -> list[dict[str, Any]]:
+    from jurist.data import open_source
+
     rows = []
     for _, where, row in open_source(path):
         if not isinstance(row, dict):

@@ -20,7 +20,6 @@ from jurist.cli._app import app
 from jurist.cli._bounds import VERDICT_MAX_TOKENS_HELP, bounded
 from jurist.cli._catalog_judge import HELP as CATALOG_JUDGE_HELP
 from jurist.cli._catalog_judge import catalog_judge, refuse_with_judge
-from jurist.cli._compare_pairs import plan_pairs, read_systems, write_pairs
 from jurist.cli._engine_options import EngineOptions, engine_options
 from jurist.cli._help import choices_metavar, template_help
 from jurist.cli._judge import (
@@ -33,13 +32,7 @@ from jurist.cli._judge import (
 from jurist.cli._model_options import ModelOptions, model_options
 from jurist.cli._repeat_flags import AdaptiveFlag, MinRepeatsFlag, RepeatsFlag
 from jurist.cli._turn import MAX_TOOL_CHARS_HELP, TURN_HELP, parse_turn
-from jurist.data import open_source
-from jurist.engines import RunOptions
 from jurist.errors import ConfigError
-from jurist.judges import ItemJudge
-from jurist.judges._protocol import models_of
-from jurist.runs._run import record_systems
-from jurist.runs.report._page import pair_figures
 
 _SYSTEM_COLUMNS = ("system", "generator", "model")
 
@@ -47,6 +40,7 @@ _SYSTEM_COLUMNS = ("system", "generator", "model")
 def system_names(a: Path, b: Path) -> tuple[str, str]:
     """The names of the systems behind A and B: the value of a ``system`` (or
     ``generator``, ``model``) column when each file holds one, else the file names."""
+    from jurist.data import open_source
 
     def named(path: Path) -> str | None:
         for _, _, row in open_source(path):
@@ -154,7 +148,12 @@ def compare(
 
     Two systems: A against B on every item. More: each against --baseline, or round robin;
     --pairs-budget K judges K pairs of them. Rank them with `jurist leaderboard RUN`."""
-    from jurist.judges import PairwiseJudge
+    from jurist.cli._compare_pairs import plan_pairs, read_systems, write_pairs
+    from jurist.engines import RunOptions
+    from jurist.judges import ItemJudge, PairwiseJudge
+    from jurist.judges._protocol import models_of
+    from jurist.runs._run import record_systems
+    from jurist.runs.report._page import pair_figures
 
     if consistency not in ("tie", "inconsistent"):
         raise ConfigError(f"--consistency must be tie or inconsistent, not {consistency!r}")

@@ -10,8 +10,12 @@ jurist.errors.ConfigError: --turn must be last, all or a reply's index (0, 1, -1
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from jurist.errors import ConfigError
-from jurist.templates import Turn
+
+if TYPE_CHECKING:
+    from jurist.templates import Turn
 
 __all__ = ["MAX_TOOL_CHARS_HELP", "TURN_HELP", "parse_turn"]
 
