@@ -26,7 +26,8 @@ from jurist.cli._judge import (
 )
 from jurist.cli._model_options import ModelOptions, model_options
 from jurist.cli._repeat_flags import AdaptiveFlag, MinRepeatsFlag, RepeatsFlag
-from jurist.cli._turn import MAX_TOOL_CHARS_HELP, TURN_HELP, parse_turn
+from jurist._local_files import roots_of
+from jurist.cli._turn import MAX_TOOL_CHARS_HELP, TURN_HELP, FilesRootFlag, parse_turn
 from jurist.engines import RunOptions
 from jurist.judges.rubric._aggregate import BINARY_AGGREGATIONS
 from jurist.judges.rubric._criteria import NOMINAL_AGGREGATIONS, ORDINAL_AGGREGATIONS
@@ -86,11 +87,13 @@ def grade(
     max_tool_chars: Annotated[
         int, typer.Option(**bounded("max_tool_chars", help=MAX_TOOL_CHARS_HELP))
     ] = 2000,
+    files_root: FilesRootFlag = None,
     *,
     options: ModelOptions,
     engine_options: EngineOptions,
 ) -> int:
     """Grade DATA against a rubric; writes results.jsonl (a grade report per item)."""
+    roots = roots_of(files_root, what="--files-root")
     from jurist.cli._traces import trajectory_judge
     from jurist.judges.rubric import CriterionGrader, Rubric
     from jurist.trajectories import TrajectoryRubric
@@ -139,6 +142,7 @@ def grade(
         repeats=repeats,
         adaptive=adaptive,
         min_repeats=min_repeats,
+        files_root=roots,
     )
     engine = engine_options.build(options)
     run = run_engine(judge, data, run_options, engine, command="grade", prepare=models)

@@ -17,6 +17,7 @@ from jurist.templates import (  # noqa: F401  (registration)
 from jurist.templates._chat import LENIENT, ChatMessage, FunctionCall, ToolCall, parse_messages
 from jurist.templates._conversation import (
     DEFAULT_MAX_TOOL_CHARS,
+    PLACE,
     Turn,
     check_item,
     conversation_fields,
@@ -59,6 +60,7 @@ __all__ = [
     "ToolCall",
     "Turn",
     "VerdictForm",
+    "PLACE",
     "check_item",
     "conversation_fields",
     "field_text",
