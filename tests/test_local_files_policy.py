@@ -212,12 +212,10 @@ def test_python_api_refuses_plants_and_items_in_memory_read_nothing(
         with pytest.raises(DataError, match=f"field '{field}': image"):
             jurist.evaluate(path, judge, run_dir=plants.data.parent / f"run-{field}-{len(ref)}",
                             files_root=[plants.outside, plants.home])  # fmt: skip
-        for call in (
-            lambda: judge.judge_sync([plants.item(ref, field)]),
-            lambda: jurist.evaluate([plants.item(ref, field)], judge),
-        ):
+        item = plants.item(ref, field)
+        for call in (judge.judge_sync, lambda items: jurist.evaluate(items, judge)):
             with pytest.raises(DataError) as e:
-                call()
+                call([item])
             assert "a local file is not read for items given without a data file" in str(e.value)
             assert "files_root=" in str(e.value)
         assert server.bodies == [], name
@@ -312,3 +310,18 @@ async def test_serve_reward_bodies_cannot_name_local_files(plants: Plants) -> No
         secret.decode() in m.content for r in model.requests for m in r.messages
         for secret in plants.secrets.values()
     )  # fmt: skip
+
+
+def test_item_errors_found_while_judging_name_the_file_and_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 31, defect 9: an error found only when the item is rendered (no reply at the
+    turn judged) names the row's file and line, not a bare ``item``."""
+    path = tmp_path / "d.jsonl"
+    asked = {"role": "user", "content": "hi"}
+    rows = [{"messages": [asked, {"role": "assistant", "content": "a"}]}, {"messages": [asked]}]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    args = ["judge", str(path), "--model", "mock:j", "--out", str(tmp_path / "run")]
+    code, out = run_cli([*args, "--no-progress"], capsys)
+    assert code == 2
+    assert f"error: {path}:2: field 'messages' has no assistant message to judge" in out, out

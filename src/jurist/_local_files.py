@@ -183,11 +183,8 @@ class LocalFiles:
         try:
             info = os.stat(real)
         except OSError:
-            raise DataError(
-                f"{said}: no such file {full}"
-                + (" (a relative path is read from the data file's folder)" if self.data_file
-                   else "")  # fmt: skip
-            ) from None
+            hint = " (a relative path is read from the data file's folder)" * self.data_file
+            raise DataError(f"{said}: no such file {full}{hint}") from None
         _check_kind(info, said)
         file = LocalFile(real, root)
         _read(file, said, head=True)

@@ -18,11 +18,11 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from jurist._local_files import roots_of
 from jurist.cli._app import EXIT_OK, app
 from jurist.cli._bounds import bounded
 from jurist.cli._help import choices_metavar, template_help
 from jurist.cli._model_options import ModelOptions, model_options, resolve_model_spec
-from jurist._local_files import roots_of
 from jurist.cli._turn import FilesRootFlag
 from jurist.data import open_source
 from jurist.data._local_images import resolve_images

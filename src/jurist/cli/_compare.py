@@ -17,6 +17,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from jurist._local_files import roots_of
 from jurist.cli._app import app
 from jurist.cli._bounds import VERDICT_MAX_TOKENS_HELP, bounded
 from jurist.cli._catalog_judge import HELP as CATALOG_JUDGE_HELP
@@ -33,7 +34,6 @@ from jurist.cli._judge import (
 )
 from jurist.cli._model_options import ModelOptions, model_options
 from jurist.cli._repeat_flags import AdaptiveFlag, MinRepeatsFlag, RepeatsFlag
-from jurist._local_files import roots_of
 from jurist.cli._turn import MAX_TOOL_CHARS_HELP, TURN_HELP, FilesRootFlag, parse_turn
 from jurist.data import open_source
 from jurist.engines import RunOptions

@@ -27,8 +27,8 @@ from jurist.cli._judge import (
     summary_path,
 )
 from jurist.cli._model_options import ModelOptions, model_options
-from jurist.cli._turn import FilesRootFlag
 from jurist.cli._summary import cost_text
+from jurist.cli._turn import FilesRootFlag
 from jurist.data._item_names import item_name
 from jurist.engines import LocalEngine, RunOptions
 from jurist.errors import ConfigError, DataError, OutputError

@@ -12,6 +12,7 @@ from typing import Annotated, Any
 
 import typer
 
+from jurist._local_files import roots_of
 from jurist.cli._app import app
 from jurist.cli._bounds import VERDICT_MAX_TOKENS_HELP, bounded
 from jurist.cli._catalog_judge import catalog_models
@@ -26,7 +27,6 @@ from jurist.cli._judge import (
 )
 from jurist.cli._model_options import ModelOptions, model_options
 from jurist.cli._repeat_flags import AdaptiveFlag, MinRepeatsFlag, RepeatsFlag
-from jurist._local_files import roots_of
 from jurist.cli._turn import MAX_TOOL_CHARS_HELP, TURN_HELP, FilesRootFlag, parse_turn
 from jurist.engines import RunOptions
 from jurist.judges.rubric._aggregate import BINARY_AGGREGATIONS

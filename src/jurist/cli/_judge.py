@@ -16,6 +16,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from jurist._local_files import roots_of
 from jurist._progress import quiet_library_bars
 from jurist._secrets import scrub
 from jurist.cli._app import EXIT_FAILED_ITEMS, EXIT_OK, app, err_console
@@ -28,7 +29,6 @@ from jurist.cli._model_options import ModelOptions, model_options
 from jurist.cli._repeat_flags import AdaptiveFlag, MinRepeatsFlag, RepeatsFlag
 from jurist.cli._resume import resume_command
 from jurist.cli._summary import print_summary
-from jurist._local_files import roots_of
 from jurist.cli._turn import MAX_TOOL_CHARS_HELP, TURN_HELP, FilesRootFlag, parse_turn
 from jurist.data import open_source
 from jurist.data._item_names import item_name

@@ -32,13 +32,13 @@ import orjson
 from jurist._local_files import LocalFiles
 from jurist.data._local_images import resolve_images
 from jurist.data._source import item_hash, map_fields
-from jurist.templates._conversation import place_of
 from jurist.engines._item_path import Coster, judge_one, stored_result
 from jurist.errors import ConfigError
 from jurist.judges._protocol import models_of, with_models_of
 from jurist.models import LimitedModel, MockModel, Model, ModelSpec, WrapperModel, rebuild_model
 from jurist.runs._cost import PriceTable
 from jurist.runs._store import StoredResult
+from jurist.templates._conversation import place_of
 from jurist.types import Usage
 
 __all__ = [

@@ -85,6 +85,7 @@ def place_of(values: Mapping[str, Any], where: str) -> str:
     place = values.get(PLACE)
     return place if isinstance(place, str) and place else where
 
+
 _TAGS = frozenset({"system", "user", "assistant", "tool_call", "tool_result", "conversation"})
 _KEYS = frozenset({"messages", "messages_a", "messages_b", "images"})
 _SINGLE = ("prompt", "response", "conversation", "trajectory")

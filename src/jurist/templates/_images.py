@@ -114,9 +114,7 @@ def check_image(ref: Any, *, where: str, field: str = "images") -> None:
     load_image(ref, where=where, field=field)  # no file is read: cheap, or raises
 
 
-def load_images(
-    refs: list[Any], *, where: str, field: str = "images"
-) -> tuple[ImagePart, ...]:
+def load_images(refs: list[Any], *, where: str, field: str = "images") -> tuple[ImagePart, ...]:
     """:func:`load_image` of each reference, in order."""
     return tuple(load_image(ref, where=where, field=field) for ref in refs)
 
