@@ -27,6 +27,7 @@ from jurist.errors import DataError
 from tests._cli_run import run as run_cli
 from tests._fault_server import _completion
 from tests._loopback import Loopback
+from tests._ray_cluster import ray_session  # noqa: F401  (the ray_cluster fixture)
 
 PNG = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC"
@@ -325,3 +326,19 @@ def test_item_errors_found_while_judging_name_the_file_and_line(
     code, out = run_cli([*args, "--no-progress"], capsys)
     assert code == 2
     assert f"error: {path}:2: field 'messages' has no assistant message to judge" in out, out
+
+
+def test_the_ray_engine_permits_again_what_travelled_as_json(
+    ray_cluster: Any, plants: Plants
+) -> None:
+    """Values travel to Ray actors as JSON text, where a permitted file is a plain path
+    again: the actor checks it against the run's policy before reading it."""
+    from jurist.engines import RayEngine, RayOptions
+    from jurist.models import MockModel
+
+    path = plants.write([plants.item("dot.png", field) for field in FIELDS])
+    model = MockModel("vision", outputs=["4"], cycle=True, images=True)
+    judge = jurist.LLMJudge(model, template="likert")
+    engine = RayEngine(RayOptions(actors=1, batch_size=2))
+    run = jurist.evaluate(path, judge, run_dir=plants.data.parent / "run", engine=engine)
+    assert [r["judge_score"] for r in run.records()] == [0.75, 0.75]

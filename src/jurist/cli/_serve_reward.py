@@ -147,7 +147,8 @@ def serve_reward(
 ) -> int:
     """Serve a judge as rewards: POST /get_reward (OpenRLHF), POST /slime, POST /v1/rewards,
     POST /v1/group_rewards, GET /health, GET /metrics. SIGTERM finishes the requests in
-    flight, then exits."""
+    flight, then exits. Bodies carry text only: no request makes the server read a local
+    file (docs/security.md)."""
     from jurist.judges import PairwiseJudge
     from jurist.rewards._group import GroupReward
     from jurist.rewards._server import RewardService
