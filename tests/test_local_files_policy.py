@@ -217,7 +217,9 @@ def test_python_api_refuses_plants_and_items_in_memory_read_nothing(
         for call in (judge.judge_sync, lambda items: jurist.evaluate(items, judge)):
             with pytest.raises(DataError) as e:
                 call([item])
-            assert "a local file is not read for items given without a data file" in str(e.value)
+            assert f"item 1: field '{field}': image {ref!r}: a local file is not read" in str(
+                e.value
+            )
             assert "files_root=" in str(e.value)
         assert server.bodies == [], name
     # items in memory: the opt-in reads real images from the folders allowed, nothing else

@@ -96,6 +96,14 @@ def _resolved(ref: Any, files: LocalFiles, where: str, field: str) -> tuple[Any,
     return _with_url(ref, files.permit(url, where=where, field=field)), True
 
 
+def _as_written(url: str) -> str:
+    """The path as the item hash has always keyed it (``~`` expanded, normalised)."""
+    try:
+        return str(Path(url).expanduser())
+    except RuntimeError:  # ~nobody: no such user
+        return url
+
+
 def _present(value: Any) -> bool:
     return value is not None and not (isinstance(value, str) and not value.strip())
 
@@ -162,7 +170,7 @@ def image_digest(row: Mapping[str, Any], files: LocalFiles, where: str) -> str |
     digest = hashlib.blake2b(digest_size=16)
     for field, url in paths:
         assert url is not None
-        digest.update(url.encode() + b"\0")
+        digest.update(_as_written(url).encode() + b"\0")
         try:
             data, _ = read_image(files.permit(url, where=where, field=field), where=where)
         except DataError:

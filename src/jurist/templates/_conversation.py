@@ -104,14 +104,15 @@ def check_item(values: Mapping[str, Any], *, where: str) -> None:
     """
     if _KEYS.isdisjoint(values):
         return  # a plain item: nothing to check (the common case, kept cheap)
-    refs = image_refs(values.get("images"), where=where)
+    refs = [("images", ref) for ref in image_refs(values.get("images"), where=where)]
     for field in ("messages", "messages_a", "messages_b"):
         if not _missing(values.get(field)):
             for m in parse_messages(values[field], where=where, field=field):
                 if not isinstance(m.content, str) and m.content is not None:
-                    refs += [p["image_url"] for p in m.content if p["type"] == "image_url"]
-    for ref in refs:
-        check_image(ref, where=where)
+                    parts = [p["image_url"] for p in m.content if p["type"] == "image_url"]
+                    refs += [(field, part) for part in parts]
+    for field, ref in refs:
+        check_image(ref, where=where, field=field)
 
 
 def has_conversation(row: Mapping[str, Any]) -> bool:
