@@ -232,6 +232,8 @@ def test_cli_compare_forwards_one_options_object_and_one_engine(
     code = main([*args, "--overwrite", "--no-progress", "--out", str(out)])
     capsys.readouterr()
     assert code in (0, 1)
-    assert seen == [
-        (RunOptions(run_dir=out, overwrite=True, retries=0, progress=False), LocalEngine())
-    ]
+    # pairs.jsonl names the answer files' images by real path: their folder is allowed
+    expected = RunOptions(
+        run_dir=out, overwrite=True, retries=0, progress=False, files_root=tmp_path
+    )
+    assert seen == [(expected, LocalEngine())]

@@ -10,12 +10,14 @@ written to ``pairs.jsonl`` in the run folder and judged there by a
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.console import Console
 
+from jurist._local_files import roots_of
 from jurist.cli._app import app
 from jurist.cli._bounds import VERDICT_MAX_TOKENS_HELP, bounded
 from jurist.cli._catalog_judge import HELP as CATALOG_JUDGE_HELP
@@ -31,7 +33,7 @@ from jurist.cli._judge import (
 )
 from jurist.cli._model_options import ModelOptions, model_options
 from jurist.cli._repeat_flags import AdaptiveFlag, MinRepeatsFlag, RepeatsFlag
-from jurist.cli._turn import MAX_TOOL_CHARS_HELP, TURN_HELP, parse_turn
+from jurist.cli._turn import MAX_TOOL_CHARS_HELP, TURN_HELP, FilesRootFlag, parse_turn
 from jurist.errors import ConfigError
 
 _SYSTEM_COLUMNS = ("system", "generator", "model")
@@ -140,6 +142,7 @@ def compare(
     max_tool_chars: Annotated[
         int, typer.Option(**bounded("max_tool_chars", help=MAX_TOOL_CHARS_HELP))
     ] = 2000,
+    files_root: FilesRootFlag = None,
     *,
     options: ModelOptions,
     engine_options: EngineOptions,
@@ -154,6 +157,8 @@ def compare(
     from jurist.judges._protocol import models_of
     from jurist.runs._run import record_systems
     from jurist.runs.report._page import pair_figures
+
+    roots = roots_of(files_root, what="--files-root")
 
     if consistency not in ("tie", "inconsistent"):
         raise ConfigError(f"--consistency must be tie or inconsistent, not {consistency!r}")
@@ -179,6 +184,7 @@ def compare(
         response_field=response_field,
         id_field=id_field,
         system_column=system_column,
+        files_root=roots,
     )
     plan = plan_pairs(systems, baseline=baseline, pairs_budget=pairs_budget, seed=seed)
     names = systems.names
@@ -215,6 +221,9 @@ def compare(
         repeats=repeats,
         adaptive=adaptive,
         min_repeats=min_repeats,
+        # pairs.jsonl names each answer file's images by real path: their folders, and
+        # the folders given, are the ones allowed
+        files_root=(*roots, *(Path(os.path.realpath(a)).parent for a in answers)),
     )
     engine = engine_options.build(options)
     run = run_engine(judge, pairs, run_options, engine, command="compare", prepare=judge_models)

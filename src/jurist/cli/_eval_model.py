@@ -25,6 +25,7 @@ from jurist.cli._judge import (
 )
 from jurist.cli._model_options import ModelOptions, model_options
 from jurist.cli._summary import cost_text
+from jurist.cli._turn import FilesRootFlag
 from jurist.errors import ConfigError, DataError, OutputError
 
 if TYPE_CHECKING:
@@ -102,12 +103,14 @@ def eval_model(
     resume: Annotated[bool, typer.Option(help="Continue the run in the folder.")] = True,
     retry_failed: Annotated[bool, typer.Option(help=RETRY_FAILED_HELP)] = True,
     overwrite: Annotated[bool, typer.Option(help=OVERWRITE_HELP)] = False,
+    files_root: FilesRootFlag = None,
     *,
     options: ModelOptions,
 ) -> int:
     """Generate an answer per instance with --model, judge them with --judge; writes a run
     folder (results.jsonl, summary.json, report.html) that resumes."""
     from jurist import catalog
+    from jurist._local_files import roots_of
     from jurist._missing import is_missing
     from jurist.data import read_records
     from jurist.data._item_names import item_name
@@ -115,7 +118,8 @@ def eval_model(
     from jurist.pipeline import JudgeMetric
     from jurist.pipeline._generate_judge import GenerateThenJudge, prompt_columns
 
-    rows = read_records(data)
+    roots = roots_of(files_root, what="--files-root")
+    rows = read_records(data, files_root=roots)
     if not rows:
         raise ConfigError(f"{data}: no instances")
     context = _pairs(context_field or [], "--context-field")
@@ -165,6 +169,7 @@ def eval_model(
         retries=retries,
         concurrency=options.concurrency,
         progress=progress,
+        files_root=roots,
     )
     run = run_engine(
         both, data, run_options, LocalEngine(), command="eval-model", prepare=both.models()

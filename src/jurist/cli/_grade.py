@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from jurist._local_files import roots_of
 from jurist.cli._app import app
 from jurist.cli._bounds import VERDICT_MAX_TOKENS_HELP, bounded
 from jurist.cli._catalog_judge import catalog_models
@@ -31,7 +32,7 @@ from jurist.cli._judge import (
 )
 from jurist.cli._model_options import ModelOptions, model_options
 from jurist.cli._repeat_flags import AdaptiveFlag, MinRepeatsFlag, RepeatsFlag
-from jurist.cli._turn import MAX_TOOL_CHARS_HELP, TURN_HELP, parse_turn
+from jurist.cli._turn import MAX_TOOL_CHARS_HELP, TURN_HELP, FilesRootFlag, parse_turn
 
 if TYPE_CHECKING:
     from jurist.models import Model
@@ -90,6 +91,7 @@ def grade(
     max_tool_chars: Annotated[
         int, typer.Option(**bounded("max_tool_chars", help=MAX_TOOL_CHARS_HELP))
     ] = 2000,
+    files_root: FilesRootFlag = None,
     *,
     options: ModelOptions,
     engine_options: EngineOptions,
@@ -99,6 +101,8 @@ def grade(
     from jurist.engines import RunOptions
     from jurist.judges.rubric import CriterionGrader, Rubric
     from jurist.trajectories import TrajectoryRubric
+
+    roots = roots_of(files_root, what="--files-root")
 
     trajectory = TrajectoryRubric.from_file_if_trajectory(rubric)  # checks beside criteria
     the_rubric = Rubric.from_file(rubric) if trajectory is None else None
@@ -144,6 +148,7 @@ def grade(
         repeats=repeats,
         adaptive=adaptive,
         min_repeats=min_repeats,
+        files_root=roots,
     )
     engine = engine_options.build(options)
     run = run_engine(judge, data, run_options, engine, command="grade", prepare=models)

@@ -14,6 +14,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from jurist._local_files import roots_of
 from jurist._progress import quiet_library_bars
 from jurist.cli._app import EXIT_FAILED_ITEMS, EXIT_OK, app, err_console
 from jurist.cli._bounds import VERDICT_MAX_TOKENS_HELP, bounded
@@ -26,7 +27,7 @@ from jurist.cli._model_options import ModelOptions, model_options
 from jurist.cli._repeat_flags import AdaptiveFlag, MinRepeatsFlag, RepeatsFlag
 from jurist.cli._resume import resume_command
 from jurist.cli._summary import print_summary
-from jurist.cli._turn import MAX_TOOL_CHARS_HELP, TURN_HELP, parse_turn
+from jurist.cli._turn import MAX_TOOL_CHARS_HELP, TURN_HELP, FilesRootFlag, parse_turn
 from jurist.errors import ConfigError, OutputError
 
 if TYPE_CHECKING:  # the command imports them when it runs, not for its --help
@@ -157,6 +158,7 @@ def judge(
     max_tool_chars: Annotated[
         int, typer.Option(**bounded("max_tool_chars", help=MAX_TOOL_CHARS_HELP))
     ] = 2000,
+    files_root: FilesRootFlag = None,
     *,
     options: ModelOptions,
     engine_options: EngineOptions,
@@ -169,6 +171,7 @@ def judge(
     from jurist.templates import get_template
     from jurist.templates._criteria import criteria_template
 
+    roots = roots_of(files_root, what="--files-root")
     refuse_with_judge(judge_name, template=template != DEFAULT_TEMPLATE, criteria=bool(criteria))
     _check_scoring(scoring, criteria)
     if criteria is not None:
@@ -207,7 +210,7 @@ def judge(
     engine_options.check(specs)
     out_path = _output_path(out, data, _run_name(template))
     run_dir = check_outputs(out_path, [data], overwrite=overwrite)
-    source = open_source(data)
+    source = open_source(data, files_root=roots)
     if source.scan(fields, tpl.fields).items == 0:
         raise ConfigError(f"{data}: no items to judge")
 
@@ -245,6 +248,7 @@ def judge(
         repeats=repeats,
         adaptive=adaptive,
         min_repeats=min_repeats,
+        files_root=roots,
     )
     engine = engine_options.build(options)
     run = run_engine(the_judge, data, run_options, engine, command="judge", prepare=judge_models)

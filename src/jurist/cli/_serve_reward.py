@@ -150,7 +150,8 @@ def serve_reward(
     flight, then exits.
 
     A body that is not the documented shape, is nested past 64 levels or asks for over
-    100,000 samples gets HTTP 400 (413 past 256 MiB)."""
+    100,000 samples gets HTTP 400 (413 past 256 MiB). Bodies carry text only: no request
+    makes the server read a local file (docs/security.md)."""
     from jurist.judges import PairwiseJudge
     from jurist.rewards._group import GroupReward
     from jurist.rewards._server import RewardService
