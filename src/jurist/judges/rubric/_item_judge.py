@@ -88,6 +88,36 @@ class RubricJudge:
     def __repr__(self) -> str:
         return f"RubricJudge({self.name!r}, criteria={len(self.rubric)})"
 
+    def summary(self) -> str:
+        """One line about this judge (a catalog entry's default description)."""
+        return f"rubric of {len(self.rubric)} criteria"
+
+    @property
+    def config(self) -> Any:
+        """The declaration of this judge
+        (:class:`~jurist.judges.rubric._judge_config.RubricJudgeConfig`)."""
+        from jurist.judges.rubric._judge_config import config_of
+
+        return config_of(self)
+
+    @classmethod
+    def from_config(cls, config: Any) -> RubricJudge:
+        """The grader ``config`` declares, bound to its rubric."""
+        from jurist.judges.rubric._judge_config import judge_of
+
+        return judge_of(config)
+
+    def with_options(self, **changes: Any) -> RubricJudge:
+        """A new judge with the same configuration except ``changes`` (the grader's
+        keywords, and ``rubric``, ``models``, the item fields)."""
+        return RubricJudge.from_config(self.config.updated("RubricJudge", changes))
+
+    def refuse_entry(self) -> None:
+        """Refuse to be stored where the entry cannot say it all (weighted judges)."""
+        from jurist.judges.rubric._judge_config import refuse_weights
+
+        refuse_weights(self)
+
     @property
     def name(self) -> str:
         return self.grader.name
