@@ -213,3 +213,18 @@ def test_llm_judge_keeps_its_options_once() -> None:
         ]
         == 12
     )
+
+
+def test_request_settings_go_into_every_call() -> None:
+    """An option declared ``request=True`` is sent with every call under its own name."""
+    from jurist.models import MockModel
+
+    kind = KINDS["judge"]
+    asked = [f for f, i in kind.config.model_fields.items() if declaration_of(i).request]
+    assert "temperature" in asked
+    model = MockModel("j", outputs=["Correct"], cycle=True)
+    values = {f: _example(kind, f) for f in asked}
+    judge = jurist.LLMJudge(model, **values)
+    judge.judge_one_sync({"prompt": "q", "response": "a"})
+    [request] = model.requests
+    assert {f: getattr(request, f) for f in asked} == values

@@ -12,6 +12,9 @@ catalog entry's keys, the defaults live there and nowhere else) and registers it
   and the judge an entry builds (:func:`build`);
 - ``with_options`` (:meth:`Declared.with_options`: a copy of the configuration with some
   fields changed, checked as the constructor checks them);
+- the settings of what the model is asked (:meth:`JudgeConfig.request_settings`: the
+  options declared ``request=True`` go into every :class:`~jurist.types.Request` under
+  their own name);
 - the options a judge's ``describe()`` writes for a run manifest, whose equality is
   resume's comparison (:meth:`JudgeConfig.described`): each field says whether it is written
   ``"always"`` (the options runs have always recorded), only when ``"changed"`` from its
@@ -75,13 +78,16 @@ def option(
     *,
     example: Any,
     describe: DescribeMode = "changed",
+    request: bool = False,
     default_factory: Callable[[], Any] | None = None,
     **constraints: Any,
 ) -> Any:
     """A declared option: its default, an ``example`` (a value other than the default, or a
     function that makes one, used by the round-trip tests), how ``describe()`` writes it,
-    and pydantic constraints."""
-    mark = Declaration(example=example, describe=describe)
+    and pydantic constraints. ``request=True``: a setting of what the model is asked, sent
+    with every call as the :class:`~jurist.types.Request` field of the same name (each
+    backend translates it into its own parameters)."""
+    mark = Declaration(example=example, describe=describe, request=request)
     if default_factory is not None:
         field = Field(default_factory=default_factory, **constraints)
     else:
@@ -96,6 +102,7 @@ class Declaration:
 
     example: Any
     describe: DescribeMode
+    request: bool = False
 
 
 def declaration_of(info: FieldInfo) -> Declaration:
@@ -194,6 +201,14 @@ class JudgeConfig(BaseModel):
             elif not _is_default(info, value):
                 out[name] = self._json(name, value)
         return out
+
+    def request_settings(self) -> dict[str, Any]:
+        """The options sent with every call, by :class:`~jurist.types.Request` field."""
+        return {
+            name: getattr(self, name)
+            for name, info in type(self).model_fields.items()
+            if declaration_of(info).request
+        }
 
     def described(self) -> dict[str, Any]:
         """The options ``describe()`` writes for a run manifest (see the module docs)."""
@@ -327,7 +342,7 @@ def entry_model(name: str) -> type[BaseModel]:
     kind = _KINDS[name]
     fields: dict[str, Any] = {
         "description": (str, ""),
-        "kind": (Literal[name], name),  # type: ignore[valid-type]
+        "kind": (Literal[name], name),
     }
     for field, info in kind.config.model_fields.items():
         codec = codec_of(info)
@@ -337,7 +352,7 @@ def entry_model(name: str) -> type[BaseModel]:
             fields[field] = (info.annotation, info)
     if kind.config.keeps_alignment:
         fields["alignment"] = (dict[str, Any] | None, None)
-    model = create_model(  # type: ignore[call-overload]
+    model = create_model(
         f"{kind.config.__name__}Entry",
         __config__=ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True),
         **fields,

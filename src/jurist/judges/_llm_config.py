@@ -56,7 +56,7 @@ class LLMJudgeConfig(JudgeConfig):
         None, example={"Correct": 1.0, "Wrong": 0.0}, describe="never"
     )
     system_prompt: str | None = option(None, example="Say Correct or Wrong.", describe="never")
-    temperature: float | None = option(0.0, example=0.7, describe="always")
+    temperature: float | None = option(0.0, example=0.7, describe="always", request=True)
     max_tokens: int | None = option(None, example=64, describe="never", ge=1)
     concurrency: int = option(32, example=4, describe="never", ge=1)
     name: str | None = option(None, example="mine", describe="never")

@@ -91,6 +91,9 @@ class LLMJudge(Declared, ManyItemsJudge[Judgment, JudgeResults]):
             (``base_url``, ``api_key``, ``timeout``...), as :func:`~jurist.get_model` takes.
     """
 
+    config: LLMJudgeConfig
+    """The declared options (the one place they are kept)."""
+
     def __init__(
         self,
         model: Model | str | Any | None = None,
@@ -155,6 +158,7 @@ class LLMJudge(Declared, ManyItemsJudge[Judgment, JudgeResults]):
             self._system = f"{self._system}\n\n{shots}"
             self._text_system = f"{self._text_system}\n\n{shots}"
         self._text_system_message = Message(role="system", content=self._text_system)
+        self._asked = c.request_settings()  # temperature...: sent with every call
         self._takes_images = self.model.capabilities.images  # once: not a model per call
         self._json_off_note = json_off_note(base.spec)
         top_logprobs = c.top_logprobs
@@ -324,12 +328,12 @@ class LLMJudge(Declared, ManyItemsJudge[Judgment, JudgeResults]):
             request = Request(
                 messages=asked,
                 max_tokens=self.max_tokens,
-                temperature=self.temperature,
                 logprobs=top is not None,
                 top_logprobs=top,
                 json_schema=None if as_text else self._schema,
                 extra=self.extra_body,
                 attempt=attempt,
+                **self._asked,
             )
             started = time.perf_counter()
             try:

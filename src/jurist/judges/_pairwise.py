@@ -115,6 +115,9 @@ class PairwiseJudge(Declared, ManyItemsJudge[PairJudgment, PairwiseResults]):
             **model_options: as for :class:`~jurist.judges.LLMJudge`.
     """
 
+    config: PairwiseConfig
+    """The declared options (the one place they are kept)."""
+
     def __init__(
         self,
         model: Model | str | Any | None = None,

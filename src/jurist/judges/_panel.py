@@ -138,6 +138,9 @@ class Panel(Declared, ManyItemsJudge[PanelJudgment, "PanelResults"]):
             judges concurrently).
     """
 
+    config: PanelConfig
+    """The declared options (the one place they are kept)."""
+
     def __init__(
         self,
         judges: Sequence[ItemJudge],

@@ -71,6 +71,9 @@ class CalibratedConfig(JudgeConfig):
 class CalibratedJudge(Declared, ManyItemsJudge[CalibratedJudgment, "CalibratedResults"]):
     """``judge`` with ``calibration`` applied to its scores."""
 
+    config: CalibratedConfig
+    """The declared options (the one place they are kept)."""
+
     def __init__(self, judge: ItemJudge, calibration: Calibration, *, name: str | None = None):
         if not isinstance(judge, ItemJudge):
             raise ConfigError(f"CalibratedJudge needs a judge, got {type(judge).__name__}")

@@ -104,6 +104,9 @@ class CascadeJudge(Declared, ManyItemsJudge[CascadeJudgment, "CascadeResults"]):
             record: :meth:`fit` sets it).
     """
 
+    config: CascadeConfig
+    """The declared options (the one place they are kept)."""
+
     def __init__(
         self,
         tiers: Sequence[ItemJudge],
