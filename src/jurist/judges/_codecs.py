@@ -8,7 +8,7 @@ and read back (see :mod:`jurist.judges._declare`).
 - :class:`TemplateRef`: a template by its registered name, or inline when it is another;
 - :class:`Members` / :class:`Member`: judges inside a judge (a panel's, a cascade's tiers, a
   calibrated judge's), as catalog names or inline entries of any kind;
-- :class:`RubricRef`: a rubric, inline (``rubrics.x`` names are read too).
+- a rubric's codec is the rubric judge's own (:mod:`jurist.judges.rubric._judge_config`).
 
 >>> from jurist.models import get_model, with_limits
 >>> from jurist.models._stack import limits_layer
@@ -40,7 +40,6 @@ __all__ = [
     "Members",
     "ModelSpec",
     "ModelSpecs",
-    "RubricRef",
     "TemplateRef",
     "model_spec",
 ]
@@ -239,24 +238,3 @@ def _member(item: str | dict[str, Any], field: str, index: int | None, ctx: Load
             f"{ctx.where(field)}: {at}: {item!r} is a {type(judge).__name__}, not a judge"
         )
     return judge
-
-
-class RubricRef(Codec):
-    """A rubric, written inline (a catalog name ``rubrics.x`` is read too)."""
-
-    def entry_fields(self, name: str, info: FieldInfo) -> dict[str, tuple[Any, Any]]:
-        return {name: (str | dict[str, Any] | list[Any], ...)}
-
-    def dump(self, name: str, value: Any) -> dict[str, Any]:
-        return {name: value.to_dict()}
-
-    def load(self, name: str, entry: Mapping[str, Any], ctx: LoadContext) -> Any:
-        from jurist.judges.rubric import Rubric
-
-        value = entry[name]
-        if isinstance(value, str):
-            rubric = ctx.resolve(value)
-            if not isinstance(rubric, Rubric):
-                raise ConfigError(f"{ctx.where(name)}: {name}: {value!r} is not a rubric")
-            return rubric
-        return Rubric.from_dict(value, source=f"{ctx.where(name)}: {name}")

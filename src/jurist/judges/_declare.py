@@ -286,6 +286,11 @@ class Kind:
     name: str
     config: type[JudgeConfig]
     judge: type[Any]
+    builder: Callable[[Any], Any] | None = None
+
+    def make(self, config: Any) -> Any:
+        """The judge ``config`` declares (the kind's builder, else ``judge.from_config``)."""
+        return (self.builder or self.judge.from_config)(config)
 
     @property
     def takes_model(self) -> bool:
@@ -300,9 +305,15 @@ _KINDS: dict[str, Kind] = {}
 _ENTRY_MODELS: dict[str, type[BaseModel]] = {}
 
 
-def register(name: str, config: type[JudgeConfig], judge: type[Any]) -> None:
-    """Register judge class ``judge``, declared by ``config``, as catalog kind ``name``."""
-    _KINDS[name] = Kind(name, config, judge)
+def register(
+    name: str,
+    config: type[JudgeConfig],
+    judge: type[Any],
+    builder: Callable[[Any], Any] | None = None,
+) -> None:
+    """Register judge class ``judge``, declared by ``config``, as catalog kind ``name``
+    (``builder``: what builds a judge from a configuration, when not ``judge.from_config``)."""
+    _KINDS[name] = Kind(name, config, judge, builder)
     _ENTRY_MODELS.pop(name, None)
 
 
@@ -375,7 +386,7 @@ def build(name: str, entry: BaseModel, ctx: LoadContext) -> Any:
     if "name" in values and values["name"] is None:
         values["name"] = ctx.name  # an entry's judge is named after the entry
     config = checked(kind.config, values, kind.judge.__name__)
-    return kind.judge.from_config(config)
+    return kind.make(config)
 
 
 class Declared:

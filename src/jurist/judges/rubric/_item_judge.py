@@ -23,6 +23,8 @@ from typing import Any, Protocol
 
 from jurist._sync import run_sync
 from jurist.errors import DataError
+from jurist.judges._declare import judge_kinds
+from jurist.judges.rubric._judge_config import RubricJudgeConfig, config_of, refuse_weights
 from jurist.judges.rubric._report import GradeReport
 from jurist.judges.rubric._rubric import Rubric
 from jurist.models import Model
@@ -93,29 +95,23 @@ class RubricJudge:
         return f"rubric of {len(self.rubric)} criteria"
 
     @property
-    def config(self) -> Any:
-        """The declaration of this judge
-        (:class:`~jurist.judges.rubric._judge_config.RubricJudgeConfig`)."""
-        from jurist.judges.rubric._judge_config import config_of
-
+    def config(self) -> RubricJudgeConfig:
+        """The declaration of this judge (:class:`RubricJudgeConfig`), read from its grader."""
         return config_of(self)
 
     @classmethod
-    def from_config(cls, config: Any) -> RubricJudge:
-        """The grader ``config`` declares, bound to its rubric."""
-        from jurist.judges.rubric._judge_config import judge_of
-
-        return judge_of(config)
+    def from_config(cls, config: RubricJudgeConfig) -> RubricJudge:
+        """The grader ``config`` declares, bound to its rubric (the registered builder)."""
+        kind = next(k for k in judge_kinds().values() if k.judge is cls)
+        return kind.make(config)  # type: ignore[no-any-return]
 
     def with_options(self, **changes: Any) -> RubricJudge:
         """A new judge with the same configuration except ``changes`` (the grader's
         keywords, and ``rubric``, ``models``, the item fields)."""
-        return RubricJudge.from_config(self.config.updated("RubricJudge", changes))
+        return self.from_config(self.config.updated("RubricJudge", changes))
 
     def refuse_entry(self) -> None:
         """Refuse to be stored where the entry cannot say it all (weighted judges)."""
-        from jurist.judges.rubric._judge_config import refuse_weights
-
         refuse_weights(self)
 
     @property

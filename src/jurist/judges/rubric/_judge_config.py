@@ -3,9 +3,9 @@
 :class:`~jurist.judges.RubricJudge` it is bound as.
 
 The grader keeps its settings as the grading code reads them; :func:`config_of` reads them
-back into the declaration (the one place that names them) and :func:`judge_of` builds the
-grader and binds it again, so the catalog entry, ``with_options`` and the run's kept entry
-all come from :class:`RubricJudgeConfig`.
+back into the declaration (the one place that names them) and the grader's module builds
+the grader from one and binds it again (it registers the kind), so the catalog entry,
+``with_options`` and the run's kept entry all come from :class:`RubricJudgeConfig`.
 
 >>> import jurist
 >>> rubric = jurist.Rubric.from_dict([{"name": "ok", "requirement": "Answers"}])
@@ -19,20 +19,41 @@ all come from :class:`RubricJudgeConfig`.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
+from pydantic.fields import FieldInfo
+
 from jurist.errors import ConfigError
-from jurist.judges._codecs import ModelSpecs, RubricRef
-from jurist.judges._declare import JudgeConfig, option, register
-from jurist.judges.rubric._grader import CriterionGrader
-from jurist.judges.rubric._item_judge import RubricJudge
+from jurist.judges._codecs import ModelSpecs
+from jurist.judges._declare import Codec, JudgeConfig, LoadContext, option
 from jurist.judges.rubric._rubric import Rubric
 from jurist.models import get_model
 from jurist.templates import DEFAULT_MAX_TOOL_CHARS, Turn
 
-__all__ = ["RubricJudgeConfig", "config_of", "judge_of"]
+__all__ = ["BINDING", "RubricJudgeConfig", "RubricRef", "config_of", "refuse_weights"]
 
-_FIELDS = ("submission_field", "query_field", "reference_field")
+
+class RubricRef(Codec):
+    """A rubric, written inline (a catalog name ``rubrics.x`` is read too)."""
+
+    def entry_fields(self, name: str, info: FieldInfo) -> dict[str, tuple[Any, Any]]:
+        return {name: (str | dict[str, Any] | list[Any], ...)}
+
+    def dump(self, name: str, value: Any) -> dict[str, Any]:
+        return {name: value.to_dict()}
+
+    def load(self, name: str, entry: Mapping[str, Any], ctx: LoadContext) -> Any:
+        value = entry[name]
+        if isinstance(value, str):
+            rubric = ctx.resolve(value)
+            if not isinstance(rubric, Rubric):
+                raise ConfigError(f"{ctx.where(name)}: {name}: {value!r} is not a rubric")
+            return rubric
+        return Rubric.from_dict(value, source=f"{ctx.where(name)}: {name}")
+
+
+BINDING = ("submission_field", "query_field", "reference_field")
 """The options of the binding (:meth:`~jurist.CriterionGrader.for_rubric`), not the grader."""
 
 
@@ -70,7 +91,7 @@ class RubricJudgeConfig(JudgeConfig):
     max_tool_chars: int | None = option(DEFAULT_MAX_TOOL_CHARS, example=50, describe="never", ge=1)
 
 
-def config_of(judge: RubricJudge) -> RubricJudgeConfig:
+def config_of(judge: Any) -> RubricJudgeConfig:
     """The declaration of a rubric judge, read from its grader and binding."""
     info = judge.grader.describe()
     grader = judge.grader
@@ -85,23 +106,12 @@ def config_of(judge: RubricJudge) -> RubricJudgeConfig:
         concurrency=getattr(grader, "concurrency", 32),
         turn=getattr(grader, "turn", "last"),
         max_tool_chars=getattr(grader, "max_tool_chars", DEFAULT_MAX_TOOL_CHARS),
-        **{k: getattr(judge, k) for k in _FIELDS},
+        **{k: getattr(judge, k) for k in BINDING},
     )
     return RubricJudgeConfig.model_validate(values)
 
 
-def refuse_weights(judge: RubricJudge) -> None:
+def refuse_weights(judge: Any) -> None:
     """A rubric judge with weighted judges cannot be stored yet (its entry has no weights)."""
     if any(spec.get("weight", 1.0) != 1.0 for spec in judge.grader.describe()["judges"]):
         raise ConfigError("cannot store a rubric judge with weighted judges yet")
-
-
-def judge_of(config: RubricJudgeConfig) -> RubricJudge:
-    """The grader ``config`` declares, bound to its rubric."""
-    options = config.arguments()
-    rubric, models = options.pop("rubric"), options.pop("models")
-    binding = {k: options.pop(k) for k in _FIELDS}
-    return CriterionGrader(list(models), **options).for_rubric(rubric, **binding)
-
-
-register("rubric_judge", RubricJudgeConfig, RubricJudge)
