@@ -167,7 +167,10 @@ def test_remote_judge_refuses_proprietary_data_as_unitxts_openai_engine(
     )
     assert dataset[0]["data_classification_policy"] == ["proprietary"]
     before = dict(server.requests)
-    policy = r"artifact 'JuristJudgeMetric' is only configured to support the data with classification '\['public'\]'"
+    policy = (
+        r"artifact 'JuristJudgeMetric' is only configured to support the data with "
+        r"classification '\['public'\]'"
+    )
     with pytest.raises(UnitxtError, match=policy):
         evaluate(predictions=["Austin"], data=dataset)
     engine = JuristInferenceEngine(model="openai:sut", model_options={"base_url": server.url})
