@@ -54,6 +54,7 @@ class JuristMetric(BaseMetric):  # type: ignore[misc,no-untyped-call,unused-igno
 
     error: str | None = None
     score: float | None = None
+    success: bool | None = None
 
     def __init__(
         self,

@@ -45,6 +45,7 @@ try:
         ModelAPI,
         ModelOutput,
         ModelUsage,
+        StopReason,
         modelapi,
     )
     from inspect_ai.model import Model as InspectModel
@@ -75,11 +76,12 @@ def jurist_scorer(
     empty). ``metrics``: Inspect metrics (default ``[mean(), stderr()]``). ``name``: the
     scorer's name in the log (default ``"jurist"``; Inspect numbers repeats of a name).
     """
+    from jurist.judges._protocol import with_models_of
     from jurist.pipeline import JudgeMetric
 
     found = JudgeMetric(judge, context_fields=context_fields, retries=retries).judge
     metric = JudgeMetric(
-        found.with_models(_through_inspect), context_fields=context_fields, retries=retries
+        with_models_of(found, _through_inspect), context_fields=context_fields, retries=retries
     )
     reads = set(metric.context) | set(metric.judge.required_fields)
     ref_target = metric.reference_target
@@ -160,7 +162,7 @@ _CALL: ContextVar[_Call | None] = ContextVar("jurist_inspect_call", default=None
 
 
 @modelapi(name="jurist")  # type: ignore[arg-type,unused-ignore]
-class JuristModelAPI(ModelAPI):  # type: ignore[misc]
+class JuristModelAPI(ModelAPI):
     """Inspect's provider ``jurist``: sends a jurist judge's request through its model.
 
     Built by :func:`jurist_scorer` around each of a judge's models; Inspect's ``Model``
@@ -263,7 +265,11 @@ def _config(request: Request) -> GenerateConfig:
     )
 
 
-_STOP = {"stop": "stop", "length": "max_tokens", "content_filter": "content_filter"}
+_STOP: dict[str, StopReason] = {
+    "stop": "stop",
+    "length": "max_tokens",
+    "content_filter": "content_filter",
+}
 
 
 def _output(model: str, completion: Completion) -> ModelOutput:

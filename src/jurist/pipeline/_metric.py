@@ -30,6 +30,7 @@ import statistics
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 from jurist._missing import is_missing
@@ -363,7 +364,7 @@ def bootstrap_mean(
 
 def _called_from(package: str, *, depth: int) -> bool:
     """Whether one of the ``depth`` frames above the caller's caller runs ``package``'s code."""
-    frame = sys._getframe(2)
+    frame: FrameType | None = sys._getframe(2)
     for _ in range(depth):
         if frame is None:
             return False
