@@ -3,6 +3,7 @@ a loopback OpenAI-compatible server."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -68,3 +69,100 @@ def test_measure_and_a_measure(judge: jurist.LLMJudge) -> None:
     assert metric.is_successful() and metric.reason == "verdict: 5.0"
     assert metric.measure(CASES[2]) is None
     assert not metric.is_successful() and metric.error.startswith("parse: ")
+
+
+# -- issue 31, item 17: DeepEval's options, errors and exit ---------------------------------
+
+
+def test_every_deepeval_metric_option(
+    judge: jurist.LLMJudge, capsys: pytest.CaptureFixture[str]
+) -> None:
+    strict = JuristMetric(judge, strict_mode=True, include_reason=False, verbose_mode=True)
+    assert strict.threshold == 1  # DeepEval's strict mode
+    assert strict.measure(CASES[1]) == 0.0  # 0.25 is under 1: strict mode scores it 0
+    assert strict.reason is None and strict.success is False and strict.is_successful() is False
+    assert "Verdict: 2.0" in (strict.verbose_logs or "")
+    assert "jurist (likert@openai:judge)" in capsys.readouterr().out  # verbose: printed
+    assert strict.measure(CASES[0]) == 1.0 and strict.success is True
+    no_threshold = JuristMetric(judge, threshold=None)
+    assert no_threshold.measure(CASES[0]) == 1.0
+    assert no_threshold.is_successful() is None  # DeepEval's BaseMetric: no verdict
+    assert no_threshold.reason == "verdict: 5.0"
+
+
+def test_missing_actual_output_is_deepevals_error(judge: jurist.LLMJudge) -> None:
+    from deepeval.errors import MissingTestCaseParamsError
+
+    metric = JuristMetric(judge)
+    with pytest.raises(MissingTestCaseParamsError, match="'actual_output' cannot be None"):
+        metric.measure(LLMTestCase(input="Capital of Texas?", actual_output=None))
+    assert metric.error is not None  # set by DeepEval's own check, as for its metrics
+
+
+def test_evaluate_skips_missing_params(judge: jurist.LLMJudge) -> None:
+    from deepeval.evaluate import ErrorConfig
+
+    cases = [CASES[0], LLMTestCase(input="Capital of Texas?", actual_output=None)]
+    for run_async in (True, False):
+        result = evaluate(
+            test_cases=cases,
+            metrics=[JuristMetric(judge)],
+            async_config=AsyncConfig(run_async=run_async),
+            error_config=ErrorConfig(skip_on_missing_params=True),
+            display_config=DisplayConfig(show_indicator=False, print_results=False),
+        )
+        by_output = {t.actual_output: t.metrics_data for t in result.test_results}
+        assert [m.score for m in by_output["Austin"]] == [1.0]
+        assert not by_output[None]  # skipped, not an error that stops evaluate()
+
+
+def test_no_unclosed_session_at_exit(tmp_path: Path) -> None:
+    """DeepEval runs metrics on an event loop it never shuts down: the judge's connections
+    are still closed at exit (no "Unclosed client session")."""
+    import subprocess
+    import sys
+    import textwrap
+
+    root = Path(__file__).resolve().parents[1]
+    script = tmp_path / "run.py"
+    script.write_text(
+        textwrap.dedent(
+            f"""
+            import sys
+            sys.path.insert(0, {str(root)!r})
+            from deepeval import evaluate
+            from deepeval.evaluate import AsyncConfig, DisplayConfig
+            from deepeval.test_case import LLMTestCase
+            import jurist
+            from jurist.compat.deepeval import JuristMetric
+            from tests._judge_server import JudgeServer
+            with JudgeServer() as server:
+                model = jurist.get_model("openai:judge", base_url=server.url, api_key="x")
+                judge = jurist.LLMJudge(model, template="likert")
+                result = evaluate(
+                    test_cases=[LLMTestCase(input="Capital of Texas?", actual_output="Austin")],
+                    metrics=[JuristMetric(judge)],
+                    async_config=AsyncConfig(run_async=True),
+                    display_config=DisplayConfig(show_indicator=False, print_results=False),
+                )
+            print("score", result.test_results[0].metrics_data[0].score)
+            """
+        )
+    )
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(root / "src"), os.environ.get("PYTHONPATH", "")]),
+        "DEEPEVAL_TELEMETRY_OPT_OUT": "YES",
+        "DEEPEVAL_DISABLE_DOTENV": "1",
+    }
+    done = subprocess.run(
+        [sys.executable, str(script)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "score 1.0" in done.stdout
+    assert "Unclosed" not in done.stderr, done.stderr[-2000:]

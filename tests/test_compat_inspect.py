@@ -120,3 +120,52 @@ def test_rubric_judge_as_scorer(tmp_path: Path) -> None:
     [log] = eval(task, model=model, log_dir=str(tmp_path), display="none")
     score = log.samples[0].scores["jurist"]
     assert score.value == 1.0 and score.metadata["error"] is None
+
+
+def test_named_scorers_and_the_judges_calls_in_inspects_usage_and_events(
+    server: JudgeServer, tmp_path: Path
+) -> None:
+    """Issue 31, item 19: ``name=`` names each scorer, and the judge's calls are Inspect
+    model calls: a ModelEvent each in the sample's transcript, their tokens in the sample's
+    and the eval's model usage, as for Inspect's own model_graded_qa."""
+    from inspect_ai.log import read_eval_log
+
+    judge = jurist.LLMJudge(
+        jurist.get_model("openai:judge", base_url=server.url, api_key="x"), template="likert"
+    )
+    task = Task(
+        dataset=SAMPLES,
+        solver=generate(),
+        scorer=[jurist_scorer(judge, name="likert"), jurist_scorer(judge, name="likert_b")],
+    )
+    model = inspect_model(
+        "mockllm/model", custom_outputs=[_output(a) for a in ("Austin", "Dallas", "Mars")]
+    )
+    before = server.requests.get("judge", 0)
+    [log] = eval(task, model=model, log_dir=str(tmp_path), display="none", max_samples=1)
+    assert log.status == "success", log.error
+    log = read_eval_log(log.location)
+    assert log.samples is not None
+    sent = server.requests.get("judge", 0) - before
+    assert sent == 6  # 3 samples x 2 scorers, no re-asks
+    calls = []
+    for sample in log.samples:
+        assert set(sample.scores or {}) == {"likert", "likert_b"}
+        events = [
+            e for e in sample.events if e.event == "model" and e.model == "jurist/openai:judge"
+        ]
+        assert len(events) == 2  # one judge call per scorer
+        calls += events
+        assert sample.model_usage["jurist/openai:judge"].input_tokens == sum(
+            e.output.usage.input_tokens for e in events
+        )
+    assert [e.output.completion for e in calls[:2]] == ["5", "5"]
+    assert "Austin" in calls[0].input[-1].text  # the judge prompt, as sent
+    assert all(e.error is None for e in calls)
+    judge_usage = log.stats.model_usage["jurist/openai:judge"]
+    assert judge_usage.input_tokens == sum(e.output.usage.input_tokens for e in calls) > 0
+    assert judge_usage.output_tokens == sum(e.output.usage.output_tokens for e in calls) > 0
+    assert "mockllm/model" in log.stats.model_usage  # the solver's model, as before
+    first = log.samples[0].scores
+    assert first["likert"].value == first["likert_b"].value == 1.0
+    assert math.isnan(log.samples[2].scores["likert"].value)

@@ -42,7 +42,13 @@ def _judge(server: JudgeServer) -> jurist.LLMJudge:
 
 def test_tutorial_flow_end_to_end(server: JudgeServer) -> None:
     metric = judge_metric(_judge(server), context_fields={"prompt": "question"})
-    dataset = create_dataset(task="tasks.qa.open", test_set=DATA, metrics=[metric], split="test")
+    dataset = create_dataset(
+        task="tasks.qa.open",
+        test_set=DATA,
+        metrics=[metric],
+        split="test",
+        data_classification_policy=["public"],  # remote models take public data only
+    )
     engine = JuristInferenceEngine(
         model="openai:sut", model_options={"base_url": server.url}, max_retries=1
     )
@@ -76,6 +82,7 @@ def test_metric_in_a_unitxt_catalog_used_by_name(server: JudgeServer, tmp_path: 
             test_set=DATA[:1],
             metrics=["metrics.jurist.likert_local"],
             split="test",
+            data_classification_policy=["public"],
         )
         results = evaluate(predictions=["Austin"], data=dataset)
     finally:
@@ -100,7 +107,11 @@ def test_non_text_source_is_a_data_error() -> None:
 
 def test_engine_uses_jurists_cache(server: JudgeServer, tmp_path: Path) -> None:
     dataset = create_dataset(
-        task="tasks.qa.open", test_set=DATA[:1], metrics=["metrics.rouge"], split="test"
+        task="tasks.qa.open",
+        test_set=DATA[:1],
+        metrics=["metrics.rouge"],
+        split="test",
+        data_classification_policy=["public"],
     )
     cache = tmp_path / "cache.sqlite"
     engine = JuristInferenceEngine(
@@ -113,3 +124,91 @@ def test_engine_uses_jurists_cache(server: JudgeServer, tmp_path: Path) -> None:
     )
     assert list(again(dataset)) == ["Austin"]
     assert server.requests.get("sut", 0) == before + 1  # the second run was a cache hit
+
+
+# -- issue 31, item 16 ------------------------------------------------------------------------
+
+
+def test_context_fields_in_unitxts_list_form(server: JudgeServer) -> None:
+    """``context_fields=["question"]`` (unitxt's form): not a judge field, so it is the
+    judge's prompt, rendered as unitxt's judges render context ("question: ...")."""
+    metric = JuristJudgeMetric(judge=_judge(server), context_fields=["question"])
+    dataset = create_dataset(
+        task="tasks.qa.open",
+        test_set=DATA[:2],
+        metrics=[metric],
+        split="test",
+        data_classification_policy=["public"],
+    )
+    results = evaluate(predictions=["Austin", "Dallas"], data=dataset)
+    assert [s["jurist_judge"] for s in results.instance_scores] == [1.0, 0.25]
+    item = metric._judge_metric().items(
+        ["Austin"], task_data=[{"question": "Capital?", "__jurist_unitxt_context__": "x"}]
+    )[0]
+    assert item["prompt"] == "x"  # the rendered context column fills the prompt
+    one = JuristJudgeMetric(judge=_judge(server), context_fields="question")
+    out = one.compute(references=[[]], predictions=["Austin"], task_data=[{"question": "q"}])
+    assert out[0]["jurist_judge"] == 1.0
+
+
+def test_remote_judge_refuses_proprietary_data_as_unitxts_openai_engine(
+    server: JudgeServer,
+) -> None:
+    """unitxt's loader marks dict data ``proprietary`` by default; unitxt's own
+    OpenAiInferenceEngine takes ``public`` only, and so do a remote jurist judge and
+    engine: unitxt's check refuses, before any call reaches the server."""
+    from unitxt.error_utils import UnitxtError
+    from unitxt.inference import OpenAiInferenceEngine
+
+    assert OpenAiInferenceEngine.data_classification_policy == ["public"]
+    metric = JuristJudgeMetric(judge=_judge(server), context_fields={"prompt": "question"})
+    dataset = create_dataset(
+        task="tasks.qa.open", test_set=DATA[:1], metrics=[metric], split="test"
+    )
+    assert dataset[0]["data_classification_policy"] == ["proprietary"]
+    before = dict(server.requests)
+    policy = (
+        r"artifact 'JuristJudgeMetric' is only configured to support the data with "
+        r"classification '\['public'\]'"
+    )
+    with pytest.raises(UnitxtError, match=policy):
+        evaluate(predictions=["Austin"], data=dataset)
+    engine = JuristInferenceEngine(model="openai:sut", model_options={"base_url": server.url})
+    with pytest.raises(UnitxtError, match="'JuristInferenceEngine' is only configured"):
+        engine(dataset)
+    assert server.requests == before  # nothing was sent
+    # the user's own policy is unitxt's way to allow it
+    allowed = JuristJudgeMetric(
+        judge=_judge(server),
+        context_fields={"prompt": "question"},
+        data_classification_policy=["public", "proprietary"],
+    )
+    dataset = create_dataset(
+        task="tasks.qa.open", test_set=DATA[:1], metrics=[allowed], split="test"
+    )
+    assert evaluate(predictions=["Austin"], data=dataset).instance_scores[0]["jurist_judge"] == 1.0
+    # a local judge has no policy (as unitxt's HF engines): proprietary data is judged
+    local = jurist.LLMJudge(jurist.get_model("mock:j", outputs=["5"]), template="likert")
+    dataset = create_dataset(
+        task="tasks.qa.open",
+        test_set=DATA[:1],
+        metrics=[JuristJudgeMetric(judge=local, context_fields={"prompt": "question"})],
+        split="test",
+    )
+    assert evaluate(predictions=["x"], data=dataset).instance_scores[0]["jurist_judge"] == 1.0
+
+
+def test_jurists_own_metric_in_metrics_is_a_short_clear_error() -> None:
+    judge = jurist.LLMJudge(jurist.get_model("mock:j", outputs=["5"]), template="likert")
+    with pytest.raises(jurist.errors.ConfigError, match="JuristJudgeMetric") as err:
+        create_dataset(
+            task="tasks.qa.open",
+            test_set=DATA[:1],
+            metrics=[jurist.JudgeMetric(judge, context_fields={"prompt": "question"})],
+            split="test",
+        )
+    assert len(str(err.value)) < 400
+    import copy
+
+    plain = jurist.JudgeMetric(judge)  # copied outside unitxt: an ordinary shallow copy
+    assert copy.copy(plain).judge is plain.judge

@@ -113,13 +113,11 @@ def test_bad_judge_is_an_error() -> None:
 
 
 async def test_unscored_rows_are_nan_with_a_warning_and_metadata() -> None:
-    boom = InternalServerError("down", status_code=500)
-
     def reads(request: Request) -> str:
         return "???" if "q2" in request.messages[-1].content else "Correct"
 
     judge_a = MockModel("a", outputs=reads)
-    panel = LLMPanel(judges=[judge_a, mock("b", [boom])])
+    panel = LLMPanel(judges=[judge_a, mock("b", ["no verdict here"])])
     with pytest.warns(UserWarning, match=r"could not be parsed for 2 prompt\(s\)"):
         result = await panel.score(["q1", "q2"], ["r1", "r2"])
     assert math.isnan(result.data["judge_2"][0]) and math.isnan(result.data["judge_2"][1])
@@ -129,6 +127,17 @@ async def test_unscored_rows_are_nan_with_a_warning_and_metadata() -> None:
     assert result.metadata["n_counted"] == [1, 0]
     assert result.metadata["unscored"] == {"judge_1": [1], "judge_2": [0, 1]}
     assert judge_a.calls == 1 + 6  # an unreadable verdict is re-asked 5 times, as in uqlm
+
+
+async def test_a_failed_call_raises_as_in_uqlm_never_a_silent_nan() -> None:
+    """uqlm's panel awaits each judge, whose LLM error propagates: a call that fails is
+    raised (for a drop-in judge and a jurist.LLMJudge alike), not scored NaN."""
+    boom = InternalServerError("down", status_code=500)
+    for failing in (mock("b", [boom]), NativeJudge(mock("n", [boom]), template="true_false")):
+        panel = LLMPanel(judges=[mock("a", ["Correct"]), failing])
+        with pytest.raises(InternalServerError, match="down") as err:
+            await panel.score(["q1", "q2"], ["r1", "r2"], show_progress_bars=False)
+        assert "2 judge call(s) failed while judging 2 response(s)" in err.value.__notes__[-1]
 
 
 async def test_judges_as_compat_native_and_model_objects() -> None:

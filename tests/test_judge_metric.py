@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import math
 import statistics
 from collections.abc import Sequence
@@ -138,6 +139,31 @@ def test_a_prediction_that_is_not_text_stops_before_any_call(bad: Any, named: st
     with pytest.raises(DataError, match=r"^instance 1: the (prediction is|judge needs field) "):
         from_column.compute(task_data=[{"prompt": "q", "a": "x"}, {"prompt": "q", "a": bad}])
     assert model.calls == 0  # type: ignore[attr-defined]
+
+
+def test_unitxt_argument_order_is_refused_not_judged_the_wrong_way() -> None:
+    """unitxt's metrics take (references, predictions, task_data): the same positional call
+    on JudgeMetric must not judge the reference (issue 31, item 15)."""
+
+    def grade(request: Request) -> str:  # 0.9 for the prediction, 0.1 for the reference
+        return "Rating: [[9]]" if "PRED" in request.messages[-1].content else "Rating: [[1]]"
+
+    judge = jurist.LLMJudge(jurist.get_model("mock:j", outputs=grade), template="mt_bench")
+    metric = JudgeMetric(judge)
+    td = [{"prompt": "q"}]
+    for call in (metric.compute, metric.items):
+        with pytest.raises(TypeError, match=r"references= and task_data= by keyword") as err:
+            call(["REF"], ["PRED"], td)  # type: ignore[operator]
+        assert "JuristJudgeMetric" in str(err.value)
+    with pytest.raises(TypeError, match="only positional argument"):
+        asyncio.run(metric.acompute(["PRED"], ["REF"], td))  # the coroutine refuses it too
+    assert model_calls(judge) == 0  # refused before any call
+    res = metric.compute(["PRED"], references=["REF"], task_data=td)
+    assert res.scores == [0.9] and res.instances[0].prediction == "PRED"
+
+
+def model_calls(judge: jurist.LLMJudge) -> int:
+    return int(judge.model.calls)  # type: ignore[attr-defined]
 
 
 def test_references_fill_the_reference_field() -> None:

@@ -142,3 +142,75 @@ def test_grpo_trainer_two_steps_on_the_tiny_model(tiny_model_dir: Path, tmp_path
     # 2 steps x 2 completions each, every one judged, each reward on one loop throughout.
     assert sync_judge.calls == async_judge.calls == 4
     assert len(sync_loops) == 1 and len(async_loops) == 1 and sync_loops != async_loops
+
+
+# trl 1.16 still calls transformers 5's deprecated gradient_checkpointing names.
+@pytest.mark.filterwarnings("ignore:`(is_)?gradient_checkpointing.*` is deprecated:FutureWarning")
+def test_grpo_with_an_openai_backend_given_base_url(
+    tiny_model_dir: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Issue 31, item 20: ``RewardBackend("openai:...", base_url=...)`` reaches a local
+    OpenAI-compatible server (two real GRPO steps), and the judge's decision to stop
+    asking for JSON (the server answers text) is recorded, logged as info, not a warning."""
+    import logging
+
+    from aiohttp import web
+    from datasets import Dataset
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from trl import GRPOConfig, GRPOTrainer
+
+    from tests._fault_server import _completion
+    from tests._loopback import Loopback
+
+    seen: list[dict[str, Any]] = []
+
+    async def handle(request: web.Request) -> web.Response:
+        body = await request.json()
+        seen.append(body)
+        return web.json_response(_completion(body, "Score: 0.5"))
+
+    with Loopback(handle, shutdown_timeout=0.5) as server:
+        backend = RewardBackend("openai:judge", base_url=server.base_url, api_key="x")
+        fn = trl_reward_func_async(llm_backend=backend, name="served")
+        data = Dataset.from_dict(
+            {"prompt": [[{"role": "user", "content": Q}]] * 2, "answer": ["Paris", "Paris"]}
+        )
+        config = GRPOConfig(
+            output_dir=str(tmp_path / "grpo"),
+            max_steps=2,
+            per_device_train_batch_size=2,
+            num_generations=2,
+            max_completion_length=4,
+            logging_steps=1,
+            report_to="none",
+            use_cpu=True,
+            save_strategy="no",
+            eval_strategy="no",
+            log_completions=False,
+            dataloader_num_workers=0,
+            seed=0,
+            gradient_checkpointing=False,
+        )
+        trainer = GRPOTrainer(
+            model=AutoModelForCausalLM.from_pretrained(str(tiny_model_dir)),
+            reward_funcs=[fn],
+            args=config,
+            train_dataset=data,
+            processing_class=AutoTokenizer.from_pretrained(str(tiny_model_dir)),
+        )
+        with caplog.at_level(logging.INFO, logger="jurist"):
+            trainer.train()
+    steps = [log for log in trainer.state.log_history if "rewards/served/mean" in log]
+    assert [log["rewards/served/mean"] for log in steps] == [0.5, 0.5]
+    assert len(seen) == 4 and all(b["model"] == "judge" for b in seen)
+    jurist_records = [r for r in caplog.records if r.name.startswith("jurist")]
+    assert not [r.getMessage() for r in jurist_records if r.levelno >= logging.WARNING]
+    decided = [r for r in jurist_records if "in a row with text" in r.getMessage()]
+    assert len(decided) == 1 and decided[0].levelno == logging.INFO
+
+
+def test_reward_backend_options_need_a_spec() -> None:
+    from jurist.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"options \['base_url'\] cannot be applied"):
+        RewardBackend(MockModel("j"), base_url="http://127.0.0.1:1/v1")

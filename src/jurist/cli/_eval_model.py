@@ -143,7 +143,7 @@ def eval_model(
                     f"missing; the item has fields {sorted(row)}"
                 )
         try:
-            metric.items([""], None, [row])
+            metric.items([""], task_data=[row])
         except DataError as e:  # JudgeMetric names its one instance "instance 0"
             why = str(e).removeprefix("instance 0: ")
             raise DataError(f"{data}: {item_name(i, row)}: {why}") from None

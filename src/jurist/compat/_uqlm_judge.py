@@ -20,13 +20,13 @@ from typing import TYPE_CHECKING, Any
 
 from jurist._sync import run_sync
 from jurist.compat._uqlm_likert import uqlm_likert_template
-from jurist.errors import ConfigError
+from jurist.errors import ConfigError, JuristError
 from jurist.judges import LLMJudge as _LLMJudge
-from jurist.models import Model, get_model
+from jurist.models import Model, WrapperModel, get_model
 from jurist.templates import Template, get_template, labels_scale
-from jurist.types import Message, Request
+from jurist.types import CandidateScores, Completion, Message, Request
 
-__all__ = ["LLMJudge"]
+__all__ = ["LLMJudge", "judge_or_raise", "uqlm_judge_class"]
 
 _TEMPLATES = ("true_false_uncertain", "true_false", "continuous", "likert")
 
@@ -54,6 +54,92 @@ if TYPE_CHECKING:
     _Base = object
 else:
     _Base = _uqlm_base()
+
+
+def uqlm_judge_class() -> type | None:
+    """uqlm's own ``LLMJudge`` class when uqlm is installed (and imports), else None."""
+    return None if _Base is object else _Base
+
+
+class _CallErrors(WrapperModel):
+    """The judge's model, keeping the error of each call that failed (the judge records
+    it on the row's judgment and goes on; :func:`judge_or_raise` then raises it)."""
+
+    def __init__(self, wrapped: Model, sink: list[JuristError]) -> None:
+        super().__init__(wrapped)
+        self.sink = sink
+
+    async def complete(self, request: Request) -> Completion:
+        try:
+            return await self.wrapped.complete(request)
+        except JuristError as e:
+            self.sink.append(e)
+            raise
+
+    async def candidate_scores(
+        self, request: Request, candidates: Sequence[str]
+    ) -> CandidateScores:
+        try:
+            return await self.wrapped.candidate_scores(request, candidates)
+        except JuristError as e:
+            self.sink.append(e)
+            raise
+
+
+_LOOP_HINT = (
+    "a LangChain chat model's async client belongs to the event loop of its first call: with "
+    "one model, use either `await judge_responses(...)` or `judge_responses_sync(...)`, not "
+    "both (or build a new chat model for the other loop)"
+)
+
+
+def _loop_cause(error: BaseException) -> str | None:
+    """The message of the error in ``error``'s chain that says a client was used from
+    another event loop (asyncio's "bound to a different event loop", or "Event loop is
+    closed" for a client whose loop has ended), else None."""
+    seen: set[int] = set()
+    at: BaseException | None = error
+    while at is not None and id(at) not in seen:
+        seen.add(id(at))
+        text = f"{type(at).__name__}: {at}"
+        if any(m in text for m in ("different event loop", "different loop", "loop is closed")):
+            return text
+        at = at.__cause__ or at.__context__
+    return None
+
+
+async def judge_or_raise(
+    judge: _LLMJudge,
+    prompts: Sequence[str],
+    responses: Sequence[str],
+    retries: int,
+    progress: bool,
+) -> dict[str, Any]:
+    """``judge.judge_responses`` in uqlm's terms: a verdict that cannot be read is NaN,
+    and a call that fails (an HTTP 500 after the model's retries, a timeout, a client bound
+    to another event loop) raises its error, as uqlm's judge raises its LLM's exception;
+    never a NaN that hides it. The error says how many of the calls failed."""
+    sink: list[JuristError] = []
+    tapped = judge.with_models(lambda model: _CallErrors(model, sink))
+    out = await tapped.judge_responses(prompts, responses, retries, progress)
+    if sink:
+        first = sink[0]
+        first.add_note(
+            f"{len(sink)} judge call(s) failed while judging {len(prompts)} response(s); "
+            "uqlm's judge raises a failed call (it is not an unreadable verdict, so it is not "
+            "scored NaN), and so does jurist.compat.uqlm"
+        )
+        cause = _loop_cause(first)
+        if cause is not None:
+            first.add_note(f"the cause: {cause}; {_LOOP_HINT}")
+        raise first
+    out["scores"] = [math.nan if s is None else s for s in out["scores"]]
+    if "explanations" in out:
+        out["explanations"] = [
+            math.nan if s != s or e is None else e
+            for s, e in zip(out["scores"], out["explanations"], strict=True)
+        ]
+    return out
 
 
 class LLMJudge(_Base):
@@ -156,16 +242,10 @@ class LLMJudge(_Base):
         explanations: bool = False,
     ) -> dict[str, Any]:
         """``{"judge_prompts", "judge_responses", "scores"}`` (+ ``"explanations"`` when
-        asked); unreadable scores are NaN, and so are their explanations."""
+        asked); unreadable scores are NaN, and so are their explanations. A call that fails
+        (after the model's retries) raises its error, as uqlm's judge does."""
         judge = self._explaining if explanations else self.judge
-        out = await judge.judge_responses(prompts, responses, retries, bool(progress_bar))
-        out["scores"] = [math.nan if s is None else s for s in out["scores"]]
-        if explanations:
-            out["explanations"] = [
-                math.nan if s != s or e is None else e
-                for s, e in zip(out["scores"], out["explanations"], strict=True)
-            ]
-        return out
+        return await judge_or_raise(judge, prompts, responses, retries, bool(progress_bar))
 
     def judge_responses_sync(
         self,

@@ -33,7 +33,7 @@ from typing import Any
 
 from jurist._progress import BatchProgress
 from jurist._sync import run_sync
-from jurist.compat._uqlm_judge import LLMJudge
+from jurist.compat._uqlm_judge import LLMJudge, judge_or_raise, uqlm_judge_class
 from jurist.errors import ConfigError, DataError, JuristError
 from jurist.judges import LLMJudge as NativeJudge
 from jurist.judges._aggregate import aggregate
@@ -83,8 +83,9 @@ class UQResult:
 class LLMPanel:
     """uqlm's ``LLMPanel``: several judges score each response; ``avg``/``max``/``min``/``median``.
 
-    ``judges`` are :class:`jurist.compat.uqlm.LLMJudge` or :class:`jurist.LLMJudge` objects
-    (used as they are: each is asked through its own ``judge_responses``), or models (a
+    ``judges`` are :class:`jurist.compat.uqlm.LLMJudge`, uqlm's own ``LLMJudge`` or
+    :class:`jurist.LLMJudge` objects (used as they are: each is asked through its own
+    ``judge_responses``), or models (a
     LangChain chat model, a jurist model, a ``"provider:name"``), each turned into an
     ``LLMJudge`` with the matching entry of ``scoring_templates`` (default
     ``"true_false_uncertain"``), ``max_calls_per_min`` and ``additional_context`` (added to
@@ -120,8 +121,9 @@ class LLMPanel:
         self.scoring_templates = scoring_templates
         self.explanations = explanations
         self.additional_context = additional_context
-        self.judges: list[LLMJudge | NativeJudge] = []
+        self.judges: list[Any] = []
         self._natives: dict[int, NativeJudge] = {}
+        uqlm_judge = uqlm_judge_class()
         for i, (judge, template) in enumerate(zip(judges, scoring_templates, strict=True)):
             if isinstance(judge, NativeJudge):  # jurist's own: configured as uqlm's would be
                 self._natives[i] = _configured(judge, explanations)
@@ -132,10 +134,13 @@ class LLMPanel:
                     scoring_template=template,
                     additional_context=additional_context,
                 )
-            elif not isinstance(judge, LLMJudge):
+            elif not isinstance(judge, LLMJudge) and not (
+                uqlm_judge is not None and isinstance(judge, uqlm_judge)
+            ):
                 raise ConfigError(
-                    "judges must be a list containing instances of either LLMJudge or "
-                    f"BaseChatModel (or a jurist model); judge {i} is a {type(judge).__name__}"
+                    "judges must be a list containing instances of either LLMJudge (jurist's, "
+                    "uqlm's or jurist.compat.uqlm's) or BaseChatModel (or a jurist model); "
+                    f"judge {i} is a {type(judge).__module__}.{type(judge).__name__}"
                 )
             self.judges.append(judge)
         self._generator: Model | None = None
@@ -226,10 +231,9 @@ class LLMPanel:
     async def _ask(self, j: int, prompts: list[str], responses: list[str]) -> Mapping[str, Any]:
         """Judge ``j``'s answer through its public ``judge_responses``, as uqlm calls it."""
         native = self._natives.get(j)
-        if native is not None:
-            return await native.judge_responses(prompts, responses, retries=5, progress_bar=False)
-        judge = self.judges[j]
-        assert isinstance(judge, LLMJudge)  # (or a mock with its spec) the natives are above
+        if native is not None:  # a failed call raises, as the uqlm-style judges' do
+            return await judge_or_raise(native, prompts, responses, 5, False)
+        judge = self.judges[j]  # jurist.compat.uqlm's, uqlm's own, or a mock with its spec
         out: Any = await judge.judge_responses(
             prompts=prompts, responses=responses, progress_bar=None, explanations=self.explanations
         )

@@ -12,6 +12,13 @@
 A verdict that cannot be read is NaN in the main score (unitxt's missing value, which its
 means skip) and the reason is in ``<main_score>_error``; it is never a made-up score.
 
+``data_classification_policy`` is unitxt's: when it is not given, a metric or engine whose
+model is remote (``openai:``, ``litellm:``, ...: it sends the data to a server) takes
+``["public"]``, as unitxt's own ``OpenAiInferenceEngine`` does, so unitxt's own check
+(``Artifact.verify_instance``) refuses ``proprietary`` data with unitxt's message; one
+whose models are all local (``hf:``, ``vllm:``, ``mock:``) has none, as unitxt's HF
+engines (nothing leaves the process). Give ``data_classification_policy=[...]`` to choose.
+
 Importing this module needs unitxt (``pip install 'jurist[unitxt]'``). See docs/unitxt.md.
 """
 
@@ -61,6 +68,19 @@ class JuristInferenceEngine(InferenceEngine):  # type: ignore[misc]
     cache: Any = None
     use_cache: bool = False
     label: str = "jurist"
+
+    def verify_instance(self, instance: dict[str, Any], name: str | None = None) -> Any:
+        """unitxt's data classification check, under the model's default policy (see the
+        module doc) when none was given."""
+        return _verify(self, super().verify_instance, instance, name, self._models)
+
+    def _models(self) -> tuple[Any, ...]:
+        model = getattr(self, "_model", None)
+        if model is None:
+            from jurist.models import get_model
+
+            model = get_model(self.model, **dict(self.model_options))
+        return (model,)
 
     def prepare_engine(self) -> None:
         from jurist.models import CachedModel, LimitedModel, get_model
@@ -140,7 +160,11 @@ class JuristJudgeMetric(BulkInstanceMetric):  # type: ignore[misc]
     entry mapping (:func:`judge_metric` makes one from a
     judge object). ``context_fields`` maps judge fields to ``task_data`` columns
     (``{"prompt": "question"}``). ``use_references``: the first reference of each instance
-    fills the judge's reference (``None``: when the judge requires one). Per instance:
+    fills the judge's reference (``None``: when the judge requires one). ``context_fields``
+    also takes unitxt's forms, a field name or a list of ``task_data`` fields: those that
+    are judge fields fill them, and the others are the judge's ``prompt``, written as
+    unitxt's judges show context (``name: value`` lines; a lone field named ``context``,
+    its value). ``data_classification_policy``: see the module doc. Per instance:
     ``<main_score>`` (NaN when unscored), ``<main_score>_verdict``, ``<main_score>_error``
     (the reason, empty when scored) and ``<main_score>_explanation``.
     """
@@ -163,6 +187,18 @@ class JuristJudgeMetric(BulkInstanceMetric):  # type: ignore[misc]
         if self.ci_scores is None:
             self.ci_scores = [self.main_score]
         self._metric: Any = None
+        self._context: list[str] = []
+
+    def verify_instance(self, instance: dict[str, Any], name: str | None = None) -> Any:
+        """unitxt's data classification check, under the judge's default policy (see the
+        module doc) when none was given."""
+        return _verify(
+            self,
+            super().verify_instance,
+            instance,
+            name,
+            lambda: self._judge_metric().judge.models(),
+        )
 
     def process_data_before_dump(self, data: Any) -> Any:
         data = super().process_data_before_dump(data)
@@ -177,9 +213,11 @@ class JuristJudgeMetric(BulkInstanceMetric):  # type: ignore[misc]
         if self._metric is None:
             from jurist.pipeline import JudgeMetric
 
+            judge = _build_judge(self.judge, self.catalog_root)
+            mapping, self._context = _context_fields(self.context_fields, judge)
             self._metric = JudgeMetric(
-                _build_judge(self.judge, self.catalog_root),
-                context_fields=self.context_fields,
+                judge,
+                context_fields=mapping,
                 retries=self.retries,
                 concurrency=self.concurrency,
             )
@@ -196,7 +234,9 @@ class JuristJudgeMetric(BulkInstanceMetric):  # type: ignore[misc]
         if use is None:
             use = metric.reference_target in metric.judge.required_fields
         refs = [_first(i, r) for i, r in enumerate(references)] if use else None
-        results = metric.compute(predictions, refs, task_data)
+        if self._context:
+            task_data = [_with_context(i, td, self._context) for i, td in enumerate(task_data)]
+        results = metric.compute(predictions, references=refs, task_data=task_data)
         key = self.main_score
         out: list[dict[str, Any]] = []
         for r in results.instances:
@@ -209,6 +249,72 @@ class JuristJudgeMetric(BulkInstanceMetric):  # type: ignore[misc]
                 }
             )
         return out
+
+
+_CONTEXT = "__jurist_unitxt_context__"  # the task_data column the rendered context goes in
+
+
+def _context_fields(fields: Any, judge: Any) -> tuple[Any, list[str]]:
+    """unitxt's ``context_fields`` as jurist's mapping, and the fields shown as context.
+
+    A mapping (judge field -> column) is jurist's, taken as is. A name or a list of names
+    is unitxt's: a name that is a judge field fills it; the others are the context that
+    fills the judge's ``prompt``.
+    """
+    if fields is None or isinstance(fields, Mapping):
+        return fields, []
+    if isinstance(fields, str):
+        fields = [fields]
+    if not isinstance(fields, list | tuple) or not all(isinstance(f, str) for f in fields):
+        raise ConfigError(
+            "JuristJudgeMetric: context_fields must be a field name, a list of task_data "
+            "fields (unitxt's forms) or a mapping judge field -> task_data column, not "
+            f"{fields!r}"
+        )
+    from jurist.pipeline._metric import _judge_fields
+
+    reads = _judge_fields(judge)
+    mapping = {f: f for f in fields if f in reads}
+    context = [f for f in fields if f not in reads]
+    if context:
+        if "prompt" not in reads or "prompt" in mapping:
+            raise ConfigError(
+                f"JuristJudgeMetric: context_fields {context} are not fields of the judge "
+                f"(it reads {reads}), and its prompt is "
+                f"{'given already' if 'prompt' in mapping else 'not a field'}: map them with "
+                "a dict, judge field -> task_data column"
+            )
+        mapping["prompt"] = _CONTEXT
+    return mapping, context
+
+
+def _with_context(index: int, row: Mapping[str, Any], names: list[str]) -> dict[str, Any]:
+    """``row`` with the context fields rendered as unitxt's judges render them."""
+    missing = [n for n in names if n not in row]
+    if missing:
+        raise DataError(
+            f"instance {index}: context field {missing[0]!r} is not in task_data (its "
+            f"fields: {sorted(row)})"
+        )
+    if len(names) == 1 and names[0].lower() == "context":
+        text = str(row[names[0]])
+    else:
+        text = "\n".join(f"{n}: {row[n]}" for n in names)
+    return {**row, _CONTEXT: text}
+
+
+def _verify(artifact: Any, verify: Any, instance: Any, name: str | None, models: Any) -> Any:
+    """Run unitxt's ``verify_instance`` with the models' default policy when the artifact
+    has none of its own (the field is restored after, so the artifact is unchanged)."""
+    if artifact.data_classification_policy is not None:
+        return verify(instance, name)
+    if not any(m.capabilities.remote for m in models()):
+        return verify(instance, name)  # local models: no policy, as unitxt's HF engines
+    artifact.data_classification_policy = ["public"]
+    try:
+        return verify(instance, name)
+    finally:
+        artifact.data_classification_policy = None
 
 
 def _first(index: int, refs: Any) -> Any:

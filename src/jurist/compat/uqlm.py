@@ -7,7 +7,10 @@ uqlm's verdict phrases ("partially correct" is 0.5) besides ratings 1-5 (see
 with jurist's parsing policy (whole words, longest phrase first, so "Incorrect" is never
 "correct"); ``template_ques_ans`` and ``keywords_to_scores_dict`` are honoured with any
 ``scoring_template``; ``retries=N`` re-asks at most N more times; scores that could not be
-read are NaN, as in uqlm's DataFrame.
+read are NaN, as in uqlm's DataFrame, while a call that fails raises its error, as uqlm's
+judge raises its LLM's (never a NaN that hides it); a ``continuous`` answer is read as the
+number it is ("0.8" of 0-100 is 0.008; uqlm joins its digits: 0.08). docs/uqlm.md lists
+every difference and why.
 
 >>> from jurist.compat.uqlm import LLMJudge
 >>> judge = LLMJudge(llm="mock:judge")

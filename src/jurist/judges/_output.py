@@ -84,8 +84,10 @@ class OutputState(Announcer):
             else:
                 self.json_off = True
             held = self.held
+        # a decision taken and recorded (in each judgment's output_note and the run's
+        # decisions), not a fault: info, not a warning every framework run would print
         if held:
-            logger.warning(
+            logger.info(
                 "%s answered %d requests for JSON in a row with text: recorded; the batch "
                 "engine keeps asking for JSON in this run, so that a resumed run sends the "
                 "very requests this one did",
@@ -93,7 +95,7 @@ class OutputState(Announcer):
                 TEXT_REPLIES_TO_STOP,
             )
         else:
-            logger.warning(json_off_note(self.spec))
+            logger.info(json_off_note(self.spec))
         self.announce()
         return True
 

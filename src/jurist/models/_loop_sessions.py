@@ -10,7 +10,9 @@ loop (:class:`LoopSessions`) and each is closed in time:
 - when the backend's ``aclose()`` runs (on that loop, or on another running loop through
   ``run_coroutine_threadsafe``);
 - when the backend is garbage-collected while a loop that outlives it is still running
-  (:meth:`LoopSessions.close_when_collected`), so the collector never meets an open session.
+  (:meth:`LoopSessions.close_when_collected`), so the collector never meets an open session;
+  and at interpreter exit, on a loop left open and idle (a framework's loop that is never
+  shut down, such as the one DeepEval's ``evaluate()`` runs metrics on).
 
 >>> import aiohttp, asyncio
 >>> pools = LoopSessions(aiohttp.ClientSession)
@@ -105,7 +107,22 @@ class LoopSessions:
 
 
 def _close_all(sessions: dict[asyncio.AbstractEventLoop, aiohttp.ClientSession]) -> None:
+    """Close each open session on its loop: scheduled on a running loop; run to the end on
+    a loop that is neither running nor closed (a framework's loop that is never shut down,
+    such as DeepEval's, met at interpreter exit), when no loop runs in this thread."""
     for loop, session in list(sessions.items()):
-        if not session.closed and loop.is_running():
+        if session.closed or loop.is_closed():
+            continue
+        if loop.is_running():
             asyncio.run_coroutine_threadsafe(session.close(), loop)
+        elif not _loop_running_here():
+            loop.run_until_complete(session.close())
     sessions.clear()
+
+
+def _loop_running_here() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True

@@ -223,7 +223,7 @@ class GenerateThenJudge:
                 model_prompt=prompt,
                 inference_usage=sent,
             )
-        judge_item = self.metric.items([answer.text], None, [item])[0]
+        judge_item = self.metric.items([answer.text], task_data=[item])[0]
         async with self._slot():
             try:
                 outcome: Any = await self.metric.judge.judge(judge_item, retries=retries)

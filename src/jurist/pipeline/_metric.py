@@ -27,8 +27,10 @@ engine uses too: ``aevaluate`` / ``evaluate``); ``compute`` works inside a runni
 from __future__ import annotations
 
 import statistics
+import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 from jurist._missing import is_missing
@@ -124,11 +126,28 @@ class JudgeMetric:
     def __repr__(self) -> str:
         return f"JudgeMetric({self.judge.name!r}, prediction -> {self.judge_field!r})"
 
+    def __copy__(self) -> JudgeMetric:
+        """A shallow copy, as ``copy.copy`` makes one; refused, with what to use instead,
+        when unitxt copies it as a recipe's metric (``metrics=[jurist.JudgeMetric(...)]``):
+        it is no unitxt metric, and unitxt would fail only later, with the whole object
+        serialised into its message."""
+        if _called_from("unitxt", depth=4):
+            raise ConfigError(
+                "jurist.JudgeMetric is not a unitxt metric: in unitxt's metrics=[...] use "
+                "jurist.compat.unitxt.JuristJudgeMetric(judge=..., context_fields=...) (or "
+                "judge_metric(judge) for a catalog entry); it takes unitxt's "
+                "(references, predictions, task_data) order"
+            )
+        other = object.__new__(type(self))
+        other.__dict__.update(self.__dict__)
+        return other
+
     # -- building the judge items ---------------------------------------------------------
 
     def items(
         self,
         predictions: Sequence[Any] | None,
+        *extra: Any,
         references: Sequence[Any] | None = None,
         task_data: Sequence[Mapping[str, Any]] | None = None,
     ) -> list[dict[str, Any]]:
@@ -136,7 +155,9 @@ class JudgeMetric:
 
         A field the judge needs that an instance lacks is a :class:`DataError` naming the
         instance, the field, where it was looked for, and the fields the instance has.
+        ``references`` and ``task_data`` are keyword-only (see :meth:`compute`).
         """
+        _refuse_positional("items", extra)
         n = _count(predictions, references, task_data)
         rows = [dict(r) for r in task_data] if task_data is not None else [{} for _ in range(n)]
         out: list[dict[str, Any]] = []
@@ -183,13 +204,20 @@ class JudgeMetric:
     async def acompute(
         self,
         predictions: Sequence[Any] | None = None,
+        *extra: Any,
         references: Sequence[Any] | None = None,
         task_data: Sequence[Mapping[str, Any]] | None = None,
-        *,
         progress: bool = False,
     ) -> MetricResults:
-        """Judge every instance and aggregate (see the class doc)."""
-        items = self.items(predictions, references, task_data)
+        """Judge every instance and aggregate (see the class doc).
+
+        Only ``predictions`` may be positional: ``references`` and ``task_data`` are
+        keyword-only, because unitxt's metrics take ``(references, predictions,
+        task_data)`` in that order, and a call in unitxt's order would judge the
+        references. A positional second argument is a :class:`TypeError` saying so.
+        """
+        _refuse_positional("acompute", extra)
+        items = self.items(predictions, references=references, task_data=task_data)
 
         async def one(i: int) -> Any:
             try:
@@ -209,13 +237,27 @@ class JudgeMetric:
     def compute(
         self,
         predictions: Sequence[Any] | None = None,
+        *extra: Any,
         references: Sequence[Any] | None = None,
         task_data: Sequence[Mapping[str, Any]] | None = None,
-        *,
         progress: bool = False,
     ) -> MetricResults:
-        """Sync twin of :meth:`acompute`; works inside a running event loop too."""
-        return run_sync(self.acompute(predictions, references, task_data, progress=progress))
+        """Sync twin of :meth:`acompute` (``references`` and ``task_data`` keyword-only);
+        works inside a running event loop too.
+
+        >>> import jurist
+        >>> m = JudgeMetric(jurist.LLMJudge("mock:j"))
+        >>> m.compute(["Paris"], ["Paris is the capital"], [{"prompt": "Capital?"}])
+        Traceback (most recent call last):
+        ...
+        TypeError: JudgeMetric.compute() takes the predictions as its only positional argument, ...
+        """
+        _refuse_positional("compute", extra)
+        return run_sync(
+            self.acompute(
+                predictions, references=references, task_data=task_data, progress=progress
+            )
+        )
 
     def aggregate(self, instances: Sequence[InstanceResult]) -> GlobalScores:
         """The global scores of per-instance results (failed ones counted, not averaged)."""
@@ -318,6 +360,31 @@ def bootstrap_mean(
     alpha = (1 - confidence) / 2
     low, high = np.quantile(means, [alpha, 1 - alpha])
     return float(low), float(high)
+
+
+def _called_from(package: str, *, depth: int) -> bool:
+    """Whether one of the ``depth`` frames above the caller's caller runs ``package``'s code."""
+    frame: FrameType | None = sys._getframe(2)
+    for _ in range(depth):
+        if frame is None:
+            return False
+        name = frame.f_globals.get("__name__", "")
+        if name == package or name.startswith(package + "."):
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _refuse_positional(method: str, extra: tuple[Any, ...]) -> None:
+    """A positional argument after the predictions: refused, never read in some order."""
+    if not extra:
+        return
+    raise TypeError(
+        f"JudgeMetric.{method}() takes the predictions as its only positional argument, got "
+        f"{1 + len(extra)}: pass references= and task_data= by keyword (unitxt's metrics take "
+        "(references, predictions, task_data) in that order, so a positional call could "
+        "judge the references); inside unitxt use jurist.compat.unitxt.JuristJudgeMetric"
+    )
 
 
 def _is_pairwise(judge: Any) -> bool:

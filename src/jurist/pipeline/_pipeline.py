@@ -171,7 +171,7 @@ async def aevaluate_model(
     rows = _rows(dataset)
     judge_metric = _as_metric(metric, prompt_field)
     prompts = [_prompt_of(r, i, prompt_field, prompt_template) for i, r in enumerate(rows)]
-    judge_metric.items(["" for _ in rows], None, rows)  # every judge field, before any call
+    judge_metric.items(["" for _ in rows], task_data=rows)  # every judge field, before any call
     model = get_model(model_under_test, **dict(model_options or {}))
 
     async def generate(i: int) -> Generation:
@@ -203,7 +203,9 @@ async def aevaluate_model(
     )
     done = [g.index for g in generations if g.prediction is not None]
     judged = await judge_metric.acompute(
-        [generations[i].prediction for i in done], None, [rows[i] for i in done], progress=progress
+        [generations[i].prediction for i in done],
+        task_data=[rows[i] for i in done],
+        progress=progress,
     )
     by_index = {
         i: r.model_copy(update={"index": i}) for i, r in zip(done, judged.instances, strict=True)

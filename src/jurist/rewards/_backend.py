@@ -60,6 +60,17 @@ class RewardBackend:
     ``judge`` is the :class:`~jurist.judges.LLMJudge` rewards score with (the ``reward``
     template by default). ``generate(prompt)`` sends one plain user message and returns the
     text, for reward functions that write their own prompt.
+
+    ``model`` is a jurist model, a LangChain chat model or a ``"provider:name"`` spec; with
+    a spec, ``base_url``, ``api_key``, ``max_retries`` and other backend options
+    (``timeout``, ...) build it through :func:`jurist.get_model` (the one model stack), so
+    ``RewardBackend("openai:judge", base_url="http://127.0.0.1:8000/v1")`` reaches a local
+    OpenAI-compatible server, as the spec's bracket form does. Options given with a model
+    object are refused (they could not apply).
+
+    >>> backend = RewardBackend("openai:judge", base_url="http://127.0.0.1:8000/v1", api_key="x")
+    >>> backend.model.identity()
+    {'provider': 'openai', 'name': 'judge', 'base_url': 'http://127.0.0.1:8000/v1'}
     """
 
     def __init__(
@@ -69,8 +80,16 @@ class RewardBackend:
         max_tokens: int = 10,
         temperature: float | None = 0.1,
         template: str | Template = "reward",
+        base_url: str | None = None,
+        api_key: str | None = None,
+        max_retries: int | None = None,
+        **model_options: Any,
     ) -> None:
-        self.model: Model = model if isinstance(model, Model) else get_model(model)
+        if base_url is not None:
+            model_options["base_url"] = base_url
+        if api_key is not None:
+            model_options["api_key"] = api_key
+        self.model: Model = get_model(model, max_retries=max_retries, **model_options)
         self.max_tokens = max_tokens
         self.temperature = temperature
         self.judge = LLMJudge(
