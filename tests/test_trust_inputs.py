@@ -92,6 +92,29 @@ def test_align_sends_the_key_the_run_was_judged_with(
     assert KEY not in out
 
 
+def test_a_catalog_judge_is_called_with_the_command_lines_key(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("JURIST_API_KEY", KEY)
+    with KeyServer([1 + i % 5 for i in range(6)]) as server:
+        entry = tmp_path / "catalog" / "judges" / "mine" / "served.yaml"
+        entry.parent.mkdir(parents=True)
+        entry.write_text(
+            "kind: judge\nmodel: 'openai:judge'\n"
+            f"model_options: {{base_url: '{server.url}', json_mode: null}}\ntemplate: likert\n"
+        )
+        monkeypatch.setenv("JURIST_CATALOG", str(tmp_path / "catalog"))
+        data = labelled(tmp_path / "d.jsonl", [1, 2, 3, 4, 5, 1])
+        args = ["judge", str(data), "--judge", "judges.mine.served", "--no-progress"]
+        code, out = cli([*args, "--out", str(tmp_path / "r1")], capsys)
+        assert code == EXIT_OK, out
+        assert server.auth == [f"Bearer {KEY}"] * 6  # the entry's server, the run's key
+        again = [*args, "--out", str(tmp_path / "r2"), "--api-key", "flag-key-0123"]
+        code, out = cli([*again, "--no-cache"], capsys)  # the answers are cached now
+        assert code == EXIT_OK, out
+        assert server.auth[6:] == ["Bearer flag-key-0123"] * 6
+
+
 def test_every_command_that_calls_a_model_takes_the_shared_model_options() -> None:
     import typer
 

@@ -22,7 +22,6 @@ the examples chosen and the held-out figures.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -202,24 +201,14 @@ def run_judge(run: Run, options: ModelOptions | None = None) -> Any:
             f"{run.run_dir}: its judge is a {entry.get('kind')!r} entry; align works on a "
             "single LLM judge (jurist judge, or jurist.LLMJudge with any template)"
         )
-    return judge if options is None else with_model_options(judge, entry, options)
+    return judge if options is None else with_model_options(judge, options)
 
 
-def with_model_options(judge: Any, entry: dict[str, Any], options: ModelOptions) -> Any:
-    """``judge`` (rebuilt from a run's ``entry``) with its model built through the model
-    options: the entry's model and its kept backend options (its server), with the key,
-    timeout, retries, limits and cache of the command line; ``--model`` replaces it."""
-    if options.models:
-        model = options.build()
-    else:
-        held = dict(entry.get("model_options") or {})
-        if options.base_url:  # the server moved: --base-url names where it is now
-            held.pop("base_url", None)
-            held.pop("api_base", None)
-        kept_rate = entry.get("max_calls_per_min")
-        if options.rpm is None and kept_rate is not None:
-            options = replace(options, rpm=int(kept_rate))
-        model = options.build(str(entry["model"]), held=held)
+def with_model_options(judge: Any, options: ModelOptions) -> Any:
+    """``judge`` (rebuilt from a run's entry) with its model built through the model
+    options (:meth:`ModelOptions.rebuild`: the run's server, the command line's key,
+    timeout, retries, limits and cache); ``--model`` replaces it."""
+    model = options.build() if options.models else options.rebuild(judge.model)
     changes: dict[str, Any] = {"model": model, "max_calls_per_min": None}
     # align's defaults of these two are None: the run judge's own, unless given
     temperature: float | None = options.temperature

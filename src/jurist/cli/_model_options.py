@@ -14,7 +14,7 @@ import functools
 import inspect
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
@@ -230,6 +230,27 @@ class ModelOptions:
             backend_options=parse_backend_options(self.model_option),
             held=held,
         )
+
+    def rebuild(self, model: Model, *, limits: bool = True) -> Model:
+        """``model`` (a catalog entry's, a run's) built again through these options: its
+        backend's own options (its server, its JSON mode: :meth:`Model.rebuild_spec
+        <jurist.models.Model.rebuild_spec>`) hold, ``--base-url`` moves its server, and the
+        key (``--api-key``, ``$JURIST_API_KEY``), timeout, retries, limits and cache are
+        this command line's; its own rate limit holds where ``--rpm`` is not given. A
+        local backend (no remote calls: ``hf:``, ``vllm:``, a scripted mock) is kept as it
+        is: none of these reach it."""
+        if not model.capabilities.remote:
+            return model
+        spec = model.rebuild_spec()
+        held = dict(spec.options)
+        if self.base_url:  # the server moved: --base-url names where it is now
+            held.pop("base_url", None)
+            held.pop("api_base", None)
+        options = self
+        kept_rate = spec.transport.rpm
+        if self.rpm is None and kept_rate is not None and limits:
+            options = replace(self, rpm=int(kept_rate))
+        return options.build(f"{spec.provider}:{spec.name}", limits=limits, held=held)
 
     def build_all(self, *, limits: bool = True) -> list[Model]:
         """One model stack per ``--model``."""
