@@ -266,8 +266,11 @@ def test_a_killed_run_is_interrupted_for_gate_calibrate_align_and_agreement(
     assert code == EXIT_OK, out
     assert f"warning: {run}: the run is interrupted ({judged} of {n} items judged" in out
     assert f"{judged} pairs" in out
-    # the store's summary says interrupted too, not running
+    # the store's summary says interrupted too, not running, and the state names the process
     assert jurist.Run(run).summary().status == "interrupted"
+    state = jurist.Run(run).state()
+    assert (state.status, state.items, state.expected) == ("interrupted", judged, n)
+    assert state.owner is not None and f"pid {killed.pid}" in state.owner
 
 
 def test_an_interrupted_run_is_refused_by_calibrate_and_align(
