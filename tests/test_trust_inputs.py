@@ -310,7 +310,7 @@ def test_gate_refuses_a_baseline_of_another_kind_or_scale(
     gate = ["gate", str(tmp_path / "likert"), "--max-drop", "0.05", "--baseline"]
     code, out = cli([*gate, str(tmp_path / "pair")], capsys)
     assert code == EXIT_USAGE, out
-    assert f"the baseline {tmp_path / 'pair'} is a pairwise" in out
+    assert f"the baseline {tmp_path / 'pair'} (judge kind 'pairwise')" in out
     assert "template 'likert'" in out and "cannot be compared" in out and "change" not in out
     code, out = cli([*gate, str(tmp_path / "tf")], capsys)
     assert code == EXIT_USAGE and "'true_false_uncertain'" in out and "'likert'" in out, out

@@ -19,14 +19,22 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from jurist.errors import ConfigError
 from jurist.runs._folder import lock_owner
+from jurist.runs._manifest import Manifest
 from jurist.runs.report._scale import scale_of
 
-if TYPE_CHECKING:
-    from jurist.runs._run import Run
+
+class Run(Protocol):
+    """What these checks read of a :class:`jurist.Run` (which reads its state through them)."""
+
+    run_dir: Path
+    manifest: Manifest
+
+    def stored_status(self) -> tuple[str, int]: ...
+
 
 __all__ = [
     "RunState",
@@ -132,16 +140,16 @@ def partial_note(run: Run, what: str = "run") -> str | None:
 
 
 def run_kind(run: Run) -> str:
-    """What a run's scores are: its judge's kind, template and verdict scale (``judge
-    with template 'likert' (verdicts: a whole number from 1 to 5)``, ``pairwise``...)."""
+    """What a run's scores are: its judge's kind, template and verdict scale (``judge kind
+    'llm_judge', template 'likert', verdicts: a whole number from 1 to 5``)."""
     judge = run.manifest.judge
-    out = str(judge.get("kind", "judge"))
+    out = f"judge kind {str(judge.get('kind', 'judge'))!r}"
     template = judge.get("template")
     name = template.get("name") if isinstance(template, dict) else template
     if isinstance(name, str):
-        out += f" with template {name!r}"
+        out += f", template {name!r}"
     scale = scale_of(judge)
-    return out if scale is None else f"{out} (verdicts: {scale.describe()})"
+    return out if scale is None else f"{out}, verdicts: {scale.describe()}"
 
 
 def check_same_kind(run: Run, baseline: Run) -> None:
@@ -150,7 +158,7 @@ def check_same_kind(run: Run, baseline: Run) -> None:
     judge, base = run.manifest.judge, baseline.manifest.judge
     if judge.get("kind") != base.get("kind") or scale_of(judge) != scale_of(base):
         raise ConfigError(
-            f"the baseline {baseline.run_dir} is a {run_kind(baseline)} run, but "
-            f"{run.run_dir} is a {run_kind(run)} run: their scores cannot be compared; "
+            f"the baseline {baseline.run_dir} ({run_kind(baseline)}) and {run.run_dir} "
+            f"({run_kind(run)}) were judged differently: their scores cannot be compared; "
             "give a baseline judged the same way"
         )
