@@ -32,6 +32,7 @@ from jurist.trust import (
     write_review,
 )
 from jurist.types import Completion, Request, TokenLogprob, TopLogprob, Usage
+from tests._fault_server import FaultServer, hang, ok, status
 
 N = 200
 
@@ -119,9 +120,49 @@ def test_an_item_no_tier_is_sure_of_is_abstained_never_scored() -> None:
     out = CascadeJudge([failing, judges[1]], thresholds=[0.5, None]).judge_one_sync(
         {"prompt": "q0?", "response": "ans-0"}
     )
-    assert out.abstained and "broken: " in (out.error or "")
+    # a tier that fails is not an abstention: its error category is kept (issue 31)
+    assert not out.abstained and (out.error or "").startswith("error: tier 'broken' failed; ")
     assert "strong: no certified threshold, not asked" in (out.error or "")
     assert [s.name for s in out.steps] == ["broken"] and isinstance(out.judgments[1], NotAsked)
+
+
+def test_a_failed_tier_keeps_its_error_category_apart_from_abstain(tmp_path: Path) -> None:
+    """Issue 31, defect 14: the strong tier is a model on a loopback server that answers
+    the first item passed on with HTTP 500, hangs past the client's timeout on the second
+    and answers the third with a verdict but no confidence. Only the third is an
+    abstention (for people); the others keep their tier's error category in the run's
+    errors, the review file, the cascade summary and the report."""
+    _, _, judges = tiers()  # the cheap tier passes on items 3, 7 and 11 of 12
+    with FaultServer([status(500), hang(5.0), ok("Correct")]) as server:
+        model = jurist.get_model(
+            "openai:strong", base_url=server.url, api_key="x", timeout=0.5, max_retries=0
+        )
+        strong = jurist.LLMJudge(model, template="true_false", name="strong")
+        cascade = CascadeJudge([judges[0], strong], thresholds=[0.9, 0.9])
+        run = jurist.evaluate(items(12), cascade, run_dir=tmp_path / "run", concurrency=1)
+        assert server.requests == 3
+    summary = run.summary()
+    assert summary.errors == {"api": 1, "timeout": 1, "abstain": 1}
+    assert summary.failed == 3 and summary.scored == 9
+    records = list(run.records())
+    assert records[3]["judge_error"].startswith("api: tier 'strong' failed; no tier decided (")
+    assert records[7]["judge_error"].startswith("timeout: tier 'strong' failed; ")
+    assert records[11]["judge_error"] == (
+        "abstain: no tier was confident enough (cheap: confidence 0.55 < 0.9; "
+        "strong: no confidence)"
+    )
+    assert [r["judge_abstained"] for r in records if r["judge_score"] is None] == [
+        False,
+        False,
+        True,
+    ]
+    review = (tmp_path / "run" / "review.jsonl").read_text().splitlines()
+    assert [json.loads(x)["response"] for x in review] == ["ans-11"]
+    tiers_summary = cascade_summary(run.records(), tier_names=cascade.tier_names)
+    assert (tiers_summary.abstained, tiers_summary.failed) == (1, 2)
+    html = run.report().read_text(encoding="utf-8")
+    assert "abstain: 1, api: 1, timeout: 1" in html
+    assert "(failed: a tier could not judge)" in html
 
 
 def test_models_with_models_describe_and_an_unfitted_cascade() -> None:

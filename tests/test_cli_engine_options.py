@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-import jurist.cli._judge as cli_judge
+import jurist.engines
 from jurist.cli import EXIT_USAGE, main
 from jurist.cli._engine_options import EngineOptions
 from jurist.engines import BatchAPIEngine, BatchAPIOptions, LocalEngine, RayEngine, RayOptions
@@ -168,7 +168,7 @@ def test_rate_limits_are_applied_once_by_the_engine_that_runs(
         seen.update(engine=engine, model=judge.model)
         raise Recorded
 
-    monkeypatch.setattr(cli_judge, "aevaluate", recording)
+    monkeypatch.setattr(jurist.engines, "aevaluate", recording)
     with FaultServer() as server:  # the local engine checks the server before it starts
         args = [
             "judge",

@@ -56,3 +56,52 @@ def test_traces_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
     (tmp_path / "o.jsonl").write_text("")
     code, out = run(["traces", str(FILES[0]), "--out", str(tmp_path / "o.jsonl")], capsys)
     assert code == EXIT_USAGE and "pass --overwrite" in out
+
+
+def _chat_span(messages: str) -> str:
+    attributes = [
+        {"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}},
+        {"key": "gen_ai.input.messages", "value": {"stringValue": messages}},
+    ]
+    span = {"traceId": "t", "spanId": "s", "name": "chat", "attributes": attributes}
+    return json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]})
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        # issue 31, defect 3: these ended in "internal error" (exit 70)
+        (
+            FILES[0].read_bytes().replace(b"Madrid", b"M\xe1drid", 1),
+            "spans.json:{line}: the trace file is not UTF-8 text (byte 0xe1); save it as UTF-8",
+        ),
+        (
+            b"[" * 1100 + b"]" * 1100,
+            "spans.json: cannot read the trace file: JSON nested deeper than 128 levels "
+            "(arrays and objects)",
+        ),
+        (
+            b"[" * 100_000 + b"]" * 100_000,
+            "spans.json: cannot read the trace file: JSON nested deeper than 128 levels",
+        ),
+        (
+            _chat_span("[" * 1100 + "]" * 1100).encode(),
+            "spans.json: resourceSpans[0].scopeSpans[0].spans[0] (span 'chat', id s): "
+            "gen_ai.input.messages is not valid JSON: JSON nested deeper than 128 levels",
+        ),
+        # an export holding nothing is the wrong file or an exporter that never flushed
+        (b"[]", "spans.json: the trace file holds no spans (an export with nothing in it)"),
+        (b'{"resourceSpans": []}', "spans.json: the trace file holds no spans"),
+    ],
+    ids=["latin-1", "1100-deep", "100000-deep", "deep-attribute", "empty-list", "no-spans"],
+)
+def test_an_unreadable_or_empty_export_is_a_usage_error_naming_the_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: bytes, message: str
+) -> None:
+    spans, out_file = tmp_path / "spans.json", tmp_path / "o.jsonl"
+    spans.write_bytes(content)
+    line = content[: content.find(b"\xe1")].count(b"\n") + 1
+    code, out = run(["traces", str(spans), "--out", str(out_file)], capsys)
+    assert code == EXIT_USAGE, out
+    assert f"{tmp_path}/{message.format(line=line)}" in out
+    assert "internal error" not in out and not out_file.exists()

@@ -83,22 +83,27 @@ def test_a_missing_relative_image_names_the_item_and_the_path(
     where = str(tmp_path / "data" / "img" / "dot.png")
     with pytest.raises(DataError) as e:
         jurist.evaluate(path, jurist.LLMJudge(model, template="likert"), run_dir="run")
-    assert str(e.value).startswith(f"{path}:1: image 'img/dot.png': no such file {where}")
+    assert str(e.value).startswith(
+        f"{path}:1: field 'images': image 'img/dot.png': no such file {where}"
+    )
     assert model.requests == []
 
 
-def test_items_in_memory_keep_reading_from_the_working_folder(
+def test_items_in_memory_read_local_files_only_from_the_folders_given(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _data(tmp_path, monkeypatch)
     assert open_source(_rows()).base is None
     model = MockModel("vision", outputs=["4"], cycle=True, images=True)
     judge = jurist.LLMJudge(model, template="likert")
-    with pytest.raises(DataError, match=r"item 1: image 'img/dot\.png': no such file"):
-        jurist.evaluate(_rows(), judge, run_dir="run")
     monkeypatch.chdir(tmp_path / "data")
-    run = jurist.evaluate(_rows(), judge, run_dir=tmp_path / "r2")
+    # no folder: nothing is read, even a file in the working folder
+    with pytest.raises(DataError, match=r"item 1: field 'images': image 'img/dot\.png': a local"):
+        jurist.evaluate(_rows(), judge, run_dir="run")
+    # the caller's say: relative paths are read from the working folder, inside the root
+    run = jurist.evaluate(_rows(), judge, run_dir=tmp_path / "r2", files_root=".")
     assert [r["judge_score"] for r in run.records()] == [0.75, 0.75]
+    assert model.requests and all(r.messages[-1].images for r in model.requests)
 
 
 @pytest.fixture(scope="module")
@@ -147,7 +152,9 @@ def test_a_changed_image_is_caught_item_by_item_in_a_one_shot_source(tmp_path: P
     rows = [{"prompt": "p", "response": "r", "images": str(tmp_path / "dot.png")}]
     model = MockModel("vision", outputs=["4"], cycle=True, images=True)
     judge = jurist.LLMJudge(model, template="likert")
-    jurist.evaluate(iter(rows), judge, run_dir=tmp_path / "run")
+    jurist.evaluate(iter(rows), judge, run_dir=tmp_path / "run", files_root=tmp_path)
     (tmp_path / "dot.png").write_bytes(OTHER_PNG)
     with pytest.raises(DataError, match="item 1: this item differs from item 1 of the run"):
-        jurist.evaluate(iter(rows), judge, run_dir=tmp_path / "run", resume=True)
+        jurist.evaluate(
+            iter(rows), judge, run_dir=tmp_path / "run", resume=True, files_root=tmp_path
+        )

@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 import jurist
+from jurist.data import local_image
 from jurist.rewards import RewardBackend, llm_as_judge_reward
 from tests._chat_server import ChatServer, image_parts, problem, user_text
 
@@ -74,7 +75,8 @@ def _conversation(image: Path, final: str = "Paris is at 18 C.") -> list[dict[st
             "role": "user",
             "content": [
                 {"type": "text", "text": "What is this chart, and the weather in Paris?"},
-                {"type": "image_url", "image_url": {"url": str(image)}},
+                # the caller's own file, permitted explicitly (a plain path is not read)
+                {"type": "image_url", "image_url": {"url": local_image(image)}},
             ],
         },
         {
@@ -179,7 +181,7 @@ def test_images_field_urls_and_details(server: ChatServer, image: Path) -> None:
     item = {
         "prompt": "Describe both pictures.",
         "response": "A chart and a cat.",
-        "images": [str(image), {"url": "https://example.com/cat.png", "detail": "low"}],
+        "images": [local_image(image), {"url": "https://example.com/cat.png", "detail": "low"}],
     }
     assert judge.judge_sync([item])[0].score == 0.75
     (body,) = server.bodies[before:]
@@ -199,7 +201,7 @@ def test_a_text_only_model_refuses_images_and_sends_nothing(
     (result,) = judge.judge_sync([{"messages": _conversation(image)}])
     assert result.score is None
     assert result.error is not None and result.error.startswith("capability: openai:judge")
-    assert str(image) in result.error  # the item's image, named
+    assert str(image.resolve()) in result.error  # the item's image, named
     assert len(server.bodies) == before  # nothing was sent without its image
 
 

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 import jurist
+from jurist._local_files import LocalFiles
 from jurist._sync import run_sync
 from jurist.errors import DataError
 from jurist.models import CachedModel, MockModel
@@ -98,7 +99,8 @@ def test_bad_messages_are_named_by_item_message_and_field(messages: Any, expecte
 def test_bad_images_are_named() -> None:
     from jurist.templates import check_item
 
-    with pytest.raises(DataError, match=r"item 2: image 'nope.png': no such file"):
+    # a plain path was permitted by no local files policy: refused, nothing read
+    with pytest.raises(DataError, match=r"item 2: field 'images': image 'nope.png': a local"):
         check_item({"images": ["nope.png"]}, where="item 2")
     with pytest.raises(DataError, match="base64 data is not valid"):
         check_item({"images": "data:image/png;base64,@@@"}, where="item 2")
@@ -292,15 +294,19 @@ def test_the_cache_key_covers_image_content_by_hash(tmp_path: Path) -> None:
     other.write_bytes(PNG + b"\x00")
     t = get_template("likert")
     model = MockModel("j", images=True)
+    files = LocalFiles((tmp_path.resolve(),))  # the folder allowed
 
     def key(images: list[Any]) -> str:
         msgs = t.render({"prompt": "q", "response": "a", "images": images})
         return cache_key(model, Request(messages=msgs, temperature=0))
 
+    def local(p: Path) -> str:
+        return files.permit(str(p), where="item", field="images")
+
     # the same bytes by path or inline: one key; other bytes: another; none: another
-    assert key([str(path)]) == key([DATA_URI])
-    assert key([str(path)]) != key([str(other)])
-    assert key([str(path)]) != key([])
+    assert key([local(path)]) == key([DATA_URI])
+    assert key([local(path)]) != key([local(other)])
+    assert key([local(path)]) != key([])
     fields = Request(
         messages=t.render({"prompt": "q", "response": "a", "images": [DATA_URI]})
     ).cache_fields()

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 import jurist
-import jurist.cli._judge as cli_judge
+import jurist.engines
 from jurist.cli import main
 from jurist.engines import (
     BatchAPIEngine,
@@ -170,7 +170,7 @@ def test_cli_judge_forwards_one_options_object_and_one_engine(
         seen.append((options, engine))
         return await aevaluate(data, judge, options, engine=engine)
 
-    monkeypatch.setattr(cli_judge, "aevaluate", through)
+    monkeypatch.setattr(jurist.engines, "aevaluate", through)
     out = tmp_path / "out"
     code = main(
         [
@@ -226,12 +226,14 @@ def test_cli_compare_forwards_one_options_object_and_one_engine(
         seen.append((options, engine))
         return await aevaluate(data, judge, options, engine=engine)
 
-    monkeypatch.setattr(cli_judge, "aevaluate", through)
+    monkeypatch.setattr(jurist.engines, "aevaluate", through)
     out = tmp_path / "cmp"
     args = ["compare", str(data), str(data), "--model", "mock:judge", "--retries", "0"]
     code = main([*args, "--overwrite", "--no-progress", "--out", str(out)])
     capsys.readouterr()
     assert code in (0, 1)
-    assert seen == [
-        (RunOptions(run_dir=out, overwrite=True, retries=0, progress=False), LocalEngine())
-    ]
+    # pairs.jsonl names the answer files' images by real path: their folder is allowed
+    expected = RunOptions(
+        run_dir=out, overwrite=True, retries=0, progress=False, files_root=tmp_path
+    )
+    assert seen == [(expected, LocalEngine())]

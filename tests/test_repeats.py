@@ -293,6 +293,46 @@ def test_an_adaptive_run_cut_inside_items_resumes_where_it_stopped(tmp_path: Pat
     assert again.summary().calls == sum(len(s) for s in expected)
 
 
+def test_a_resumed_adaptive_item_counts_only_the_repeats_its_rule_counts(
+    tmp_path: Path,
+) -> None:
+    """Issue 31, defect 12: answers Correct, Incorrect, unreadable, Correct, Incorrect (min
+    2 of 5): the first session judges all five; on resume the unreadable repeat reads
+    Correct and settles the rule at 4, so the fifth is not counted: the item's row, its
+    repeat figures and the run's summary are a fresh run's (n 4, mean 0.75), and what the
+    set-aside repeat spent stays in the run's totals."""
+    answers = ["Correct", "Incorrect", "no idea", "Correct", "Incorrect"]
+    options: dict[str, Any] = {"repeats": 5, "adaptive": True, "min_repeats": 2}
+    items = ITEMS[:1]
+    script = Scripted(lambda i, r: answers[r])
+    first = jurist.evaluate(items, judge_with(script), run_dir=tmp_path / "run", **options)
+    assert first.item_scores() == [[1.0, 0.0, None, 1.0, 0.0]]
+    answers[2] = "Correct"  # the repeat judged again reads this time
+    script.seen.clear()
+    again = jurist.evaluate(items, judge_with(script), run_dir=tmp_path / "run", **options)
+    assert script.seen == [(0, 2, None)]
+    fresh = jurist.evaluate(
+        items, judge_with(Scripted(lambda i, r: answers[r])), run_dir=tmp_path / "fresh", **options
+    )
+    assert again.item_scores() == fresh.item_scores() == [[1.0, 0.0, 1.0, 1.0]]
+    (resumed,), (whole,) = list(again.records()), list(fresh.records())
+    assert resumed["judge_repeats"] == whole["judge_repeats"]
+    assert (resumed["judge_repeats"]["n"], resumed["judge_score"]) == (4, 0.75)
+    assert resumed["judge_calls"] == whole["judge_calls"] == 4
+    summary, expected = again.summary(), fresh.summary()
+    assert summary.repeats == expected.repeats and summary.mean_score == 0.75
+    # six calls were made: the failed repeat and the one past the stop are superseded
+    assert (summary.calls, summary.superseded) == (6, 2)
+    db = sqlite3.connect(tmp_path / "run" / "run.sqlite")
+    assert db.execute("SELECT repeat FROM repeats ORDER BY repeat").fetchall() == [
+        (0,),
+        (1,),
+        (2,),
+        (3,),
+    ]
+    db.close()
+
+
 def test_a_pairwise_judge_repeats_with_both_orders(tmp_path: Path) -> None:
     pairs = [{"prompt": f"q{i}", "response_a": "a", "response_b": "b"} for i in range(3)]
     model = jurist.get_model("mock:judge", outputs=["[[A]]"], cycle=True)

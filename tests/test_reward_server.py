@@ -12,6 +12,7 @@ import asyncio
 import collections
 import contextlib
 import json
+import logging
 import os
 import re
 import signal
@@ -31,9 +32,11 @@ from jurist.cli import main
 from jurist.cli._model_options import ModelOptions
 from jurist.cli._serve_reward import reward_judge
 from jurist.judges import LLMJudge
+from jurist.rewards import _server_app
 from jurist.rewards._reward_judge import RewardJudge
 from jurist.rewards._server import RewardService
 from jurist.rewards._server_app import make_app
+from jurist.rewards._server_bodies import MAX_SAMPLES
 from tests._fault_server import _completion
 from tests._loopback import Loopback
 
@@ -229,6 +232,97 @@ async def test_malformed_body_is_a_400_naming_the_field(
         error = (await reply.json())["error"]
     assert named in error
     assert not llm.calls  # nothing of a bad body is judged
+
+
+def _nested(depth: int) -> str:
+    return "[" * depth + "]" * depth
+
+
+@pytest.mark.parametrize(
+    ("path", "data"),
+    [
+        # issue 31, defect 2: 1,100 deep was an HTTP 500 and a RecursionError in the log
+        ("/get_reward", '{"query": ["a"], "labels": [' + _nested(1100) + "]}"),
+        # NaN sends the body to Python's json (orjson refuses the token) before the depth
+        ("/get_reward", '{"query": ["a"], "labels": [NaN, ' + _nested(1100) + "]}"),
+        ("/v1/rewards", '{"items": ' + _nested(100_000) + "}"),
+        # one past the bound: under every parser's limit, refused all the same
+        ("/slime", '{"response": "a", "label": ' + _nested(64) + "}"),
+    ],
+    ids=["1100-deep", "1100-deep-with-nan", "100000-deep", "65-deep"],
+)
+async def test_a_body_nested_past_the_bound_is_a_400_and_no_traceback(
+    llm: ScoreServer, path: str, data: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    llm.reset()
+    caplog.set_level(logging.DEBUG)
+    async with _client(_service(llm)) as client:
+        reply = await client.post(path, data=data, headers={"Content-Type": "application/json"})
+        assert reply.status == 400
+        error = (await reply.json())["error"]
+        # the server is fine afterwards
+        fine = await client.post("/v1/rewards", json={"items": []})
+        assert fine.status == 200
+    assert error == (
+        "body: JSON nested deeper than 64 levels (arrays and objects); "
+        "no documented body is more than 4 deep"
+    )
+    assert not llm.calls
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR or r.exc_info]
+
+
+async def test_a_label_nested_to_the_bound_is_refused_on_its_own(llm: ScoreServer) -> None:
+    """64 levels (the object, the labels list, a label 62 deep) is read: the label is
+    refused as a sample, the request answered."""
+    llm.reset()
+    data = '{"query": ["a"], "labels": [' + _nested(62) + "]}"
+    async with _client(_service(llm)) as client:
+        reply = await client.post("/get_reward", data=data)
+        assert reply.status == 200
+        body = await reply.json()
+    assert body["extra_logs"]["refused"] == [1]
+    assert body["errors"][0].startswith("usage: labels[0] is a list")
+
+
+async def test_more_samples_than_the_bound_is_a_400_before_any_judgment(llm: ScoreServer) -> None:
+    llm.reset()
+    n = MAX_SAMPLES + 1
+    async with _client(_service(llm)) as client:
+        for path, body in (
+            ("/get_reward", {"query": ["score=0.5"] * n}),
+            ("/v1/rewards", {"items": [{"response": "score=0.5", "reference": "r"}] * n}),
+        ):
+            reply = await client.post(path, json=body)
+            assert reply.status == 400
+            error = (await reply.json())["error"]
+            field = "query" if path == "/get_reward" else "items"
+            assert error == (
+                f"{field}: {n} samples in one request; the server judges at most "
+                f"{MAX_SAMPLES:,} per request (split the batch)"
+            )
+    assert not llm.calls
+
+
+async def test_a_body_past_the_size_bound_is_a_413_with_a_json_error(
+    llm: ScoreServer, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The size bound (256 MiB) lowered to 1 MiB for the test: the body is not read past
+    it, and the answer says so in the body every error has."""
+    monkeypatch.setattr(_server_app, "MAX_BODY_BYTES", 1024 * 1024)
+    llm.reset()
+    caplog.set_level(logging.DEBUG)
+    data = json.dumps({"query": ["x" * (1024 * 1024)]})
+    async with _client(_service(llm)) as client:
+        reply = await client.post("/get_reward", data=data)
+        assert reply.status == 413
+        error = (await reply.json())["error"]
+        fine = await client.post("/v1/rewards", json={"items": []})
+        assert fine.status == 200
+    assert error == (
+        "body: longer than 1,048,576 bytes, the most the server reads (send smaller batches)"
+    )
+    assert not llm.calls
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR or r.exc_info]
 
 
 async def test_identical_items_in_flight_are_judged_once(llm: ScoreServer) -> None:

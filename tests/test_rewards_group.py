@@ -214,6 +214,11 @@ async def test_reward_server_ranks_groups(judge_server: PairServer) -> None:
         bad = await client.post("/v1/group_rewards", json={"groups": [{"responses": [1]}]})
         assert bad.status == 400
         assert "groups[0].responses" in (await bad.json())["error"]
+        # the sample bound counts the responses of every group (issue 31)
+        many = [{"prompt": "t", "responses": ["q=1"] * 50_001}] * 2
+        over = await client.post("/v1/group_rewards", json={"groups": many})
+        assert over.status == 400
+        assert (await over.json())["error"].startswith("groups: 100002 samples in one request")
     assert [g["rewards"] for g in body["groups"]] == [[0.0, 1.0, 0.5], [1.0, 0.0]]
     assert body["groups"][0]["records"][1]["pairs"] == 2
 

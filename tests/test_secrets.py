@@ -19,7 +19,14 @@ import pytest
 from aiohttp import web
 
 import jurist
-from jurist._secrets import REDACTED, ScrubFilter, get_logger, is_secret_key, scrub
+from jurist._secrets import (
+    REDACTED,
+    ScrubFilter,
+    get_logger,
+    is_secret_key,
+    scrub,
+    secrets_in,
+)
 from jurist.cli import main
 from jurist.models import RetryModel
 from tests._loopback import Loopback
@@ -216,6 +223,22 @@ def test_scrub_leaves_ordinary_data_alone() -> None:
     assert scrub(record) == record
     for key in ("max_tokens", "tokens", "token", "eos_token", "top_logprobs", "key_field"):
         assert not is_secret_key(key), key
+
+
+def test_a_path_ending_in_a_secret_word_is_not_a_key() -> None:
+    """A path's last segment (``/etc/passwd``) is a file's name, not a secret's key, and
+    the prose after it (``: not an image``) no value (issue 31, defect 10); a quoted key
+    (``'password': 'x'``) still is one."""
+    for text in (
+        "d.jsonl:3: field 'images': image '/etc/passwd': not an image by its content",
+        "cannot open /etc/passwd: permission denied",
+        r"C:\\keys\\api_key: no such file",
+        "image '../secrets/token.txt': outside the data file's folder",
+    ):
+        assert scrub(text) == text
+        assert secrets_in(text) == []
+    assert scrub("{'password': 'hunter22'}") == f"{{'password': '{REDACTED}'}}"
+    assert scrub("password: hunter22") == f"password: {REDACTED}"
 
 
 def test_scrub_catches_each_shape() -> None:

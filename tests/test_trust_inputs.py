@@ -20,6 +20,7 @@ import pytest
 from aiohttp import web
 
 import jurist
+import jurist.models  # tests._kill_runs reads jurist.models as it is imported
 from jurist.cli import EXIT_OK, EXIT_USAGE
 from jurist.types import Request
 from tests._cli_run import run as cli

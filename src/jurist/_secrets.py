@@ -77,10 +77,14 @@ _ALTS = (
 )
 _KEY = re.compile(rf"(?i)(?:^|[._\-\s])(?:{_ALTS})s?$")
 # key=value / key: value in text; the key must itself name a secret (so a pair that does
-# not, such as ``https://...``, never swallows one that does further on)
+# not, such as ``https://...``, never swallows one that does further on). A key is a word
+# of its own: not the last segment of a path (``/etc/passwd: not an image`` names a file,
+# and ``: not`` is prose), and a quote after it closes a quote opened before it
+# (``'password': 'x'``), never one around other text (``'/etc/passwd': not``).
 _PAIR = re.compile(
-    rf"(?i)(?<![A-Za-z0-9_.\-])(?P<key>(?:[A-Za-z0-9_.\-]*[._\-])?(?:{_ALTS})s?)"
-    r"(?P<sep>[\"']?\s*[=:]\s*)(?P<quote>[\"']?)(?P<scheme>(?:bearer|basic|token)\s+)?"
+    rf"(?i)(?<![A-Za-z0-9_.\-/\\])(?P<open>[\"']?)"
+    rf"(?P<key>(?:[A-Za-z0-9_.\-]*[._\-])?(?:{_ALTS})s?)"
+    r"(?P<sep>(?P=open)\s*[=:]\s*)(?P<quote>[\"']?)(?P<scheme>(?:bearer|basic|token)\s+)?"
     r"(?P<value>[^\s,\]\)\}\"'&;]+)"
 )
 # a command-line flag and its value: --api-key VALUE, --hf-token=VALUE
@@ -193,7 +197,8 @@ def _scrub_text(text: str) -> str:
         if m.group("value") == REDACTED or not is_secret_key(m.group("key")):
             return m.group(0)
         scheme = m.group("scheme") or ""
-        return f"{m.group('key')}{m.group('sep')}{m.group('quote')}{scheme}{REDACTED}"
+        head = f"{m.group('open')}{m.group('key')}{m.group('sep')}{m.group('quote')}"
+        return f"{head}{scheme}{REDACTED}"
 
     text = _FLAG.sub(lambda m: f"{m.group('flag')}{m.group('sep')}{REDACTED}", text)
     text = _PAIR.sub(pair, text)

@@ -33,8 +33,6 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from jurist._secrets import scrub
-
 __all__ = [
     "APIConnectionError",
     "APIStatusError",
@@ -112,6 +110,8 @@ class ModelError(JuristRuntimeError):
     def __init__(self, message: str, *, model: str | None = None) -> None:
         self.model = model
         self.attempts: int = 1
+        from jurist._secrets import scrub  # on first use: start-up does not compile its patterns
+
         super().__init__(scrub(message))  # a server may echo the key it was sent
 
 

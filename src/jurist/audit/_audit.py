@@ -21,7 +21,6 @@ failed in either order is left out of its probe and counted in ``n_failed``.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Literal
 
@@ -95,8 +94,7 @@ async def audit(
         if b is not None:
             pairs.append((prompt, a, b))
 
-    both = copy.copy(judge)
-    both.swap = True  # every probe needs both orders
+    both = judge.with_options(swap=True)  # every probe needs both orders
     plan: dict[str, list[dict[str, str]]] = {}
     if "position" in probes:
         plan["position"] = [{"prompt": p, "response_a": a, "response_b": b} for p, a, b in pairs]
@@ -128,8 +126,7 @@ async def audit(
     )
     ref_results: list[PairJudgment] = []
     if "self_preference" in plan and reference is not None:
-        ref = copy.copy(reference)
-        ref.swap = True
+        ref = reference.with_options(swap=True)
         ref_results = list(
             await ref.judge_items(own_pairs, retries=retries, concurrency=concurrency)
         )

@@ -27,7 +27,13 @@ from pathlib import Path
 from typing import Any
 
 from jurist.catalog._dump import entry_of, kind_of
-from jurist.catalog._entries import KINDS, entry_model  # noqa: F401  (KINDS: importable, not public)
+from jurist.catalog._entries import (  # noqa: F401  (KINDS: importable, not public)
+    KINDS,
+    entry_model,
+    judge_kinds,
+    section_kinds,
+    section_of,
+)
 from jurist.catalog._names import (
     SECTIONS,
     check_name,
@@ -97,8 +103,8 @@ def add(
     check_name(name)
     kind = kind_of(obj)
     section = name.split(".", 1)[0]
-    if kind not in SECTIONS[section]:
-        want = next(s for s, kinds in SECTIONS.items() if kind in kinds)
+    if kind not in section_kinds(section):
+        want = section_of(kind)
         raise ConfigError(
             f"catalog name {name!r}: a {kind} is stored under {want}., e.g. "
             f"'{want}.{name.split('.', 1)[1]}'"
@@ -119,7 +125,8 @@ def add(
     if "description" not in data:
         data = {"kind": data.pop("kind"), "description": _describe(obj, kind), **data}
     if alignment is not None:
-        if kind not in ("judge", "calibrated_judge"):
+        declared = judge_kinds().get(kind)
+        if declared is None or not declared.config.keeps_alignment:
             raise ConfigError(f"catalog entry {name!r}: a {kind} entry keeps no alignment")
         data["alignment"] = alignment
     write_entry(path, data)
@@ -230,21 +237,9 @@ def list_entries(*, root: str | Path | None = None, section: str | None = None) 
 
 
 def _describe(obj: Any, kind: str) -> str:
-    if kind in ("judge", "pairwise_judge"):
-        judge = obj.llm_judge if kind == "pairwise_judge" else obj
-        return f"{judge.template.name} judge on {judge.model.spec}"
-    if kind == "panel":
-        return f"panel of {len(obj.judges)} judges ({obj.aggregation})"
-    if kind == "cascade":
-        return f"cascade of {len(obj.tiers)} tiers"
-    if kind == "rubric_judge":
-        return f"rubric of {len(obj.rubric)} criteria"
-    if kind == "calibrated_judge":
-        fitted = obj.calibration.fitted_on
-        return (
-            f"{obj.inner.name} calibrated to {fitted.labels} on {fitted.items} items "
-            f"(data {fitted.fingerprint})"
-        )
+    """The one-line description of an entry added without one."""
     if kind == "template":
         return str(obj.description or f"template {obj.name}")
-    return str(obj.name or f"rubric of {len(obj)} criteria")
+    if kind == "rubric":
+        return str(obj.name or f"rubric of {len(obj)} criteria")
+    return str(obj.summary())

@@ -1,37 +1,22 @@
-"""The catalog's entry files: one pydantic model per kind of entry.
+"""The catalog's entry files: the schema of each kind of entry.
 
 Every entry is a YAML mapping with a ``kind`` and a one-line ``description``; the other
-keys depend on the kind (unknown keys are errors, so a typo never goes unnoticed):
+keys depend on the kind (unknown keys are errors, so a typo never goes unnoticed). The
+catalog knows kinds, not options: a judge kind's keys are its declared options
+(:mod:`jurist.judges._declare`), so the schema of ``judge``, ``pairwise_judge``,
+``panel``, ``cascade``, ``rubric_judge`` and ``calibrated_judge`` entries is derived from
+the judge kind's own declaration (the keys and their defaults: ``docs/catalog.md``).
+Objects inside an entry are written as their codec says: a model as ``model``
+(``provider:name``) and ``model_options``, a template by name, as a catalog name
+``templates.x`` or inline, member judges as catalog names or inline entries. Two kinds
+are not judges:
 
-- ``judge`` (an :class:`~jurist.LLMJudge`): ``model`` (``provider:name``; omitted: the
-  default model), ``model_options`` (backend options: ``base_url``, ``dtype``...),
-  ``template`` (a built-in template name, a catalog name ``templates.x``, or an inline
-  template mapping) and the judge's parameters (``temperature``, ``max_tokens``,
-  ``explanations``, ``scoring``, ``instructions``, ``labels``, ``system_prompt``,
-  ``extra_body``, ``output``, ``top_logprobs``, ``min_coverage``, ``low_coverage``,
-  ``concurrency``, ``max_calls_per_min``, ``name``, ``examples``: few-shot examples,
-  each ``{item: {...}, verdict: ...}``) and, for conversation items, ``turn`` (``last``,
-  ``all`` or a reply's index) and ``max_tool_chars``;
-- ``pairwise_judge`` (a :class:`~jurist.PairwiseJudge`): ``model``, ``model_options``,
-  ``template``, ``swap``, ``consistency``, ``turn``, ``max_tool_chars`` and sampling
-  parameters;
-- ``panel`` (a :class:`~jurist.Panel`): ``judges`` (catalog names, overrides allowed, or
-  inline judge entries), ``aggregation``, ``weights``;
-- ``cascade`` (a :class:`~jurist.trust.CascadeJudge`): ``tiers`` (as a panel's
-  ``judges``, cheapest first) and ``thresholds`` (one per tier, ``null`` keeps nothing);
-- ``rubric_judge`` (a :class:`~jurist.CriterionGrader` bound to a rubric): ``rubric`` (a
-  catalog name ``rubrics.x`` or inline rubric data), ``models`` (the grader's judges),
-  the grader's settings (``turn`` and ``max_tool_chars`` too) and the item fields;
-- ``calibrated_judge`` (a :class:`~jurist.trust.CalibratedJudge`): ``judge`` (a catalog
-  name or an inline entry of any judge kind) and ``calibration`` (the fitted map, the label
-  values and ``fitted_on``: a fingerprint of the items it was fitted on), as
-  ``jurist calibrate --save`` writes it;
-- ``judge`` and ``calibrated_judge`` entries saved by ``jurist align`` also keep
-  ``alignment``: the record of the alignment (the data it was fitted on, the examples
-  chosen, held-out agreement before and after); it is not used to build the judge;
 - ``template``: ``template`` (the YAML template format of :func:`jurist.load_template`,
   with ``messages``, or a full dump of a :class:`~jurist.Template`);
 - ``rubric``: ``rubric`` (the format of :meth:`jurist.Rubric.from_dict`).
+
+``judge`` and ``calibrated_judge`` entries saved by ``jurist align`` also keep
+``alignment``: the record of the alignment; it is not used to build the judge.
 
 >>> entry_model("judge").model_validate({"kind": "judge", "template": "likert"}).temperature
 0.0
@@ -41,24 +26,25 @@ keys depend on the kind (unknown keys are errors, so a typo never goes unnoticed
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
 
+from jurist.catalog._names import SECTIONS
 from jurist.errors import ConfigError
-from jurist.templates import DEFAULT_MAX_TOOL_CHARS
+from jurist.judges._declare import Kind
+from jurist.judges._declare import entry_model as judge_entry_model
+from jurist.judges._declare import judge_kinds as registered_kinds
 
 __all__ = [
     "KINDS",
-    "CalibratedJudgeEntry",
-    "Entry",
-    "JudgeEntry",
-    "PairwiseEntry",
-    "PanelEntry",
     "RubricEntry",
-    "RubricJudgeEntry",
     "TemplateEntry",
     "entry_model",
+    "judge_kinds",
+    "section_kinds",
+    "section_of",
 ]
 
 
@@ -66,115 +52,6 @@ class _Base(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     description: str = ""
-
-
-class _ModelKeys(_Base):
-    model: str | None = None
-    model_options: dict[str, Any] = Field(default_factory=dict)
-
-
-class _Conversation(_Base):
-    """How a judge reads conversation items: the turn judged, the tool text kept."""
-
-    turn: int | Literal["last", "all"] = "last"
-    max_tool_chars: int | None = Field(default=DEFAULT_MAX_TOOL_CHARS, ge=1)
-
-
-class JudgeEntry(_ModelKeys, _Conversation):
-    """A single-answer judge: model + template + parameters."""
-
-    kind: Literal["judge"] = "judge"
-    template: str | dict[str, Any] = "true_false_uncertain"
-    explanations: bool = False
-    instructions: str | None = None
-    labels: dict[str, float] | None = None
-    system_prompt: str | None = None
-    temperature: float | None = 0.0
-    max_tokens: int | None = Field(default=None, ge=1)
-    concurrency: int = Field(default=32, ge=1)
-    max_calls_per_min: int | None = Field(default=None, ge=1)
-    name: str | None = None
-    scoring: Literal["parse", "logprobs", "auto"] = "parse"
-    top_logprobs: int = Field(default=20, ge=1)
-    min_coverage: float = Field(default=0.5, ge=0.0, le=1.0)
-    low_coverage: Literal["fail", "flag"] = "fail"
-    extra_body: dict[str, Any] = Field(default_factory=dict)
-    output: Literal["auto", "text", "json"] = "auto"
-    examples: list[dict[str, Any]] = Field(default_factory=list)
-    alignment: dict[str, Any] | None = None
-
-
-class PairwiseEntry(_ModelKeys, _Conversation):
-    """A pairwise judge: which of two responses is better, in both orders by default."""
-
-    kind: Literal["pairwise_judge"] = "pairwise_judge"
-    template: str | dict[str, Any] = "mt_bench_pair"
-    swap: bool = True
-    consistency: Literal["tie", "inconsistent"] = "tie"
-    explanations: bool = False
-    temperature: float | None = 0.0
-    max_tokens: int | None = Field(default=None, ge=1)
-    concurrency: int = Field(default=16, ge=1)
-    max_calls_per_min: int | None = Field(default=None, ge=1)
-    name: str | None = None
-
-
-class PanelEntry(_Base):
-    """Several judges combined: catalog names or inline judge entries."""
-
-    kind: Literal["panel"] = "panel"
-    judges: list[str | dict[str, Any]] = Field(min_length=1)
-    aggregation: Literal["mean", "median", "min", "max", "majority", "weighted"] = "mean"
-    weights: list[float] | None = None
-    concurrency: int = Field(default=16, ge=1)
-    name: str | None = None
-
-
-class CascadeEntry(_Base):
-    """Judges in tiers, cheapest first, each deciding what it is confident of."""
-
-    kind: Literal["cascade"] = "cascade"
-    tiers: list[str | dict[str, Any]] = Field(min_length=1)
-    thresholds: list[float | None] | None = None
-    concurrency: int = Field(default=16, ge=1)
-    name: str | None = None
-
-
-class RubricJudgeEntry(_Conversation):
-    """A rubric grader bound to a rubric, judging one item at a time."""
-
-    kind: Literal["rubric_judge"] = "rubric_judge"
-    rubric: str | dict[str, Any] | list[Any]
-    models: list[str] = Field(min_length=1)
-    model_options: dict[str, Any] = Field(default_factory=dict)
-    aggregation: str = "majority"
-    ordinal_aggregation: str = "mean"
-    nominal_aggregation: str = "mode"
-    shuffle_options: bool = True
-    seed: int = 0
-    auto_na_option: bool = True
-    calls: Literal["per_item", "per_criterion"] = "per_item"
-    cannot_assess: str = "skip"
-    partial_credit: float = Field(default=0.5, ge=0.0, le=1.0)
-    explanations: bool = True
-    instructions: str | None = None
-    temperature: float | None = 0.0
-    max_tokens: int | None = Field(default=None, ge=1)
-    concurrency: int = Field(default=32, ge=1)
-    name: str | None = None
-    submission_field: str = "response"
-    query_field: str | None = "prompt"
-    reference_field: str | None = None
-
-
-class CalibratedJudgeEntry(_Base):
-    """A judge whose scores go through a fitted calibration (``jurist calibrate``)."""
-
-    kind: Literal["calibrated_judge"] = "calibrated_judge"
-    judge: str | dict[str, Any]
-    calibration: dict[str, Any]
-    name: str | None = None
-    alignment: dict[str, Any] | None = None
 
 
 class TemplateEntry(_Base):
@@ -191,33 +68,55 @@ class RubricEntry(_Base):
     rubric: dict[str, Any] | list[Any]
 
 
-Entry = (
-    JudgeEntry
-    | PairwiseEntry
-    | PanelEntry
-    | RubricJudgeEntry
-    | CalibratedJudgeEntry
-    | CascadeEntry
-    | RubricJudgeEntry
-    | TemplateEntry
-    | RubricEntry
-)
-
-KINDS: dict[str, type[_Base]] = {
-    "judge": JudgeEntry,
-    "pairwise_judge": PairwiseEntry,
-    "panel": PanelEntry,
-    "cascade": CascadeEntry,
-    "rubric_judge": RubricJudgeEntry,
-    "calibrated_judge": CalibratedJudgeEntry,
-    "template": TemplateEntry,
-    "rubric": RubricEntry,
-}
+OTHER_KINDS: dict[str, type[BaseModel]] = {"template": TemplateEntry, "rubric": RubricEntry}
+"""The kinds of entry that are not judges."""
 
 
-def entry_model(kind: Any) -> type[_Base]:
-    """The entry class of ``kind``, or a ConfigError listing the kinds."""
-    model = KINDS.get(kind) if isinstance(kind, str) else None
-    if model is None:
-        raise ConfigError(f"kind {kind!r} is not one of {', '.join(KINDS)}")
-    return model
+def judge_kinds() -> dict[str, Kind]:
+    """Every judge kind the catalog stores: those registered by the packages that declare
+    judge kinds (imported here, so that each has registered itself)."""
+    import jurist.judges
+    import jurist.trust  # noqa: F401  (its kinds register themselves)
+
+    return registered_kinds()
+
+
+def section_kinds(section: str) -> tuple[str, ...]:
+    """The kinds of entry catalog section ``section`` holds (``judges``: every judge kind)."""
+    return tuple(judge_kinds()) if section == "judges" else SECTIONS[section]
+
+
+def section_of(kind: str) -> str:
+    """The section an entry of ``kind`` is stored under."""
+    return next(s for s in SECTIONS if kind in section_kinds(s))
+
+
+def all_kinds() -> list[str]:
+    """Every kind of entry: the judge kinds, then ``template`` and ``rubric``."""
+    return [*judge_kinds(), *OTHER_KINDS]
+
+
+class _Kinds(Mapping[str, type[BaseModel]]):
+    """``KINDS``: kind -> entry schema, read when asked (the judge kinds register on import)."""
+
+    def __getitem__(self, kind: str) -> type[BaseModel]:
+        return entry_model(kind)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(all_kinds())
+
+    def __len__(self) -> int:
+        return len(all_kinds())
+
+
+KINDS: Mapping[str, type[BaseModel]] = _Kinds()
+
+
+def entry_model(kind: Any) -> type[BaseModel]:
+    """The entry schema of ``kind``, or a ConfigError listing the kinds."""
+    if isinstance(kind, str):
+        if kind in OTHER_KINDS:
+            return OTHER_KINDS[kind]
+        if kind in judge_kinds():
+            return judge_entry_model(kind)
+    raise ConfigError(f"kind {kind!r} is not one of {', '.join(all_kinds())}")

@@ -53,9 +53,10 @@ __all__ = [
     "read_scalar",
 ]
 
-#: The first part of a catalog name, and the entry kinds each section may hold.
+#: The first part of a catalog name, and the entry kinds each section may hold
+#: (``judges``: every judge kind, :func:`jurist.catalog._entries.section_kinds`).
 SECTIONS: dict[str, tuple[str, ...]] = {
-    "judges": ("judge", "pairwise_judge", "panel", "cascade", "rubric_judge", "calibrated_judge"),
+    "judges": (),
     "templates": ("template",),
     "rubrics": ("rubric",),
 }

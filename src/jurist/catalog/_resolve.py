@@ -10,26 +10,17 @@ refers back to itself is an error.
 from __future__ import annotations
 
 import copy
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
-from jurist.catalog._entries import (
-    CalibratedJudgeEntry,
-    CascadeEntry,
-    JudgeEntry,
-    PairwiseEntry,
-    PanelEntry,
-    RubricEntry,
-    RubricJudgeEntry,
-    TemplateEntry,
-    entry_model,
-)
+from jurist.catalog._entries import RubricEntry, TemplateEntry, entry_model, judge_kinds
 from jurist.catalog._names import parse_name
 from jurist.catalog._store import EntryFile, read_entry, validation_error
 from jurist.errors import ConfigError, DataError
-from jurist.models import Model, get_model
+from jurist.judges._declare import build as build_judge
 
 __all__ = ["build", "build_entry"]
 
@@ -67,7 +58,8 @@ def build_entry(
         # a model object kept in an in-memory entry (the Ray engine's); overrides win
         held = data.pop("model")
         model_obj = held if model_obj is None else model_obj
-    if model_obj is not None and kind not in ("judge", "pairwise_judge", "rubric_judge"):
+    judge_kind = judge_kinds().get(kind)
+    if model_obj is not None and (judge_kind is None or not judge_kind.takes_model):
         raise ConfigError(f"{entry.name}: a {kind!r} entry has no model to replace")
     data = copy.deepcopy(data)
     _apply(data, over, entry)
@@ -76,7 +68,9 @@ def build_entry(
     except ValidationError as e:
         raise validation_error(entry, e, over) from None
     try:
-        return _make(spec, entry, model_obj, root, stack)
+        if judge_kind is not None:
+            return build_judge(kind, spec, _Context(entry, model_obj, root, stack))
+        return _other(spec, entry, root, stack)
     except (ConfigError, DataError) as e:
         text = str(e)
         if str(entry.path) in text:
@@ -109,223 +103,51 @@ def _apply(data: dict[str, Any], overrides: dict[str, Any], entry: EntryFile) ->
         node[parts[-1]] = value
 
 
-def _model(spec_model: str | None, options: dict[str, Any], model_obj: Any) -> Model:
-    if model_obj is not None:
-        return get_model(model_obj)
-    return get_model(spec_model, **options)
+@dataclass(frozen=True)
+class _Context:
+    """What a judge kind's codecs ask the catalog while its entry is read back
+    (:class:`jurist.judges._declare.LoadContext`)."""
+
+    entry: EntryFile
+    model: Any
+    root: str | Path | None
+    stack: tuple[str, ...]
+
+    @property
+    def name(self) -> str:
+        return self.entry.name
+
+    @property
+    def folder(self) -> Path | None:
+        return self.entry.path.parent
+
+    def where(self, key: str) -> str:
+        return self.entry.where(key)
+
+    def resolve(self, name: str) -> Any:
+        return build(name, root=self.root, stack=self.stack)
+
+    def member(self, data: dict[str, Any], field: str, index: int | None) -> Any:
+        entry_model(data["kind"])  # an unknown kind, said before anything else
+        at = field if index is None else f"{field}[{index}]"
+        inner = EntryFile(
+            name=f"{self.entry.name}.{at}",
+            path=self.entry.path,
+            source=self.entry.source,
+            data=data,
+            lines={k: self.entry.lines.get(field, 0) for k in data},
+        )
+        return build_entry(inner, root=self.root, stack=self.stack)
 
 
-def _make(
-    spec: Any,
-    entry: EntryFile,
-    model_obj: Any,
-    root: str | Path | None,
-    stack: tuple[str, ...],
-) -> Any:
-    from jurist.judges import LLMJudge, PairwiseJudge, Panel
-
-    if isinstance(spec, JudgeEntry):
-        return LLMJudge(
-            _model(spec.model, spec.model_options, model_obj),
-            _template(spec.template, entry, root, stack),
-            explanations=spec.explanations,
-            instructions=spec.instructions,
-            labels=spec.labels,
-            system_prompt=spec.system_prompt,
-            temperature=spec.temperature,
-            max_tokens=spec.max_tokens,
-            concurrency=spec.concurrency,
-            max_calls_per_min=spec.max_calls_per_min,
-            name=spec.name or entry.name,
-            scoring=spec.scoring,
-            top_logprobs=spec.top_logprobs,
-            min_coverage=spec.min_coverage,
-            low_coverage=spec.low_coverage,
-            extra_body=spec.extra_body,
-            output=spec.output,
-            examples=spec.examples,
-            turn=spec.turn,
-            max_tool_chars=spec.max_tool_chars,
-        )
-    if isinstance(spec, PairwiseEntry):
-        return PairwiseJudge(
-            _model(spec.model, spec.model_options, model_obj),
-            _template(spec.template, entry, root, stack),
-            swap=spec.swap,
-            consistency=spec.consistency,
-            explanations=spec.explanations,
-            temperature=spec.temperature,
-            max_tokens=spec.max_tokens,
-            max_calls_per_min=spec.max_calls_per_min,
-            concurrency=spec.concurrency,
-            name=spec.name or entry.name,
-            turn=spec.turn,
-            max_tool_chars=spec.max_tool_chars,
-        )
-    if isinstance(spec, PanelEntry):
-        judges = [_panel_judge(j, i, entry, root, stack) for i, j in enumerate(spec.judges)]
-        return Panel(
-            judges,
-            aggregation=spec.aggregation,
-            weights=spec.weights,
-            name=spec.name or entry.name,
-            concurrency=spec.concurrency,
-        )
-    if isinstance(spec, CascadeEntry):
-        from jurist.trust import CascadeJudge
-
-        tiers = [_panel_judge(t, i, entry, root, stack, "tiers") for i, t in enumerate(spec.tiers)]
-        return CascadeJudge(
-            tiers,
-            spec.thresholds,
-            name=spec.name or entry.name,
-            concurrency=spec.concurrency,
-        )
-    if isinstance(spec, RubricJudgeEntry):
-        return _rubric_judge(spec, entry, model_obj, root, stack)
-    if isinstance(spec, CalibratedJudgeEntry):
-        return _calibrated_judge(spec, entry, root, stack)
+def _other(spec: Any, entry: EntryFile, root: str | Path | None, stack: tuple[str, ...]) -> Any:
+    """A template or a rubric (the kinds of entry that are not judges)."""
     if isinstance(spec, TemplateEntry):
-        return _template(spec.template, entry, root, stack)
+        from jurist.judges._codecs import TemplateRef
+
+        ctx = _Context(entry, None, root, stack)
+        return TemplateRef().load("template", {"template": spec.template}, ctx)
     assert isinstance(spec, RubricEntry)
     from jurist.judges.rubric import Rubric
 
     return Rubric.from_dict(spec.rubric, source=f"{entry.where('rubric')}: rubric")
-
-
-def _calibrated_judge(
-    spec: CalibratedJudgeEntry, entry: EntryFile, root: str | Path | None, stack: tuple[str, ...]
-) -> Any:
-    from jurist.trust import CalibratedJudge, Calibration
-
-    if isinstance(spec.judge, str):
-        judge = build(spec.judge, root=root, stack=stack)
-    else:
-        data = dict(spec.judge)
-        data.setdefault("kind", "judge")
-        entry_model(data["kind"])
-        inner = EntryFile(
-            name=f"{entry.name}.judge",
-            path=entry.path,
-            source=entry.source,
-            data=data,
-            lines={k: entry.lines.get("judge", 0) for k in data},
-        )
-        judge = build_entry(inner, root=root, stack=stack)
-    try:
-        calibration = Calibration.model_validate(spec.calibration)
-    except ValidationError as e:
-        raise ConfigError(f"{entry.where('calibration')}: not a calibration: {e}") from None
-    return CalibratedJudge(judge, calibration, name=spec.name or entry.name)
-
-
-def _panel_judge(
-    item: str | dict[str, Any],
-    index: int,
-    entry: EntryFile,
-    root: str | Path | None,
-    stack: tuple[str, ...],
-    field: str = "judges",
-) -> Any:
-    from jurist.judges import ItemJudge
-
-    if isinstance(item, str):
-        judge = build(item, root=root, stack=stack)
-    else:
-        data = {"kind": "judge", **item}
-        inner = EntryFile(
-            name=f"{entry.name}.{field}[{index}]",
-            path=entry.path,
-            source=entry.source,
-            data=data,
-            lines={k: entry.lines.get(field, 0) for k in data},
-        )
-        entry_model(data["kind"])
-        judge = build_entry(inner, root=root, stack=stack)
-    if not isinstance(judge, ItemJudge):
-        raise ConfigError(
-            f"{entry.where(field)}: {field}[{index}]: {item!r} is a {type(judge).__name__}, "
-            "not a judge"
-        )
-    return judge
-
-
-def _template(
-    value: str | dict[str, Any],
-    entry: EntryFile,
-    root: str | Path | None,
-    stack: tuple[str, ...],
-) -> Any:
-    from jurist.templates import Template, get_template
-    from jurist.templates._yaml import template_from_dict
-
-    if isinstance(value, dict):
-        source = f"{entry.where('template')}: template"
-        default = entry.name.rsplit(".", 1)[-1]
-        if "messages" in value:
-            return template_from_dict(value, source=source, default_name=default)
-        try:
-            return Template.model_validate({"name": default, **value})
-        except ValidationError as e:
-            err = e.errors()[0]
-            key = ".".join(str(x) for x in err["loc"])
-            raise ConfigError(f"{source}.{key}: {err['msg']}") from None
-    if value.startswith("templates."):
-        tpl = build(value, root=root, stack=stack)
-        if not isinstance(tpl, Template):
-            raise ConfigError(f"{entry.where('template')}: template: {value!r} is not a template")
-        return tpl
-    if value.lower().endswith((".yaml", ".yml")) and not Path(value).is_absolute():
-        value = str(entry.path.parent / value)
-    try:
-        return get_template(value)
-    except ConfigError as e:
-        raise ConfigError(f"{entry.where('template')}: template: {e}") from None
-
-
-def _rubric_judge(
-    spec: RubricJudgeEntry,
-    entry: EntryFile,
-    model_obj: Any,
-    root: str | Path | None,
-    stack: tuple[str, ...],
-) -> Any:
-    from jurist.judges.rubric import CriterionGrader, Rubric
-
-    if isinstance(spec.rubric, str):
-        rubric = build(spec.rubric, root=root, stack=stack)
-        if not isinstance(rubric, Rubric):
-            raise ConfigError(f"{entry.where('rubric')}: rubric: {spec.rubric!r} is not a rubric")
-    else:
-        rubric = Rubric.from_dict(spec.rubric, source=f"{entry.where('rubric')}: rubric")
-    models = (
-        [get_model(model_obj)]
-        if model_obj is not None
-        else [get_model(m, **spec.model_options) for m in spec.models]
-    )
-    grader = CriterionGrader(
-        models,
-        aggregation=spec.aggregation,
-        ordinal_aggregation=spec.ordinal_aggregation,
-        nominal_aggregation=spec.nominal_aggregation,
-        shuffle_options=spec.shuffle_options,
-        seed=spec.seed,
-        auto_na_option=spec.auto_na_option,
-        calls=spec.calls,
-        cannot_assess=spec.cannot_assess,  # type: ignore[arg-type]
-        partial_credit=spec.partial_credit,
-        explanations=spec.explanations,
-        instructions=spec.instructions,
-        temperature=spec.temperature,
-        max_tokens=spec.max_tokens,
-        concurrency=spec.concurrency,
-        name=spec.name or entry.name,
-        turn=spec.turn,
-        max_tool_chars=spec.max_tool_chars,
-    )
-    return grader.for_rubric(
-        rubric,
-        submission_field=spec.submission_field,
-        query_field=spec.query_field,
-        reference_field=spec.reference_field,
-    )

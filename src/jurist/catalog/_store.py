@@ -23,8 +23,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from jurist._files import read_utf8
-from jurist.catalog._entries import entry_model
-from jurist.catalog._names import SECTIONS, check_name, name_to_relpath
+from jurist.catalog._entries import all_kinds, entry_model, section_kinds
+from jurist.catalog._names import check_name, name_to_relpath
 from jurist.errors import ConfigError
 
 __all__ = [
@@ -156,16 +156,16 @@ def read_entry_file(path: Path, *, name: str, source: str) -> EntryFile:
     except ConfigError as e:
         raise ConfigError(f"{entry.where('kind')}: kind: {e}") from None
     section = name.split(".", 1)[0]
-    if kind not in SECTIONS[section]:
+    if kind not in section_kinds(section):
         raise ConfigError(
             f"{entry.where('kind')}: kind: a {kind!r} entry cannot live under {section}. "
-            f"(it holds {', '.join(SECTIONS[section])})"
+            f"(it holds {', '.join(section_kinds(section))})"
         )
     return entry
 
 
 def _all_kinds() -> list[str]:
-    return [k for kinds in SECTIONS.values() for k in kinds]
+    return all_kinds()
 
 
 def validation_error(

@@ -11,7 +11,7 @@ RMSE in stars, not between a 0-1 score and stars.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -20,19 +20,10 @@ from rich.table import Table
 
 from jurist.cli._app import EXIT_OK, app, err_console
 from jurist.cli._help import choices_metavar
-from jurist.data._item_names import item_label, item_name
 from jurist.errors import ConfigError, DataError
-from jurist.metrics import Agreement, RubricMetrics, agreement, criteria_info, rubric_metrics
-from jurist.metrics._labels import check_labels, label_missing
-from jurist.runs import Run
-from jurist.runs._state import partial_note
-from jurist.runs.report._scale import (
-    as_number,
-    choose,
-    scale_of,
-    text_verdicts,
-    verdict_text,
-)
+
+if TYPE_CHECKING:
+    from jurist.metrics import Agreement, RubricMetrics
 
 
 def choose_kind(verdicts: list[Any], labels: list[Any]) -> str:
@@ -102,6 +93,13 @@ def agreement_command(
     ci: Annotated[bool, typer.Option(help="Bootstrap 95% confidence intervals.")] = True,
 ) -> int:
     """Agreement between a run's judge and the labels in FIELD."""
+    from jurist.data._item_names import item_label, item_name
+    from jurist.metrics import agreement, criteria_info, rubric_metrics
+    from jurist.metrics._labels import check_labels, label_missing
+    from jurist.runs import Run
+    from jurist.runs._state import partial_note
+    from jurist.runs.report._scale import as_number, choose, scale_of, text_verdicts, verdict_text
+
     if kind not in ("auto", "nominal", "ordinal", "interval"):
         raise ConfigError(f"--kind must be auto, nominal, ordinal or interval, not {kind!r}")
     run = Run(run_dir)

@@ -1,8 +1,10 @@
-"""The typer application, its exit codes and the error console.
+"""The typer application, its commands by name, its exit codes and the error console.
 
 The command modules (``_judge``, ``_grade``, ...) import ``app`` from here and register on
-it; this module imports none of them. :mod:`jurist.cli._main` imports the commands and
-runs the app, so every import points one way.
+it; this module imports none of them. :data:`COMMANDS` names each command's module, with
+its one-line help and its panel in ``jurist --help``: the app imports a command's module
+only when that command is used (:mod:`jurist.cli._lazy`), so ``jurist --version`` and
+``jurist --help`` import no command, and every import points one way.
 """
 
 from __future__ import annotations
@@ -14,9 +16,10 @@ import typer
 from rich.console import Console
 
 from jurist._version import __version__
-from jurist.cli._help import JuristTyper
+from jurist.cli._lazy import LazyCommand, LazyTyper
 
 __all__ = [
+    "COMMANDS",
     "EXIT_CRASH",
     "EXIT_FAILED_ITEMS",
     "EXIT_INTERRUPTED",
@@ -43,8 +46,127 @@ EXIT_INTERRUPTED = 130
 # OS errors that a user fixes (a path): usage; the rest (a full disk, I/O): runtime
 USAGE_ERRNOS = {errno.ENOENT, errno.EISDIR, errno.ENOTDIR, errno.EACCES, errno.EPERM}
 
-app = JuristTyper(
+_RUN = "Judge"
+_TRUST = "Trust"
+_RANK = "Rankings and reports"
+_SERVE = "Serving"
+_DATA = "Data and catalog"
+
+
+def _command(name: str, module: str, panel: str, help: str) -> LazyCommand:
+    return LazyCommand(name=name, module=f"jurist.cli.{module}", help=help, panel=panel)
+
+
+COMMANDS = (
+    _command(
+        "judge",
+        "_judge",
+        _RUN,
+        "Judge every item of DATA with one template and write the results as JSONL.",
+    ),
+    _command(
+        "compare",
+        "_compare",
+        _RUN,
+        "Compare systems' answers with a pairwise judge; writes results.jsonl and a summary.",
+    ),
+    _command(
+        "grade",
+        "_grade",
+        _RUN,
+        "Grade DATA against a rubric; writes results.jsonl (a grade report per item).",
+    ),
+    _command(
+        "eval-model",
+        "_eval_model",
+        _RUN,
+        "Generate an answer per instance with --model, judge them with --judge; writes a run "
+        "folder (results.jsonl, summary.json, report.html) that resumes.",
+    ),
+    _command(
+        "ingest",
+        "_ingest",
+        _RUN,
+        "Read an offline engine's answers into RUN; finish it, or name the next request file.",
+    ),
+    _command(
+        "agreement",
+        "_agreement",
+        _TRUST,
+        "Agreement between a run's judge and the labels in FIELD.",
+    ),
+    _command(
+        "calibrate",
+        "_calibrate",
+        _TRUST,
+        "Calibrate RUN's judge to the labels in FIELD; report held-out agreement before/after.",
+    ),
+    _command(
+        "align",
+        "_align",
+        _TRUST,
+        "Align RUN's judge to the labels in FIELD; report held-out agreement before/after.",
+    ),
+    _command(
+        "gate",
+        "_gate",
+        _TRUST,
+        "Exit 1 when the run's interval says it misses the bar; print a markdown summary.",
+    ),
+    _command(
+        "audit",
+        "_audit",
+        _TRUST,
+        "Audit a pairwise judge's biases (position, verbosity, format, self-preference).",
+    ),
+    _command(
+        "leaderboard",
+        "_leaderboard",
+        _RANK,
+        "Rank the systems of pairwise runs: Bradley-Terry scores with bootstrap intervals, raw "
+        "and length-controlled win rates against a baseline; a table, CSV and an HTML page.",
+    ),
+    _command(
+        "report",
+        "_report",
+        _RANK,
+        "Write the HTML report of RUN (summary, distribution, tables, agreement, failures); of "
+        "several runs, a page that lists them and shows two item by item, where they differ.",
+    ),
+    _command(
+        "serve-reward",
+        "_serve_reward",
+        _SERVE,
+        "Serve a judge as rewards: POST /get_reward (OpenRLHF), POST /slime, POST /v1/rewards, "
+        "POST /v1/group_rewards, GET /health, GET /metrics. SIGTERM finishes the requests in "
+        "flight, then exits.",
+    ),
+    _command(
+        "templates",
+        "_templates",
+        _DATA,
+        "List the templates: name, kind, fields, scale, verdict form and what they score.",
+    ),
+    _command(
+        "catalog",
+        "_catalog",
+        _DATA,
+        "Named judges, templates and rubrics (built in, and yours in $JURIST_CATALOG).",
+    ),
+    _command(
+        "traces",
+        "_traces",
+        _DATA,
+        "Turn exported agent traces into trajectory items, one per trace.",
+    ),
+)
+"""Every ``jurist`` command, in the order and the panels of ``jurist --help``; a command
+module is imported when its command runs or shows its help. Each one-line help is the
+first paragraph of the command's own help (tests/test_cli_startup.py checks both)."""
+
+app = LazyTyper(
     name="jurist",
+    commands=COMMANDS,
     help="LLM-as-a-judge: score, compare and grade model outputs.",
     no_args_is_help=True,
     add_completion=False,

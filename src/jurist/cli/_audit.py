@@ -18,23 +18,30 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from jurist._local_files import roots_of
 from jurist.cli._app import EXIT_OK, app
 from jurist.cli._bounds import bounded
 from jurist.cli._help import choices_metavar, template_help
 from jurist.cli._model_options import ModelOptions, model_options, resolve_model_spec
-from jurist.data import open_source
+from jurist.cli._turn import FilesRootFlag
 from jurist.errors import ConfigError, DataError
 
 EXIT_BIASED = 1
 """Exit status under ``--strict``: at least one probe failed."""
 
 
-def _rows(path: Path) -> list[dict[str, Any]]:
+def _rows(path: Path, files_root: tuple[Path, ...] = ()) -> list[dict[str, Any]]:
+    """The rows, their local image paths permitted by the file's policy (its folder and
+    ``files_root``; see :mod:`jurist._local_files`)."""
+    from jurist.data import open_source
+    from jurist.data._local_images import resolve_images
+
     rows = []
-    for _, where, row in open_source(path):
+    source = open_source(path, files_root=files_root)
+    for _, where, row in source:
         if not isinstance(row, dict):
             raise DataError(f"{where}: not a record")
-        rows.append(row)
+        rows.append(resolve_images(row, source.files, where))
     return rows
 
 
@@ -83,6 +90,7 @@ def audit_command(
     out: Annotated[Path | None, typer.Option(help="Folder; default runs/audit-<pairs>/.")] = None,
     strict: Annotated[bool, typer.Option(help="Exit with status 1 when a probe fails.")] = False,
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
+    files_root: FilesRootFlag = None,
     *,
     options: ModelOptions,
 ) -> int:
@@ -100,7 +108,7 @@ def audit_command(
         raise ConfigError(f"--threshold must lie in (0, 1], got {threshold}")
     if pad_factor <= 0:
         raise ConfigError(f"--pad-factor must be > 0, got {pad_factor}")
-    rows = _rows(pairs)
+    rows = _rows(pairs, roots_of(files_root, what="--files-root"))
 
     def judge_for(spec: str) -> PairwiseJudge:
         return PairwiseJudge(

@@ -17,13 +17,14 @@ refused, naming the override to write instead: nothing given is silently dropped
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from jurist.cli._model_options import ModelOptions
 from jurist.errors import ConfigError
-from jurist.judges import ItemJudge, LLMJudge
-from jurist.judges._protocol import models_of, with_models_of
-from jurist.models import Model
+
+if TYPE_CHECKING:
+    from jurist.judges import ItemJudge
+    from jurist.models import Model
 
 __all__ = ["catalog_judge", "catalog_models"]
 
@@ -50,6 +51,9 @@ def catalog_judge(
 ) -> ItemJudge:
     """The catalog judge ``name`` for a command of ``kind``, with ``--model`` (when given)
     in place of its model and ``changes`` (judge flags given on the command line) applied."""
+    from jurist.judges import ItemJudge, LLMJudge
+    from jurist.judges._protocol import with_models_of
+
     found: ItemJudge = _found(name)
     if not isinstance(found, ItemJudge):
         raise ConfigError(
@@ -87,6 +91,8 @@ def catalog_models(
     again through the model flags (:meth:`ModelOptions.rebuild`), at the entry's
     temperature (``None``: it names none); ``--model`` beside it is refused (grade's judges
     are the --model flags)."""
+    from jurist.judges._protocol import models_of
+
     if options.models:
         raise ConfigError("grade: --judge and --model both name the graders: give one")
     found = _found(name)

@@ -10,17 +10,18 @@ written to ``pairs.jsonl`` in the run folder and judged there by a
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.console import Console
 
+from jurist._local_files import roots_of
 from jurist.cli._app import app
 from jurist.cli._bounds import VERDICT_MAX_TOKENS_HELP, bounded
 from jurist.cli._catalog_judge import HELP as CATALOG_JUDGE_HELP
 from jurist.cli._catalog_judge import catalog_judge, refuse_with_judge
-from jurist.cli._compare_pairs import plan_pairs, read_systems, write_pairs
 from jurist.cli._engine_options import EngineOptions, engine_options
 from jurist.cli._help import choices_metavar, template_help
 from jurist.cli._judge import (
@@ -32,14 +33,8 @@ from jurist.cli._judge import (
 )
 from jurist.cli._model_options import ModelOptions, model_options
 from jurist.cli._repeat_flags import AdaptiveFlag, MinRepeatsFlag, RepeatsFlag
-from jurist.cli._turn import MAX_TOOL_CHARS_HELP, TURN_HELP, parse_turn
-from jurist.data import open_source
-from jurist.engines import RunOptions
+from jurist.cli._turn import MAX_TOOL_CHARS_HELP, TURN_HELP, FilesRootFlag, parse_turn
 from jurist.errors import ConfigError
-from jurist.judges import ItemJudge
-from jurist.judges._protocol import models_of
-from jurist.runs._run import record_systems
-from jurist.runs.report._page import pair_figures
 
 _SYSTEM_COLUMNS = ("system", "generator", "model")
 
@@ -47,6 +42,7 @@ _SYSTEM_COLUMNS = ("system", "generator", "model")
 def system_names(a: Path, b: Path) -> tuple[str, str]:
     """The names of the systems behind A and B: the value of a ``system`` (or
     ``generator``, ``model``) column when each file holds one, else the file names."""
+    from jurist.data import open_source
 
     def named(path: Path) -> str | None:
         for _, _, row in open_source(path):
@@ -146,6 +142,7 @@ def compare(
     max_tool_chars: Annotated[
         int, typer.Option(**bounded("max_tool_chars", help=MAX_TOOL_CHARS_HELP))
     ] = 2000,
+    files_root: FilesRootFlag = None,
     *,
     options: ModelOptions,
     engine_options: EngineOptions,
@@ -154,7 +151,14 @@ def compare(
 
     Two systems: A against B on every item. More: each against --baseline, or round robin;
     --pairs-budget K judges K pairs of them. Rank them with `jurist leaderboard RUN`."""
-    from jurist.judges import PairwiseJudge
+    from jurist.cli._compare_pairs import plan_pairs, read_systems, write_pairs
+    from jurist.engines import RunOptions
+    from jurist.judges import ItemJudge, PairwiseJudge
+    from jurist.judges._protocol import models_of
+    from jurist.runs._run import record_systems
+    from jurist.runs.report._page import pair_figures
+
+    roots = roots_of(files_root, what="--files-root")
 
     if consistency not in ("tie", "inconsistent"):
         raise ConfigError(f"--consistency must be tie or inconsistent, not {consistency!r}")
@@ -180,6 +184,7 @@ def compare(
         response_field=response_field,
         id_field=id_field,
         system_column=system_column,
+        files_root=roots,
     )
     plan = plan_pairs(systems, baseline=baseline, pairs_budget=pairs_budget, seed=seed)
     names = systems.names
@@ -216,6 +221,9 @@ def compare(
         repeats=repeats,
         adaptive=adaptive,
         min_repeats=min_repeats,
+        # pairs.jsonl names each answer file's images by real path: their folders, and
+        # the folders given, are the ones allowed
+        files_root=(*roots, *(Path(os.path.realpath(a)).parent for a in answers)),
     )
     engine = engine_options.build(options)
     run = run_engine(judge, pairs, run_options, engine, command="compare", prepare=judge_models)

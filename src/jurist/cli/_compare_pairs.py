@@ -102,6 +102,7 @@ def read_systems(
     response_field: str,
     id_field: str | None,
     system_column: str | None,
+    files_root: Sequence[Path] = (),
 ) -> Systems:
     """Read and align the answers (see the module docs); errors name the file and line."""
     if system_column is None and len(files) < 2:
@@ -115,11 +116,11 @@ def read_systems(
     systems = Systems([], [])
     seen_keys: set[Hashable] = set()
     for path, stem in zip(files, stems, strict=True):
-        source = open_source(path)
+        source = open_source(path, files_root=files_root)
         for row_number, (_, where, row) in enumerate(source):
-            # the pairs file lives in the run folder: a relative image path is read from
-            # this data file's folder now
-            row = resolve_images(row, source.base, where)
+            # the pairs file lives in the run folder: a local image path is checked against
+            # this data file's policy now, and written as its real path
+            row = resolve_images(row, source.files, where)
             messages = row.get("messages")
             if messages is not None and system_column is not None and id_field is None:
                 raise ConfigError(

@@ -37,22 +37,17 @@ import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
 from jurist.cli._bounds import bounded
 from jurist.cli._help import choices_metavar
 from jurist.cli._model_options import ModelOptions
-from jurist.engines import (
-    BatchAPIEngine,
-    BatchAPIOptions,
-    Engine,
-    LocalEngine,
-    RayEngine,
-    RayOptions,
-)
 from jurist.errors import ConfigError
+
+if TYPE_CHECKING:
+    from jurist.engines import BatchAPIOptions, Engine, RayOptions
 
 __all__ = ["ENGINES", "ENGINE_FLAGS", "EngineOptions", "batch_capable", "engine_options"]
 
@@ -163,6 +158,8 @@ class EngineOptions:
             given["actors"] = self.actors
         if self.gpus_per_actor is not None:
             given["num_gpus"] = self.gpus_per_actor
+        from jurist.engines import RayOptions
+
         return RayOptions(**given)
 
     def build(self, model: ModelOptions) -> Engine:
@@ -174,6 +171,8 @@ class EngineOptions:
         holds a key): the engine hands the key the model was built with (``--api-key``,
         ``$JURIST_API_KEY``, ``$OPENAI_API_KEY``) to the rebuilt model in memory.
         """
+        from jurist.engines import BatchAPIEngine, LocalEngine, RayEngine
+
         ray = self.ray(rpm=model.rpm, tpm=model.tpm)
         if ray is not None:
             return RayEngine(ray)
@@ -203,6 +202,8 @@ class EngineOptions:
             given["adopt"] = tuple(self.batch_adopt)
         if self.batch_resubmit:
             given["resubmit"] = True
+        from jurist.engines import BatchAPIOptions
+
         return BatchAPIOptions(**given)
 
 

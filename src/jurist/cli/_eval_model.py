@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import orjson
 import typer
@@ -12,9 +12,6 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from jurist._files import replaced_atomically
-from jurist._missing import is_missing
-from jurist._secrets import scrub
 from jurist.cli._app import EXIT_FAILED_ITEMS, EXIT_OK, app
 from jurist.cli._bounds import bounded
 from jurist.cli._judge import (
@@ -28,12 +25,11 @@ from jurist.cli._judge import (
 )
 from jurist.cli._model_options import ModelOptions, model_options
 from jurist.cli._summary import cost_text
-from jurist.data._item_names import item_name
-from jurist.engines import LocalEngine, RunOptions
+from jurist.cli._turn import FilesRootFlag
 from jurist.errors import ConfigError, DataError, OutputError
-from jurist.pipeline._generate_judge import prompt_columns
-from jurist.runs import Run
-from jurist.types import Usage
+
+if TYPE_CHECKING:
+    from jurist.runs import Run
 
 
 def _pairs(flags: list[str], what: str) -> dict[str, str]:
@@ -107,17 +103,23 @@ def eval_model(
     resume: Annotated[bool, typer.Option(help="Continue the run in the folder.")] = True,
     retry_failed: Annotated[bool, typer.Option(help=RETRY_FAILED_HELP)] = True,
     overwrite: Annotated[bool, typer.Option(help=OVERWRITE_HELP)] = False,
+    files_root: FilesRootFlag = None,
     *,
     options: ModelOptions,
 ) -> int:
     """Generate an answer per instance with --model, judge them with --judge; writes a run
     folder (results.jsonl, summary.json, report.html) that resumes."""
     from jurist import catalog
+    from jurist._local_files import roots_of
+    from jurist._missing import is_missing
     from jurist.data import read_records
+    from jurist.data._item_names import item_name
+    from jurist.engines import LocalEngine, RunOptions
     from jurist.pipeline import JudgeMetric
-    from jurist.pipeline._generate_judge import GenerateThenJudge
+    from jurist.pipeline._generate_judge import GenerateThenJudge, prompt_columns
 
-    rows = read_records(data)
+    roots = roots_of(files_root, what="--files-root")
+    rows = read_records(data, files_root=roots)
     if not rows:
         raise ConfigError(f"{data}: no instances")
     context = _pairs(context_field or [], "--context-field")
@@ -167,6 +169,7 @@ def eval_model(
         retries=retries,
         concurrency=options.concurrency,
         progress=progress,
+        files_root=roots,
     )
     run = run_engine(
         both, data, run_options, LocalEngine(), command="eval-model", prepare=both.models()
@@ -176,7 +179,10 @@ def eval_model(
 
 def _finish(run: Run, metric: Any, out_path: Path, *, data: Path, judge: str, model: str) -> int:
     """Write the instance records, the summary and the report; print them."""
+    from jurist._files import replaced_atomically
+    from jurist._secrets import scrub
     from jurist.pipeline import InstanceResult
+    from jurist.types import Usage
 
     instances = []
     inference = Usage()

@@ -8,13 +8,19 @@ defaults to 42 so that the run's configuration, and so its resume, is stable.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from jurist._local_files import roots_of
 from jurist.cli._app import app
 from jurist.cli._bounds import VERDICT_MAX_TOKENS_HELP, bounded
 from jurist.cli._catalog_judge import catalog_models
+from jurist.cli._choices import (
+    BINARY_AGGREGATIONS,
+    NOMINAL_AGGREGATIONS,
+    ORDINAL_AGGREGATIONS,
+)
 from jurist.cli._engine_options import EngineOptions, engine_options
 from jurist.cli._help import choices_metavar
 from jurist.cli._judge import (
@@ -26,11 +32,10 @@ from jurist.cli._judge import (
 )
 from jurist.cli._model_options import ModelOptions, model_options
 from jurist.cli._repeat_flags import AdaptiveFlag, MinRepeatsFlag, RepeatsFlag
-from jurist.cli._turn import MAX_TOOL_CHARS_HELP, TURN_HELP, parse_turn
-from jurist.engines import RunOptions
-from jurist.judges.rubric._aggregate import BINARY_AGGREGATIONS
-from jurist.judges.rubric._criteria import NOMINAL_AGGREGATIONS, ORDINAL_AGGREGATIONS
-from jurist.models import Model
+from jurist.cli._turn import MAX_TOOL_CHARS_HELP, TURN_HELP, FilesRootFlag, parse_turn
+
+if TYPE_CHECKING:
+    from jurist.models import Model
 
 
 @app.command("grade")
@@ -86,14 +91,18 @@ def grade(
     max_tool_chars: Annotated[
         int, typer.Option(**bounded("max_tool_chars", help=MAX_TOOL_CHARS_HELP))
     ] = 2000,
+    files_root: FilesRootFlag = None,
     *,
     options: ModelOptions,
     engine_options: EngineOptions,
 ) -> int:
     """Grade DATA against a rubric; writes results.jsonl (a grade report per item)."""
     from jurist.cli._traces import trajectory_judge
+    from jurist.engines import RunOptions
     from jurist.judges.rubric import CriterionGrader, Rubric
     from jurist.trajectories import TrajectoryRubric
+
+    roots = roots_of(files_root, what="--files-root")
 
     trajectory = TrajectoryRubric.from_file_if_trajectory(rubric)  # checks beside criteria
     the_rubric = Rubric.from_file(rubric) if trajectory is None else None
@@ -141,6 +150,7 @@ def grade(
         repeats=repeats,
         adaptive=adaptive,
         min_repeats=min_repeats,
+        files_root=roots,
     )
     engine = engine_options.build(options)
     run = run_engine(judge, data, run_options, engine, command="grade", prepare=models)

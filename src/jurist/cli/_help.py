@@ -21,8 +21,9 @@ import typer.core
 from rich.console import Console, Group, RenderableType
 from rich.padding import Padding
 from rich.panel import Panel
-from rich.table import Table
 from rich.text import Text
+
+from jurist.cli._choices import BUILTIN_TEMPLATES
 
 __all__ = [
     "HelpCommand",
@@ -44,9 +45,7 @@ def choices_metavar(choices: tuple[str, ...] | list[str]) -> str:
 
 def template_help(kind: str, lead: str = "Template name (see `jurist templates`).") -> str:
     """``lead`` and the built-in templates of ``kind`` (``single`` or ``pairwise``)."""
-    from jurist.templates import list_templates
-
-    names = sorted(n for n, t in list_templates().items() if t.kind == kind)
+    names = BUILTIN_TEMPLATES[kind]
     return f"{lead} Built in: {', '.join(names)}; or a .yaml template file."
 
 
@@ -167,27 +166,56 @@ def render_help(command: Any, ctx: Any, console: Console) -> None:
         entries = [_entry(p, ctx) for p in panels[name]]
         console.print(Panel(Group(*entries), title=name, title_align="left", border_style="dim"))
     if isinstance(command, HelpGroup):
-        table = Table(box=None, show_header=False, expand=True, padding=(0, 1), pad_edge=False)
-        table.add_column(no_wrap=True, style="bold cyan")
-        table.add_column(ratio=1, overflow="fold")
-        for name in command.list_commands(ctx):
-            sub = command.get_command(ctx, name)
-            if sub is None or getattr(sub, "hidden", False):
-                continue
-            first = _paragraphs(sub.help)[0] if sub.help else ""
-            table.add_row(name, first)
-        console.print(Panel(table, title="Commands", title_align="left", border_style="dim"))
+        from rich.table import Table  # a group's help only
+
+        rows = command.rows(ctx)
+        width = max((len(name) for _, name, _ in rows), default=0)
+        grouped: dict[str, list[tuple[str, str]]] = {}
+        for panel, name, first in rows:
+            grouped.setdefault(panel, []).append((name, first))
+        for title, listed in grouped.items():
+            table = Table(box=None, show_header=False, expand=True, padding=(0, 1), pad_edge=False)
+            table.add_column(no_wrap=True, style="bold cyan", min_width=width)
+            table.add_column(ratio=1, overflow="fold")
+            for name, first in listed:
+                table.add_row(name, first)
+            console.print(Panel(table, title=title, title_align="left", border_style="dim"))
 
 
-class HelpCommand(typer.core.TyperCommand):
+class _HelpFlag:
+    """``--help`` not given is ``False``, not ``None``: typer then takes the flag's value
+    as it is, where for ``None`` it first builds a pydantic adapter, which imports
+    pydantic (a tenth of a second of start-up) for a flag that was not given."""
+
+    def get_help_option(self, ctx: Any) -> Any:
+        option = super().get_help_option(ctx)  # type: ignore[misc]
+        if option is not None and option.default is None:
+            option.default = False
+        return option
+
+
+class HelpCommand(_HelpFlag, typer.core.TyperCommand):
     """A Typer command whose help is :func:`render_help`'s."""
 
     def format_help(self, ctx: Any, formatter: Any) -> None:
         render_help(self, ctx, Console(highlight=False))
 
 
-class HelpGroup(typer.core.TyperGroup):
-    """A Typer group (``jurist``, ``jurist catalog``) whose help is :func:`render_help`'s."""
+class HelpGroup(_HelpFlag, typer.core.TyperGroup):
+    """A Typer group (``jurist``, ``jurist catalog``) whose help is :func:`render_help`'s:
+    its commands listed by help panel (``rich_help_panel``, else "Commands"), in order."""
+
+    def rows(self, ctx: Any) -> list[tuple[str, str, str]]:
+        """``(panel, name, one-line help)`` for each command the help lists, in order."""
+        return [row for name in self.list_commands(ctx) if (row := self.row(ctx, name))]
+
+    def row(self, ctx: Any, name: str) -> tuple[str, str, str] | None:
+        """Command ``name``'s ``(panel, name, one-line help)``; ``None``: not listed."""
+        sub = self.get_command(ctx, name)
+        if sub is None or getattr(sub, "hidden", False):
+            return None
+        first = _paragraphs(sub.help)[0] if sub.help else ""
+        return getattr(sub, "rich_help_panel", None) or "Commands", name, first
 
     def format_help(self, ctx: Any, formatter: Any) -> None:
         render_help(self, ctx, Console(highlight=False))

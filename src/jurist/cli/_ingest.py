@@ -22,7 +22,6 @@ import typer
 from jurist.cli._app import app
 from jurist.cli._judge import AWAITING, finish_run, summary_path
 from jurist.errors import ConfigError
-from jurist.runs import Run
 
 __all__ = ["ingest_command", "results_path"]
 
@@ -64,6 +63,7 @@ def ingest_command(
 ) -> int:
     """Read an offline engine's answers into RUN; finish it, or name the next request file."""
     from jurist.engines import ingest
+    from jurist.runs import Run
     from jurist.runs.report._page import pair_figures
 
     Run(run_dir)  # a clear error when RUN is not a run folder

@@ -2,46 +2,39 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import json
 import shlex
 import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 
+from jurist._local_files import roots_of
 from jurist._progress import quiet_library_bars
-from jurist._secrets import scrub
 from jurist.cli._app import EXIT_FAILED_ITEMS, EXIT_OK, app, err_console
 from jurist.cli._bounds import VERDICT_MAX_TOKENS_HELP, bounded
 from jurist.cli._catalog_judge import HELP as CATALOG_JUDGE_HELP
 from jurist.cli._catalog_judge import catalog_judge, refuse_with_judge
+from jurist.cli._choices import CRITERIA_SCALES, DEFAULT_MIN_COVERAGE
 from jurist.cli._engine_options import EngineOptions, engine_options
 from jurist.cli._help import choices_metavar, template_help
 from jurist.cli._model_options import ModelOptions, model_options
 from jurist.cli._repeat_flags import AdaptiveFlag, MinRepeatsFlag, RepeatsFlag
 from jurist.cli._resume import resume_command
 from jurist.cli._summary import print_summary
-from jurist.cli._turn import MAX_TOOL_CHARS_HELP, TURN_HELP, parse_turn
-from jurist.data import open_source
-from jurist.data._item_names import item_name
-from jurist.engines import BatchAPIEngine, Engine, RunOptions, aevaluate
-from jurist.engines._evaluate import check_resume
+from jurist.cli._turn import MAX_TOOL_CHARS_HELP, TURN_HELP, FilesRootFlag, parse_turn
 from jurist.errors import ConfigError, OutputError
-from jurist.judges import ItemJudge, LLMJudge
-from jurist.judges._protocol import models_of
-from jurist.judges._weigher import DEFAULT_MIN_COVERAGE
-from jurist.models import Model
-from jurist.runs import Run
-from jurist.runs._folder import check_run_folder
-from jurist.templates import get_template
-from jurist.templates._criteria import CRITERIA_SCALES, criteria_template
+
+if TYPE_CHECKING:  # the command imports them when it runs, not for its --help
+    from jurist.engines import Engine, RunOptions
+    from jurist.judges import ItemJudge
+    from jurist.models import Model
+    from jurist.runs import Run
 
 
 def _parse_field_flags(flags: list[str]) -> dict[str, str]:
@@ -165,11 +158,20 @@ def judge(
     max_tool_chars: Annotated[
         int, typer.Option(**bounded("max_tool_chars", help=MAX_TOOL_CHARS_HELP))
     ] = 2000,
+    files_root: FilesRootFlag = None,
     *,
     options: ModelOptions,
     engine_options: EngineOptions,
 ) -> int:
     """Judge every item of DATA with one template and write the results as JSONL."""
+    from jurist.data import open_source
+    from jurist.engines import RunOptions
+    from jurist.judges import LLMJudge
+    from jurist.judges._protocol import models_of
+    from jurist.templates import get_template
+    from jurist.templates._criteria import criteria_template
+
+    roots = roots_of(files_root, what="--files-root")
     refuse_with_judge(judge_name, template=template != DEFAULT_TEMPLATE, criteria=bool(criteria))
     _check_scoring(scoring, criteria)
     if criteria is not None:
@@ -208,7 +210,7 @@ def judge(
     engine_options.check(specs)
     out_path = _output_path(out, data, _run_name(template))
     run_dir = check_outputs(out_path, [data], overwrite=overwrite)
-    source = open_source(data)
+    source = open_source(data, files_root=roots)
     if source.scan(fields, tpl.fields).items == 0:
         raise ConfigError(f"{data}: no items to judge")
 
@@ -246,6 +248,7 @@ def judge(
         repeats=repeats,
         adaptive=adaptive,
         min_repeats=min_repeats,
+        files_root=roots,
     )
     engine = engine_options.build(options)
     run = run_engine(the_judge, data, run_options, engine, command="judge", prepare=judge_models)
@@ -274,6 +277,8 @@ def _check_scoring(scoring: str, criteria: str | None) -> None:
 
 
 def judge_models_of(judge: ItemJudge) -> list[str]:
+    from jurist.judges._protocol import models_of
+
     return [m.spec for m in models_of(judge)]
 
 
@@ -313,6 +318,8 @@ def report_path(out_path: Path) -> Path:
 def check_outputs(out_path: Path, inputs: Sequence[Path], *, overwrite: bool) -> Path:
     """Stop before any model is loaded if the outputs would overwrite the input or files
     jurist did not write; the run folder."""
+    from jurist.runs._folder import check_run_folder
+
     run_dir = run_folder(out_path)
     ours = (out_path, summary_path(out_path), report_path(out_path))
     for target in ours:
@@ -346,6 +353,8 @@ def run_engine(
     """:func:`run_through_engine` to the end; on Ctrl-C (SIGINT) or SIGTERM the run is
     recorded as interrupted, the saved items and the command that resumes are printed,
     and the exit is 130 (SIGINT) or 143 (SIGTERM). ``options.run_dir`` is required."""
+    import asyncio
+
     if options.run_dir is None:
         raise ValueError("run_engine needs options.run_dir")
     run_dir = options.run_dir
@@ -367,6 +376,8 @@ def run_engine(
         finally:
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.remove_signal_handler(signal.SIGTERM)
+
+    from jurist.engines import BatchAPIEngine
 
     batch = engine.options if isinstance(engine, BatchAPIEngine) else None
     try:
@@ -401,6 +412,8 @@ def _say_nothing_written(run: Run, file_out: Path) -> None:
 
 
 def _say_interrupted(run_dir: Path, command: str, *, batch: bool = False) -> None:
+    from jurist.runs import Run
+
     try:
         run = Run(run_dir)
         saved, expected = len(run), run.manifest.dataset.items
@@ -441,6 +454,10 @@ async def run_through_engine(
     (:meth:`~jurist.engines.Engine.prepare`: the local engine loads them, behind a
     spinner; the Ray and batch-API engines load nothing in this process), run it, and
     close them whatever happens."""
+    from jurist.engines import aevaluate
+    from jurist.engines._evaluate import check_resume
+    from jurist.models import Model
+
     models = [prepare] if isinstance(prepare, Model) else list(prepare)
     try:
         engine.check(judge, options)  # before any model is loaded
@@ -470,6 +487,10 @@ def finish_run(run: Run, out_path: Path, *, extra: dict[str, Any]) -> int:
     request files in ``batch_files``), says which files to answer and the ``jurist
     ingest`` command that reads the answers, and exits 0.
     """
+    import json
+
+    from jurist._secrets import scrub
+
     summary = {**run.summary().model_dump(), **extra, "results": str(out_path)}
     waiting = [Path(p) for p in summary.get("batch_files") or []]
     if summary["status"] != AWAITING or not waiting:
@@ -496,6 +517,8 @@ AWAITING = "awaiting results"
 def first_failures(run: Run, limit: int = 5) -> list[tuple[str, str]]:
     """The first failed items of ``run``: each one's name (its id, else its 1-based row
     number) and error."""
+    from jurist.data._item_names import item_name
+
     return [
         (item_name(r["idx"], r["item"]), r["error"] or "error")
         for r in run.rows(failed_only=True, limit=limit)

@@ -9,7 +9,7 @@ first run's folder). The figures: :func:`jurist.runs.leaderboard`.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -18,7 +18,10 @@ from rich.table import Table
 
 from jurist.cli._app import EXIT_OK, app
 from jurist.cli._bounds import bounded
-from jurist.runs import Leaderboard, leaderboard
+
+if TYPE_CHECKING:
+    from jurist.runs import Leaderboard
+
 
 __all__ = ["leaderboard_command", "print_leaderboard"]
 
@@ -117,6 +120,8 @@ def leaderboard_command(
 ) -> int:
     """Rank the systems of pairwise runs: Bradley-Terry scores with bootstrap intervals, raw
     and length-controlled win rates against a baseline; a table, CSV and an HTML page."""
+    from jurist.runs import leaderboard
+
     board = leaderboard(
         runs, baseline=baseline, bootstrap=bootstrap, seed=seed, style_control=style_control
     )

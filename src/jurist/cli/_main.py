@@ -1,15 +1,14 @@
-"""``jurist.cli.main``: register every command on the app, run it, map errors to exit codes.
+"""``jurist.cli.main``: run the app, map errors to exit codes.
 
-Importing this module imports the command modules, which register themselves on
-:data:`jurist.cli._app.app`; the commands import only :mod:`jurist.cli._app`, never this
-module, so the dependency points one way.
+The app imports a command's module when the command is used (:data:`jurist.cli._app.COMMANDS`);
+the commands import only :mod:`jurist.cli._app`, never this module, so the dependency points
+one way.
 """
 
 from __future__ import annotations
 
 import errno
 import os
-import sqlite3
 import sys
 import traceback
 from collections.abc import Sequence
@@ -17,27 +16,6 @@ from collections.abc import Sequence
 import typer
 from rich.markup import escape
 
-from jurist._secrets import scrub
-
-# the command modules register their commands on `app` when imported
-from jurist.cli import (  # noqa: F401
-    _agreement,
-    _align,
-    _audit,
-    _calibrate,
-    _catalog,
-    _compare,
-    _eval_model,
-    _gate,
-    _grade,
-    _ingest,
-    _judge,
-    _leaderboard,
-    _report,
-    _serve_reward,
-    _templates,
-    _traces,
-)
 from jurist.cli._app import (
     EXIT_CRASH,
     EXIT_INTERRUPTED,
@@ -79,12 +57,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _exit(EXIT_USAGE, argv)
         _say("failed", message + (" (disk full)" if e.errno == errno.ENOSPC else ""))
         return _exit(EXIT_RUNTIME, argv)
-    except sqlite3.OperationalError as e:
-        if not any(k in str(e) for k in ("full", "I/O", "locked", "unable to open", "readonly")):
-            return _exit(_crash(e), argv)
-        _say("failed", f"SQLite (run store or cache): {e}")
-        return _exit(EXIT_RUNTIME, argv)
     except Exception as e:
+        if _is_sqlite_error(e):
+            if not any(k in str(e) for k in _SQLITE_RUNTIME):
+                return _exit(_crash(e), argv)
+            _say("failed", f"SQLite (run store or cache): {e}")
+            return _exit(EXIT_RUNTIME, argv)
         # typer's (vendored) click reports bad flags with exceptions that can show themselves
         show = getattr(e, "show", None)
         if callable(show) and hasattr(e, "exit_code"):
@@ -95,8 +73,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     return _exit(code, argv)
 
 
+# SQLite errors that are the machine's (a full disk, a locked file), not a bug
+_SQLITE_RUNTIME = ("full", "I/O", "locked", "unable to open", "readonly")
+
+
+def _is_sqlite_error(e: Exception) -> bool:
+    """Whether ``e`` is SQLite's OperationalError (sqlite3 is not imported to ask: a
+    command that never imported it raised none of its errors)."""
+    sqlite3 = sys.modules.get("sqlite3")
+    return sqlite3 is not None and isinstance(e, sqlite3.OperationalError)
+
+
 def _say(kind: str, message: str) -> None:
     """One line on stderr; the message is never read as rich markup, nor shows a key."""
+    from jurist._secrets import scrub
+
     message = scrub(message)
     err_console.print(f"[bold red]{kind}:[/] {escape(message)}", highlight=False, soft_wrap=True)
 

@@ -16,15 +16,16 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
 from jurist.cli._bounds import bounded
 from jurist.cli._help import choices_metavar
 from jurist.errors import ConfigError
-from jurist.models import DEFAULT_MODEL, Model, Transport, build_stack, get_model
-from jurist.models._spec import split_spec_options
+
+if TYPE_CHECKING:
+    from jurist.models import Model
 
 __all__ = [
     "JSON_MODES",
@@ -44,6 +45,8 @@ def resolve_model_spec(model: str | None, base_url: str | None) -> str:
 
     A bare name with ``--base-url`` means an OpenAI-compatible server: ``openai:<name>``.
     """
+    from jurist.models import DEFAULT_MODEL
+
     spec = model or os.environ.get("JURIST_MODEL") or DEFAULT_MODEL
     if base_url and ":" not in spec:
         spec = f"openai:{spec}"
@@ -80,6 +83,9 @@ def build_model(
     retries included, is paced; retry over them so a backoff sleep never holds a
     concurrency slot; the cache outermost so a hit costs no slot and no attempt.
     """
+    from jurist.models import Transport, build_stack, get_model
+    from jurist.models._spec import split_spec_options
+
     options: dict[str, Any] = {}
     provider, _, name = spec.partition(":")
     # options inside the spec's brackets hold for that model and win over the flags

@@ -11,8 +11,6 @@ from rich.console import Console
 
 from jurist.cli._app import EXIT_OK, app
 from jurist.errors import ConfigError
-from jurist.runs import Run
-from jurist.runs.report import write_side_by_side
 
 
 @app.command("report")
@@ -42,6 +40,9 @@ def report_command(
 ) -> int:
     """Write the HTML report of RUN (summary, distribution, tables, agreement, failures);
     of several runs, a page that lists them and shows two item by item, where they differ."""
+    from jurist.runs import Run
+    from jurist.runs.report import write_side_by_side
+
     if len(run_dirs) == 1:
         path = Run(run_dirs[0]).report(out, labels=labels)
         Console().print(f"report: {path}", highlight=False, markup=False)

@@ -24,8 +24,6 @@ import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from jurist._secrets import secrets_in
-
 __all__ = ["ResumeHint", "resume_command"]
 
 API_KEY_ENV = "JURIST_API_KEY"
@@ -52,6 +50,8 @@ class ResumeHint:
 
 def resume_command(argv: Sequence[str]) -> ResumeHint:
     """``jurist ARGV`` with every key replaced by a shell variable (see the module)."""
+    from jurist._secrets import secrets_in
+
     names: dict[str, str] = {}  # key -> variable
     hint = ResumeHint(command="")
     words = ["jurist"]

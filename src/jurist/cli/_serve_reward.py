@@ -152,7 +152,11 @@ def serve_reward(
 ) -> int:
     """Serve a judge as rewards: POST /get_reward (OpenRLHF), POST /slime, POST /v1/rewards,
     POST /v1/group_rewards, GET /health, GET /metrics. SIGTERM finishes the requests in
-    flight, then exits."""
+    flight, then exits.
+
+    A body that is not the documented shape, is nested past 64 levels or asks for over
+    100,000 samples gets HTTP 400 (413 past 256 MiB). Bodies carry text only: no request
+    makes the server read a local file (docs/security.md)."""
     from jurist.judges import PairwiseJudge
     from jurist.rewards._group import GroupReward
     from jurist.rewards._server import RewardService

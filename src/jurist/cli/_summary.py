@@ -6,10 +6,6 @@ from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
-
-from jurist.runs._coverage import CoverageSummary
-from jurist.runs._run_types import RepeatSummary
 
 __all__ = ["cost_text", "print_summary"]
 
@@ -28,6 +24,8 @@ def print_summary(
     """Print a run's summary (``RunSummary`` fields plus ``model``/``template``/``results``);
     ``failures`` are the first failed items' names (:func:`~jurist.data._item_names.item_name`)
     and errors."""
+    from rich.table import Table
+
     table = Table(title=f"jurist: {escape(str(summary['data']))}", show_header=False)
     table.add_column("what", style="bold")
     table.add_column("value")
@@ -108,6 +106,8 @@ def _coverage_rows(summary: dict[str, Any]) -> list[tuple[str, str]]:
     """
     if not summary.get("coverage"):
         return []
+    from jurist.runs._coverage import CoverageSummary
+
     c = CoverageSummary.model_validate(summary["coverage"])
     return [("verdict coverage", c.spread()), (f"below {c.threshold()}", f"{c.below} of {c.n}")]
 
@@ -140,6 +140,8 @@ def _repeat_rows(summary: dict[str, Any]) -> list[tuple[str, str]]:
     r = summary.get("repeats")
     if not r:
         return []
+    from jurist.runs._run_types import RepeatSummary
+
     return RepeatSummary.model_validate(r).rows(int(summary["items"]))
 
 

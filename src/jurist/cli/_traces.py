@@ -43,7 +43,10 @@ def traces(
     ] = 600,
     overwrite: Annotated[bool, typer.Option(help="Replace an existing --out file.")] = False,
 ) -> int:
-    """Turn exported agent traces into trajectory items, one per trace."""
+    """Turn exported agent traces into trajectory items, one per trace.
+
+    A file that is not UTF-8, not JSON, nested past 128 levels or holds no span stops it
+    (exit 2)."""
     if out.suffix.lower() != ".jsonl":
         raise ConfigError(f"--out must be a .jsonl file, got {out}")
     if out.exists() and not overwrite:

@@ -1,21 +1,32 @@
-"""Local image files an item names, read from the data file's folder.
+"""Local image files an item names, checked against the local files policy.
 
-An image given by a relative path in a data file (``"images": ["img/cat.png"]``, or an
-``image_url`` part of a message) is the file beside the data file, wherever the run is
-started from: :func:`resolve_images` gives the judge the item with such paths made
-absolute against the data file's folder (the row itself, stored and hashed, keeps the path
-as written). Items given in memory (a list, a DataFrame, a ``datasets.Dataset``) have no
-file: their relative paths are read from the working folder.
+An image given by a path in a data file (``"images": ["img/cat.png"]``, or an
+``image_url`` part of a message) is read only from the data file's folder (its real path:
+a symlink or ``..`` that leaves it is refused), or from folders the user allowed
+(``--files-root DIR``, ``files_root=``); a relative path is read from the data file's
+folder, wherever the run is started from. Items given in memory (a list, a DataFrame, a
+``datasets.Dataset``) have no folder: their local paths are read only from the folders
+the caller allowed (relative ones from the working folder). See
+:mod:`jurist._local_files` for the checks (a regular file, an image by its bytes, within
+the size limit).
 
-:func:`image_digest` hashes the bytes of every local image an item names, for the item
-hash a resumed run checks (a changed picture under the same path is a changed item).
+:func:`resolve_images` gives the judge the item with each local path replaced by the
+permitted :class:`~jurist._local_files.LocalFile` (the row itself, stored and hashed,
+keeps the path as written), or stops with a :class:`~jurist.errors.DataError` naming the
+item, the field and the path. :func:`image_digest` hashes the bytes of every permitted
+local image an item names, for the item hash a resumed run checks (a changed picture
+under the same path is a changed item); a refused file is never read.
 
 >>> import pathlib, tempfile
 >>> folder = pathlib.Path(tempfile.mkdtemp())
->>> resolve_images({"images": "cat.png"}, folder, "d.jsonl:2")
+>>> resolve_images({"images": "cat.png"}, LocalFiles.of_folder(folder), "d.jsonl:2")
 Traceback (most recent call last):
 ...
-jurist.errors.DataError: d.jsonl:2: image 'cat.png': no such file .../cat.png (a relative ...
+jurist.errors.DataError: d.jsonl:2: field 'images': image 'cat.png': no such file .../cat.png ...
+>>> resolve_images({"images": "/etc/passwd"}, LocalFiles.of_folder(folder), "d.jsonl:3")
+Traceback (most recent call last):
+...
+jurist.errors.DataError: d.jsonl:3: field 'images': image '/etc/passwd': outside the data ...
 """
 
 from __future__ import annotations
@@ -25,14 +36,37 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from jurist._local_files import LocalFile, LocalFiles, read_image
 from jurist.errors import DataError
 from jurist.templates import image_refs, parse_messages
+from jurist.templates._images import is_local
 
-__all__ = ["image_digest", "resolve_images"]
+__all__ = ["image_digest", "local_image", "resolve_images"]
 
 _KEYS = frozenset({"images", "messages", "messages_a", "messages_b"})
 _MESSAGES = ("messages", "messages_a", "messages_b")
-_REMOTE = ("data:", "http://", "https://")
+
+
+def local_image(path: str | Path, *, files_root: Any = None) -> LocalFile:
+    """The image file ``path``, checked now and permitted for sending: the explicit
+    opt-in for code that names a file itself (an item, a reward's ``images`` or a
+    message's ``image_url`` part may hold it where a plain path would be refused).
+
+    ``files_root`` (a folder or several) bounds where it may be; by default, the file's
+    own folder. The file must be a regular file within the size limit whose bytes are an
+    image (see :mod:`jurist._local_files`).
+
+    >>> import pathlib, tempfile
+    >>> from jurist._local_files import PNG_MAGIC
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "dot.png"
+    >>> _ = p.write_bytes(PNG_MAGIC + bytes(8))
+    >>> local_image(p) == str(p.resolve())
+    True
+    """
+    given = Path(path).expanduser()
+    if files_root is None:
+        files_root = given.absolute().parent
+    return LocalFiles.allowing(files_root).permit(str(given), where="local_image()", field="path")
 
 
 def _url(ref: Any) -> str | None:
@@ -41,12 +75,6 @@ def _url(ref: Any) -> str | None:
         inner = ref.get("image_url", ref)
         ref = inner.get("url") if isinstance(inner, Mapping) else inner
     return ref.strip() if isinstance(ref, str) else None
-
-
-def _local(url: str | None) -> Path | None:
-    if not url or url.startswith(_REMOTE):
-        return None
-    return Path(url).expanduser()
 
 
 def _with_url(ref: Any, url: str) -> Any:
@@ -60,34 +88,37 @@ def _with_url(ref: Any, url: str) -> Any:
     return {**ref, "url": url}
 
 
-def _resolved(ref: Any, base: Path, where: str) -> tuple[Any, bool]:
-    path = _local(_url(ref))
-    if path is None or path.is_absolute():
+def _resolved(ref: Any, files: LocalFiles, where: str, field: str) -> tuple[Any, bool]:
+    url = _url(ref)
+    if not is_local(url):
         return ref, False
-    full = base / path
-    if not full.is_file():
-        raise DataError(
-            f"{where}: image {_url(ref)!r}: no such file {full} (a relative path is read "
-            "from the data file's folder)"
-        )
-    return _with_url(ref, str(full)), True
+    assert url is not None
+    return _with_url(ref, files.permit(url, where=where, field=field)), True
+
+
+def _as_written(url: str) -> str:
+    """The path as the item hash has always keyed it (``~`` expanded, normalised)."""
+    try:
+        return str(Path(url).expanduser())
+    except RuntimeError:  # ~nobody: no such user
+        return url
 
 
 def _present(value: Any) -> bool:
     return value is not None and not (isinstance(value, str) and not value.strip())
 
 
-def resolve_images(values: dict[str, Any], base: Path | None, where: str) -> dict[str, Any]:
-    """``values`` with every relative local image path (in ``images`` and in the messages'
-    ``image_url`` parts) made absolute against ``base``, the data file's folder; ``values``
-    itself when there is none or ``base`` is ``None``. A missing file is a
-    :class:`~jurist.errors.DataError` naming ``where``, the path and where it was looked
-    for."""
-    if base is None or _KEYS.isdisjoint(values):
+def resolve_images(values: dict[str, Any], files: LocalFiles, where: str) -> dict[str, Any]:
+    """``values`` with every local image path (in ``images`` and in the messages'
+    ``image_url`` parts) replaced by the file ``files`` permits (see the module);
+    ``values`` itself when it names none. A refused path is a
+    :class:`~jurist.errors.DataError` naming ``where``, the field and the path."""
+    if _KEYS.isdisjoint(values):
         return values
     out = values
     if _present(values.get("images")):
-        pairs = [_resolved(r, base, where) for r in image_refs(values["images"], where=where)]
+        refs = image_refs(values["images"], where=where)
+        pairs = [_resolved(r, files, where, "images") for r in refs]
         if any(changed for _, changed in pairs):
             out = {**out, "images": [ref for ref, _ in pairs]}
     for field in _MESSAGES:
@@ -99,7 +130,7 @@ def resolve_images(values: dict[str, Any], base: Path | None, where: str) -> dic
             if isinstance(m["content"], list):
                 for i, part in enumerate(m["content"]):
                     if part["type"] == "image_url":
-                        m["content"][i], moved = _resolved(part, base, where)
+                        m["content"][i], moved = _resolved(part, files, where, field)
                         changed = changed or moved
         if changed:
             out = {**out, field: messages}
@@ -119,29 +150,31 @@ def _has_parts(value: Any) -> bool:
     return False
 
 
-def image_digest(row: Mapping[str, Any], base: Path | None, where: str) -> str | None:
+def image_digest(row: Mapping[str, Any], files: LocalFiles, where: str) -> str | None:
     """A hash of the bytes of every local image file ``row`` names, in order (``None``:
-    it names none); relative paths read from ``base`` (else the working folder). A file
-    that cannot be read is left to the item's checks, which name it."""
+    it names none), each read only when ``files`` permits it. A refused or unreadable
+    file counts as such, unread: the item's checks name it."""
     if _KEYS.isdisjoint(row):
         return None
-    refs: list[Any] = []
+    refs: list[tuple[str, Any]] = []
     if _present(row.get("images")):
-        refs += image_refs(row["images"], where=where)
+        refs += [("images", r) for r in image_refs(row["images"], where=where)]
     for field in _MESSAGES:
         if _present(row.get(field)) and _has_parts(row[field]):
             for m in parse_messages(row[field], where=where, field=field):
                 if isinstance(m.content, tuple):
-                    refs += [p for p in m.content if p["type"] == "image_url"]
-    paths = [p for p in (_local(_url(r)) for r in refs) if p is not None]
+                    refs += [(field, p) for p in m.content if p["type"] == "image_url"]
+    paths = [(field, url) for field, url in ((f, _url(r)) for f, r in refs) if is_local(url)]
     if not paths:
         return None
     digest = hashlib.blake2b(digest_size=16)
-    for path in paths:
-        full = path if path.is_absolute() or base is None else base / path
-        digest.update(str(path).encode() + b"\0")
+    for field, url in paths:
+        assert url is not None
+        digest.update(_as_written(url).encode() + b"\0")
         try:
-            digest.update(hashlib.sha256(full.read_bytes()).digest())
-        except OSError:
-            digest.update(b"unreadable")
+            data, _ = read_image(files.permit(url, where=where, field=field), where=where)
+        except DataError:
+            digest.update(b"refused")
+        else:
+            digest.update(hashlib.sha256(data).digest())
     return digest.hexdigest()

@@ -34,19 +34,20 @@ class Records(list[dict[str, Any]]):
         return self.places[index]
 
 
-def read_records(path: str | Path) -> Records:
+def read_records(path: str | Path, *, files_root: Any = None) -> Records:
     """All the records in ``path`` at once, by its extension: .jsonl/.ndjson, .json, .csv,
     .parquet (read with the batch engine's streaming readers; see
-    :func:`~jurist.data.open_source` to stream instead). Relative image paths come back
-    absolute, read from the file's folder (the rows leave the file behind)."""
+    :func:`~jurist.data.open_source` to stream instead). Local image paths come back
+    permitted by the local files policy (the file's folder and ``files_root``; see
+    :mod:`jurist._local_files`), as absolute real paths: the rows leave the file behind."""
     from jurist.data._local_images import resolve_images
     from jurist.data._source import open_source
 
-    source = open_source(Path(path))
+    source = open_source(Path(path), files_root=files_root)
     rows: list[dict[str, Any]] = []
     places: list[str] = []
     for _, place, row in source:
-        rows.append(resolve_images(row, source.base, place))
+        rows.append(resolve_images(row, source.files, place))
         places.append(place)
     return Records(rows, str(path), places)
 

@@ -32,11 +32,12 @@ from typing import Any
 import orjson
 
 from jurist._files import decode_error, read_utf8
+from jurist._local_files import LocalFiles, roots_of
 from jurist._missing import field_problem, no_value
 from jurist.data._item_names import item_name
 from jurist.data._local_images import image_digest, resolve_images
 from jurist.errors import DataError, MissingDependencyError
-from jurist.templates import check_item, supplies
+from jurist.templates import PLACE, check_item, supplies
 
 __all__ = ["ItemSource", "Scan", "item_hash", "map_fields", "open_source"]
 
@@ -44,10 +45,12 @@ _BATCH = 1024
 _CSV_FIELD_LIMIT = 2**31 - 1  # the largest the csv module takes on every platform
 
 
-def item_hash(row: Mapping[str, Any], *, base: Path | None = None, where: str = "item") -> str:
+def item_hash(
+    row: Mapping[str, Any], *, files: LocalFiles | None = None, where: str = "item"
+) -> str:
     """A short stable hash of one row's content (keys sorted; any value JSON can show) and
-    of the bytes of the local image files it names (relative paths read from ``base``, the
-    data file's folder; see :func:`~jurist.data._local_images.image_digest`), so a picture
+    of the bytes of the local image files it names that ``files`` permits (the local
+    files policy; see :func:`~jurist.data._local_images.image_digest`), so a picture
     changed under the same path changes the hash. A row without local images hashes its
     content alone.
 
@@ -59,7 +62,7 @@ def item_hash(row: Mapping[str, Any], *, base: Path | None = None, where: str = 
         option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY,
         default=str,
     )
-    images = image_digest(row, base, where)
+    images = image_digest(row, files or LocalFiles(), where)
     if images is not None:
         blob += b"\0images:" + images.encode()
     return hashlib.blake2b(blob, digest_size=16).hexdigest()
@@ -71,18 +74,19 @@ def map_fields(
     required: Sequence[str],
     where: str,
     *,
-    base: Path | None = None,
+    files: LocalFiles | None = None,
 ) -> dict[str, Any]:
-    """The values a judge sees: the row, with each role filled from its column, and its
-    relative image paths made absolute against ``base``, the data file's folder (see
-    :func:`~jurist.data._local_images.resolve_images`).
+    """The values a judge sees: the row, with each role filled from its column, its local
+    image paths checked against ``files``, the local files policy (none allowed when
+    ``None``; see :func:`~jurist.data._local_images.resolve_images`), and its place
+    (``where``, under :data:`~jurist.templates.PLACE`) for errors found when it is judged.
 
     ``fields`` maps a judge field (``prompt``) to the column holding it (``question``).
     A required field that is missing, null or NaN stops with the row's place (see
     :mod:`jurist._missing`); an empty string is a value.
 
     >>> map_fields({"question": "q"}, {"prompt": "question"}, ["prompt"], "d.jsonl:1")
-    {'question': 'q', 'prompt': 'q'}
+    {'question': 'q', 'prompt': 'q', '__jurist_place__': 'd.jsonl:1'}
     >>> map_fields({"q": 1}, None, ["prompt"], "d.jsonl:4")
     Traceback (most recent call last):
     ...
@@ -96,7 +100,7 @@ def map_fields(
     if fields:
         for role, column in fields.items():
             values[role] = row.get(column)
-    values = resolve_images(values, base, where)
+    values = resolve_images(values, files or LocalFiles(), where)
     check_item(values, where=where)  # a conversation's messages, images
     for role in required:
         column = fields.get(role, role) if fields else role
@@ -105,6 +109,7 @@ def map_fields(
         problem = field_problem(row, column, role=role)
         if problem is not None:
             raise DataError(f"{where}: {problem}; the fields are {sorted(row)}")
+    values[PLACE] = where
     return values
 
 
@@ -126,8 +131,10 @@ class ItemSource:
         self.description = description
         self.reiterable = rows is None
         self.base: Path | None = None
-        """The data file's folder, against which relative image paths are read (``None``:
-        items from memory, read from the working folder)."""
+        """The data file's folder (``None``: items from memory)."""
+        self.files = LocalFiles()
+        """The local files policy of its items (see :mod:`jurist._local_files`): a data
+        file's folder and the folders allowed; items from memory, only the latter."""
         self._used = False
 
     def _iter_rows(self) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -147,17 +154,18 @@ class ItemSource:
         n = 0
         for _, where, row in self:
             if required:
-                map_fields(row, fields, required, where, base=self.base)
-            digest.update(item_hash(row, base=self.base, where=where).encode())
+                map_fields(row, fields, required, where, files=self.files)
+            digest.update(item_hash(row, files=self.files, where=where).encode())
             n += 1
         return Scan(items=n, dataset_hash=digest.hexdigest())
 
 
 class _FileSource(ItemSource):
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, roots: tuple[Path, ...]) -> None:
         super().__init__(None, description=str(path))
         self.path = path
         self.base = path.absolute().parent
+        self.files = LocalFiles.of_folder(self.base, roots)
 
     def _iter_rows(self) -> Iterator[tuple[str, dict[str, Any]]]:
         suffix = self.path.suffix.lower()
@@ -200,8 +208,21 @@ class _DataFrameSource(ItemSource):
                 yield item_name(start + offset, fields), fields
 
 
-def open_source(data: Any) -> ItemSource:
-    """Wrap ``data`` (a path, a DataFrame, a Dataset, a sequence or iterable of dicts)."""
+def open_source(data: Any, *, files_root: Any = None) -> ItemSource:
+    """Wrap ``data`` (a path, a DataFrame, a Dataset, a sequence or iterable of dicts).
+
+    ``files_root`` (a folder or several) widens the local files policy: an item's local
+    image files are read from a data file's own folder and these; items from memory, from
+    these only (none by default). See :mod:`jurist._local_files`.
+    """
+    roots = roots_of(files_root)
+    source = _opened(data, roots)
+    if source.base is None:
+        source.files = LocalFiles(roots)
+    return source
+
+
+def _opened(data: Any, roots: tuple[Path, ...]) -> ItemSource:
     if isinstance(data, str | Path):
         path = Path(data)
         if not path.exists():
@@ -214,7 +235,7 @@ def open_source(data: Any) -> ItemSource:
             raise DataError(
                 f"{path}: unknown data format {path.suffix!r}; use .jsonl, .json, .csv or .parquet"
             )
-        return _FileSource(path)
+        return _FileSource(path, roots)
     module = type(data).__module__
     if module.startswith("pandas") and hasattr(data, "iloc"):
         return _DataFrameSource(data)

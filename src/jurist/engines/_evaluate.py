@@ -25,7 +25,7 @@ cancelled task), the run is recorded as ``interrupted``.
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -84,6 +84,7 @@ async def aevaluate(
     repeats: int | None = None,
     adaptive: bool | None = None,
     min_repeats: int | None = None,
+    files_root: str | Path | Sequence[str | Path] | None = None,
     ray: RayOptions | None = None,
     batch_api: BatchAPIOptions | None = None,
 ) -> Run:
@@ -123,6 +124,10 @@ async def aevaluate(
             :class:`~jurist.trust.RepeatPlan` for the stopping rule).
         min_repeats: with ``adaptive``, the repeats every item gets (default
             ``min(3, repeats)``).
+        files_root: folders (one or several) the items' local image files may be read
+            from. A data file's images are read from its own folder (real paths: a
+            symlink leaving it is refused) and these; items in memory name no folder, so
+            none of their local files is read unless given here. See docs/security.md.
         ray: deprecated, ``engine=RayEngine(options)``.
         batch_api: deprecated, ``engine=BatchAPIEngine(options)``.
     """
@@ -140,6 +145,7 @@ async def aevaluate(
         repeats=repeats,
         adaptive=adaptive,
         min_repeats=min_repeats,
+        files_root=files_root,
     )
     opts = with_overrides(options, given)
     return await _evaluate(data, judge, opts, chosen)
@@ -159,7 +165,7 @@ async def _evaluate(data: Any, judge: ItemJudge, opts: RunOptions, engine: Engin
     if workers < 1:
         raise ConfigError(f"concurrency must be at least 1, got {workers}")
     fields = opts.fields
-    source = open_source(data)
+    source = open_source(data, files_root=opts.files_root)
     folder = opts.run_dir or Path(tempfile.mkdtemp(prefix="jurist-run-"))
     table = resolve_prices(opts.prices)
     manifest = _manifest(source, judge, opts, engine, workers, table)
@@ -253,7 +259,7 @@ def check_resume(
         return
     if is_jurist_store(folder / STORE_NAME) is not None:
         return  # not a run: the folder check says so
-    source = open_source(data)
+    source = open_source(data, files_root=options.files_root)
     if not source.reiterable:
         return
     store = RunStore(folder / STORE_NAME, readonly=True)
@@ -342,6 +348,7 @@ def evaluate(
     repeats: int | None = None,
     adaptive: bool | None = None,
     min_repeats: int | None = None,
+    files_root: str | Path | Sequence[str | Path] | None = None,
     ray: RayOptions | None = None,
     batch_api: BatchAPIOptions | None = None,
 ) -> Run:
@@ -361,6 +368,7 @@ def evaluate(
         repeats=repeats,
         adaptive=adaptive,
         min_repeats=min_repeats,
+        files_root=files_root,
     )
     opts = with_overrides(options, given)
     return run_sync(aevaluate(data, judge, opts, engine=chosen))

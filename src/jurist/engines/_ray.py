@@ -45,6 +45,7 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
+from jurist._local_files import LocalFiles
 from jurist.data._source import item_hash, map_fields, open_source
 from jurist.engines._item_path import check_judge
 from jurist.engines._ray_actor import (
@@ -324,6 +325,7 @@ async def judge_on_ray(ctx: EngineContext, options: RayOptions) -> None:
                 options=options,
                 pacing=pacing,
                 secrets=secrets,
+                files=ctx.source.files,
             )
             # jurist draws the run's progress (progress=True); Ray Data's bars stay off
             ds.context.enable_progress_bars = False
@@ -347,6 +349,7 @@ def judge_ray_dataset(
     retries: int = 0,
     options: RayOptions | None = None,
     prices: PriceTable | Mapping[str, Any] | None = None,
+    files_root: Any = None,
 ) -> Any:
     """Judge ``data`` on Ray; a lazy ``ray.data.Dataset`` of results.jsonl records.
 
@@ -356,7 +359,9 @@ def judge_ray_dataset(
     a failed item has ``judge_score`` null and ``judge_error`` set). Nothing is stored:
     write the dataset where you like (``write_parquet``...). Ray is initialised if it is
     not (``options.address``) and left running, since the dataset runs when consumed;
-    the ``rpm`` / ``tpm`` limiter lives as long as the dataset.
+    the ``rpm`` / ``tpm`` limiter lives as long as the dataset. ``files_root``: folders
+    local image files may be read from besides a data file's own (see
+    :mod:`jurist._local_files`).
     """
     ray = import_ray()
     options = options or RayOptions()
@@ -367,15 +372,16 @@ def judge_ray_dataset(
     _start_ray(ray, options)
     raw = isinstance(data, ray.data.Dataset)
     blocks = None
+    files = LocalFiles.allowing(files_root)
     if not raw:  # items travel as JSON text, so they come back exactly as they were
-        source = open_source(data)
-        base = source.base  # a data file's folder: its relative image paths
+        source = open_source(data, files_root=files_root)
+        files = source.files  # a data file's folder, and the folders allowed
         wired = [
             _wire(
                 idx,
-                item_hash(row, base=base, where=where),
+                item_hash(row, files=files, where=where),
                 row,
-                map_fields(row, fields, required, where, base=base),
+                map_fields(row, fields, required, where, files=files),
             )
             for idx, where, row in source
         ]
@@ -392,4 +398,5 @@ def judge_ray_dataset(
         raw=raw,
         fields=dict(fields) if fields else None,
         records=True,
+        files=files,
     )

@@ -29,6 +29,8 @@ from typing import Any
 
 import orjson
 
+from jurist._local_files import LocalFiles
+from jurist.data._local_images import resolve_images
 from jurist.data._source import item_hash, map_fields
 from jurist.engines._item_path import Coster, judge_one, stored_result
 from jurist.errors import ConfigError
@@ -36,6 +38,7 @@ from jurist.judges._protocol import models_of, with_models_of
 from jurist.models import LimitedModel, MockModel, Model, ModelSpec, WrapperModel, rebuild_model
 from jurist.runs._cost import PriceTable
 from jurist.runs._store import StoredResult
+from jurist.templates._conversation import place_of
 from jurist.types import Usage
 
 __all__ = [
@@ -253,6 +256,7 @@ class JudgeActor:
         fields: dict[str, str] | None = None,
         records: bool = False,
         secrets: Secrets | None = None,
+        files: LocalFiles | None = None,
     ) -> None:
         self.judge = rebuild(entry, pacing, secrets)
         self.coster = Coster(self.judge, table)
@@ -261,20 +265,25 @@ class JudgeActor:
         self.records = records
         self.fields = fields
         self.required = tuple(self.judge.required_fields)
+        self.files = files or LocalFiles()
+        """The run's local files policy: a local image path that travelled as JSON text
+        is permitted again against it before it is read."""
 
     async def _one(self, row: dict[str, Any]) -> StoredResult:
         idx = int(row["idx"])
         values = orjson.loads(row["values"])
+        values = resolve_images(values, self.files, place_of(values, f"item {idx + 1}"))
         outcome = await judge_one(self.judge, values, idx, self.retries)
         item = orjson.loads(row["row"])
         return stored_result(idx, row["digest"], item, outcome, self.coster)
 
     async def _raw(self, row: dict[str, Any]) -> StoredResult:
         where = f"Ray dataset row {encode_json(row)[:80]}"
-        values = map_fields(row, self.fields, self.required, where)
+        values = map_fields(row, self.fields, self.required, where, files=self.files)
         outcome = await judge_one(self.judge, values, -1, self.retries)
         item = orjson.loads(encode_json(row))
-        return stored_result(-1, item_hash(row), item, outcome, self.coster)
+        digest = item_hash(row, files=self.files, where=where)
+        return stored_result(-1, digest, item, outcome, self.coster)
 
     async def __call__(self, batch: Any) -> Any:
         rows = batch.to_pylist()

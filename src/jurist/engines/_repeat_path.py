@@ -8,8 +8,14 @@ left out. The first repeats of an item (all N, or ``min_repeats`` when adaptive)
 once, within the session's ``concurrency``, which bounds the judge calls in flight over
 every item's repeats; an adaptive item then takes one more at a time until
 :meth:`~jurist.trust.RepeatPlan.settled` says its verdict is settled. The item's row in
-``results`` (:func:`jurist.trust.aggregate_repeats` over every stored repeat) is written
-last, so an item counts as done only once its repeats are.
+``results`` (:func:`jurist.trust.aggregate_repeats` over the repeats the stopping rule
+counted) is written last, so an item counts as done only once its repeats are.
+
+A resumed item walks its stored repeats through the same rule. When a failed repeat judged
+again settles the item earlier than the first session did, the stored repeats after the
+stop are set aside (:meth:`~jurist.runs._repeat_store.RepeatTable.set_aside`: what they
+spent stays in the run's totals as superseded), so the item's row, the run's repeat figures
+and its exports are those of a fresh run with the same answers.
 """
 
 from __future__ import annotations
@@ -106,4 +112,8 @@ async def judge_repeats(
     done = list(await asyncio.gather(*(one(r) for r in range(plan.first))))
     while not plan.settled([d.score for d in done]):
         done.append(await one(len(done)))
-    return item_row(idx, digest, row, table.of(idx))
+    stored = table.of(idx)
+    if any(r.repeat >= len(done) for r in stored):  # an earlier session's, past the stop
+        table.set_aside(idx, len(done))
+        stored = [r for r in stored if r.repeat < len(done)]
+    return item_row(idx, digest, row, stored)

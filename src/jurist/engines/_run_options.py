@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from jurist._local_files import roots_of
 from jurist.errors import ConfigError
 from jurist.runs._cost import PriceTable
 
@@ -45,7 +46,10 @@ class RunOptions(BaseModel):
     judge's, else 16); ``progress``: draw a progress bar; ``prices``: a
     :class:`~jurist.runs.PriceTable`, or spec -> price overriding the default table;
     ``repeats``: judge each item this many times (``adaptive``: ``min_repeats`` first,
-    more only while its verdict is not settled; see :class:`~jurist.trust.RepeatPlan`).
+    more only while its verdict is not settled; see :class:`~jurist.trust.RepeatPlan`);
+    ``files_root``: folders (one or several) local image files the items name may be read
+    from, besides a data file's own folder (items in memory: only these; see
+    :mod:`jurist._local_files`).
 
     A bad value is a :class:`~jurist.errors.ConfigError` naming the field, raised before
     any run folder is made.
@@ -66,12 +70,18 @@ class RunOptions(BaseModel):
     repeats: int = 1
     adaptive: bool = False
     min_repeats: int | None = None
+    files_root: tuple[Path, ...] = ()
 
     def __init__(self, **data: Any) -> None:
         try:
             super().__init__(**data)
         except ValidationError as e:
             raise ConfigError(_problems(e)) from None
+
+    @field_validator("files_root", mode="before")
+    @classmethod
+    def _files_root(cls, value: Any) -> tuple[Path, ...]:
+        return roots_of(value)  # real paths of existing folders
 
     @field_validator("retries")
     @classmethod

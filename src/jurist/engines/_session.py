@@ -111,7 +111,7 @@ class EngineContext:
         check_each = self.manifest.dataset.hash is None
         required = self.required
         for idx, where, row in self.source:
-            digest = item_hash(row, base=self.source.base, where=where)
+            digest = item_hash(row, files=self.source.files, where=where)
             if check_each and self._stored.has(idx) and self.store.hash_of(idx) != digest:
                 raise DataError(
                     f"{where}: this item differs from {item_name(idx, row)} of the run in "
@@ -123,7 +123,7 @@ class EngineContext:
                 idx,
                 digest,
                 row,
-                map_fields(row, self.fields, required, where, base=self.source.base),
+                map_fields(row, self.fields, required, where, files=self.source.files),
             )
 
     def record(self, result: StoredResult) -> None:

@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Coroutine, Mapping, Sequence
-from typing import Any, Literal
+from typing import Any
 
 from jurist._sync import run_sync
 from jurist.errors import CapabilityError, ConfigError, DataError, JuristError
-from jurist.judges._examples import Example, check_examples, dump_examples, examples_text
+from jurist.judges._declare import Declared, checked, register
+from jurist.judges._examples import check_examples, dump_examples, examples_text
+from jurist.judges._llm_config import LLMJudgeConfig, OutputFormat
 from jurist.judges._many import ManyItemsJudge, run_items
 from jurist.judges._output import (
     holds_json,
@@ -30,25 +32,18 @@ from jurist.judges._output import (
 from jurist.judges._results import JudgeResults
 from jurist.judges._scoring import ScoringChoice, bare_verdict, choose_route
 from jurist.judges._spec import judge_model
-from jurist.judges._weigher import (
-    DEFAULT_MIN_COVERAGE,
-    LowCoverage,
-    Weigher,
-    check_coverage_options,
-)
+from jurist.judges._weigher import LowCoverage, Weigher, check_coverage_options
 from jurist.models import Model, with_limits
 from jurist.models._model import refuse_images
 from jurist.models._retry import attempts_of
 from jurist.models._stack import limits_layer
-from jurist.templates import DEFAULT_MAX_TOOL_CHARS, PARSE_INLINE_MAX, Template, Turn, get_template
+from jurist.templates import PARSE_INLINE_MAX, Template, get_template
 from jurist.types import Judgment, Message, OutputFormatUsed, Request, Usage
 
-__all__ = ["LLMJudge", "OutputFormat"]
-
-OutputFormat = Literal["auto", "text", "json"]
+__all__ = ["LLMJudge", "LLMJudgeConfig", "OutputFormat"]
 
 
-class LLMJudge(ManyItemsJudge[Judgment, JudgeResults]):
+class LLMJudge(Declared, ManyItemsJudge[Judgment, JudgeResults]):
     """A judge: a model plus a template; configuration only, nothing stored per call.
 
     Args:
@@ -96,110 +91,78 @@ class LLMJudge(ManyItemsJudge[Judgment, JudgeResults]):
             (``base_url``, ``api_key``, ``timeout``...), as :func:`~jurist.get_model` takes.
     """
 
+    config: LLMJudgeConfig
+    """The declared options (the one place they are kept)."""
+
     def __init__(
         self,
         model: Model | str | Any | None = None,
-        template: str | Template = "true_false_uncertain",
-        *,
-        max_calls_per_min: int | None = None,
-        explanations: bool = False,
-        instructions: str | None = None,
-        labels: Mapping[str, float] | Mapping[float, list[str]] | None = None,
-        system_prompt: str | None = None,
-        temperature: float | None = 0.0,
-        max_tokens: int | None = None,
-        concurrency: int = 32,
-        name: str | None = None,
-        scoring: ScoringChoice = "parse",
-        top_logprobs: int = 20,
-        min_coverage: float = DEFAULT_MIN_COVERAGE,
-        low_coverage: LowCoverage = "fail",
-        extra_body: Mapping[str, Any] | None = None,
-        output: OutputFormat = "auto",
-        turn: Turn = "last",
-        max_tool_chars: int | None = DEFAULT_MAX_TOOL_CHARS,
-        examples: Sequence[Example | Mapping[str, Any]] = (),
-        **model_options: Any,
+        template: str | Template | None = None,
+        **options: Any,
     ) -> None:
-        base = judge_model(model, model_options, "LLMJudge")
-        self._options: dict[str, Any] = {
-            "model": base,
-            "template": template,
-            "max_calls_per_min": max_calls_per_min,
-            "explanations": explanations,
-            "instructions": instructions,
-            "labels": labels,
-            "system_prompt": system_prompt,
-            "temperature": temperature,
-            "max_tokens": max_tokens,
-            "concurrency": concurrency,
-            "name": name,
-            "scoring": scoring,
-            "top_logprobs": top_logprobs,
-            "min_coverage": min_coverage,
-            "low_coverage": low_coverage,
-            "extra_body": extra_body,
-            "output": output,
-            "turn": turn,
-            "max_tool_chars": max_tool_chars,
-            "examples": examples,
-        }
-        if max_calls_per_min is not None:
-            if max_calls_per_min <= 0:
-                raise ConfigError(f"max_calls_per_min must be positive, got {max_calls_per_min}")
-            base = with_limits(base, limits_layer(rpm=max_calls_per_min))
-        tpl = get_template(template) if isinstance(template, str) else template
-        if instructions is not None:
-            tpl = tpl.model_copy(update={"instructions": instructions})
-        if labels is not None:
-            tpl = tpl.with_labels(labels)
-        if turn != tpl.turn or max_tool_chars != tpl.max_tool_chars:
-            tpl = tpl.with_turn(turn, max_tool_chars=max_tool_chars)
-        if concurrency < 1:
-            raise ConfigError(f"concurrency must be at least 1, got {concurrency}")
+        fields = LLMJudgeConfig.model_fields
+        given = {k: options.pop(k) for k in list(options) if k in fields}
+        base = judge_model(model, options, "LLMJudge")  # the rest: the backend's options
+        if template is not None:  # None: the declared default
+            given["template"] = template
+        self._setup(checked(LLMJudgeConfig, {**given, "model": base}, "LLMJudge"))
+
+    @classmethod
+    def from_config(cls, config: LLMJudgeConfig) -> LLMJudge:
+        """The judge ``config`` declares."""
+        judge = cls.__new__(cls)
+        judge._setup(config)
+        return judge
+
+    def _setup(self, config: LLMJudgeConfig, live: Model | None = None) -> None:
+        """Everything this judge derives from ``config``, once (``live``: the model to call
+        instead of the configured one, which :meth:`with_models` gives)."""
+        self.config = config
+        c = config
+        base = c.model
+        if live is not None:
+            base = live
+        elif c.max_calls_per_min is not None:
+            base = with_limits(base, limits_layer(rpm=c.max_calls_per_min))
+        tpl = get_template(c.template) if isinstance(c.template, str) else c.template
+        if c.instructions is not None:
+            tpl = tpl.model_copy(update={"instructions": c.instructions})
+        if c.labels is not None:
+            tpl = tpl.with_labels(c.labels)
+        if c.turn != tpl.turn or c.max_tool_chars != tpl.max_tool_chars:
+            tpl = tpl.with_turn(c.turn, max_tool_chars=c.max_tool_chars)
+        check_coverage_options(c.min_coverage, c.low_coverage)
         self.model: Model = base
         self.template: Template = tpl
-        self.explanations = explanations
-        self.system_prompt = system_prompt
-        self.temperature = temperature
-        self.max_tokens = max_tokens or (
-            tpl.max_tokens_explained if explanations else tpl.max_tokens
+        self.max_tokens: int = c.max_tokens or (
+            tpl.max_tokens_explained if c.explanations else tpl.max_tokens
         )
-        self.concurrency = concurrency
-        self.name = name or f"{tpl.name}@{base.spec}"
-        if output not in ("auto", "text", "json"):
-            raise ConfigError(f"output must be 'auto', 'text' or 'json', got {output!r}")
+        self.name: str = c.name or f"{tpl.name}@{base.spec}"
+        explanations, system_prompt = c.explanations, c.system_prompt
         has_schema = base.capabilities.json_schema
-        if output == "json" and not has_schema:
+        if c.output == "json" and not has_schema:
             raise ConfigError(
                 f"output='json' needs a backend with JSON-schema output; {base.spec} has none "
                 "(use output='text')"
             )
-        self.json = tpl.json_only or output == "json" or (output == "auto" and has_schema)
+        self.json = tpl.json_only or c.output == "json" or (c.output == "auto" and has_schema)
         self._schema = tpl.json_schema(explanations) if self.json and has_schema else None
         self._system = system_prompt or tpl.system_text(explanations=explanations, json=self.json)
         # output="auto" degrades: a text reply is read as text, and a model that keeps
         # answering in text is asked for text (see jurist.judges._output)
-        self._degrades = output == "auto" and self._schema is not None and not tpl.json_only
+        self._degrades = c.output == "auto" and self._schema is not None and not tpl.json_only
         self._text_system = system_prompt or tpl.system_text(explanations=explanations)
-        self.examples = check_examples(examples, tpl)
+        self.examples = check_examples(c.examples, tpl)
         if self.examples:
             shots = examples_text(self.examples, tpl)
             self._system = f"{self._system}\n\n{shots}"
             self._text_system = f"{self._text_system}\n\n{shots}"
         self._text_system_message = Message(role="system", content=self._text_system)
+        self._asked = c.request_settings()  # temperature...: sent with every call
         self._takes_images = self.model.capabilities.images  # once: not a model per call
         self._json_off_note = json_off_note(base.spec)
-        if scoring not in ("parse", "logprobs", "auto"):
-            raise ConfigError(f"scoring must be 'parse', 'logprobs' or 'auto', got {scoring!r}")
-        if top_logprobs < 1:
-            raise ConfigError(f"top_logprobs must be at least 1, got {top_logprobs}")
-        check_coverage_options(min_coverage, low_coverage)
-        self.scoring: ScoringChoice = scoring
-        self.min_coverage = float(min_coverage)
-        self.low_coverage: LowCoverage = low_coverage
-        self.extra_body: dict[str, Any] = dict(extra_body or {})
-        route, space, reason = choose_route(base, tpl, scoring)
+        top_logprobs = c.top_logprobs
+        route, space, reason = choose_route(base, tpl, c.scoring)
         self._weigher = (
             Weigher(
                 base,
@@ -213,14 +176,51 @@ class LLMJudge(ManyItemsJudge[Judgment, JudgeResults]):
                     custom_system=system_prompt is not None,
                     json=self.json,
                 ),
-                strict=scoring == "logprobs",
-                min_coverage=self.min_coverage,
-                low_coverage=low_coverage,
+                strict=c.scoring == "logprobs",
+                min_coverage=c.min_coverage,
+                low_coverage=c.low_coverage,
             )
             if route is not None and space is not None
             else None
         )
         self._no_logprobs_note = f"logprobs unavailable: {reason}" if reason else None
+
+    # the declared options, read from the one configuration
+    @property
+    def explanations(self) -> bool:
+        return self.config.explanations
+
+    @property
+    def system_prompt(self) -> str | None:
+        return self.config.system_prompt
+
+    @property
+    def temperature(self) -> float | None:
+        return self.config.temperature
+
+    @property
+    def concurrency(self) -> int:  # type: ignore[override]
+        return self.config.concurrency
+
+    @property
+    def scoring(self) -> ScoringChoice:
+        return self.config.scoring
+
+    @property
+    def min_coverage(self) -> float:
+        return float(self.config.min_coverage)
+
+    @property
+    def low_coverage(self) -> LowCoverage:
+        return self.config.low_coverage
+
+    @property
+    def extra_body(self) -> dict[str, Any]:
+        return self.config.extra_body
+
+    def summary(self) -> str:
+        """One line about this judge (a catalog entry's default description)."""
+        return f"{self.template.name} judge on {self.model.spec}"
 
     def __repr__(self) -> str:
         return f"LLMJudge({self.model.spec!r}, template={self.template.name!r})"
@@ -235,13 +235,7 @@ class LLMJudge(ManyItemsJudge[Judgment, JudgeResults]):
         >>> other.explanations, other.scoring, other.model is judge.model
         (True, 'auto', True)
         """
-        unknown = sorted(set(changes) - set(self._options))
-        if unknown:
-            raise ConfigError(
-                f"LLMJudge.with_options: unknown option(s) {unknown}; "
-                f"the options are {sorted(self._options)}"
-            )
-        return LLMJudge(**{**self._options, **changes})
+        return LLMJudge.from_config(self.config.updated("LLMJudge", changes))
 
     def models(self) -> tuple[Model, ...]:
         """The one model this judge calls (with its ``max_calls_per_min`` pacing).
@@ -261,7 +255,9 @@ class LLMJudge(ManyItemsJudge[Judgment, JudgeResults]):
         >>> other.model, other.describe() == judge.describe(), judge.model
         (RetryModel(MockModel('mock:j'), max_retries=2), True, MockModel('mock:j'))
         """
-        return LLMJudge(**{**self._options, "model": fn(self.model), "max_calls_per_min": None})
+        judge = LLMJudge.__new__(LLMJudge)
+        judge._setup(self.config, live=fn(self.model))
+        return judge
 
     @property
     def required_fields(self) -> tuple[str, ...]:
@@ -280,18 +276,10 @@ class LLMJudge(ManyItemsJudge[Judgment, JudgeResults]):
             "model": self.model.identity(),
             "template": self.template.model_dump(mode="json"),
             "system": self._system,
-            "explanations": self.explanations,
-            "temperature": self.temperature,
+            **self.config.described(),  # explanations, temperature, scoring...
             "max_tokens": self.max_tokens,
-            "scoring": self.scoring,
-            **(
-                {"min_coverage": self.min_coverage, "low_coverage": self.low_coverage}
-                if self.scoring != "parse"
-                else {}
-            ),
             "json": self.json,
             "json_schema": self._schema,
-            "extra_body": self.extra_body,
             **({"examples": dump_examples(self.examples)} if self.examples else {}),
         }
 
@@ -340,12 +328,12 @@ class LLMJudge(ManyItemsJudge[Judgment, JudgeResults]):
             request = Request(
                 messages=asked,
                 max_tokens=self.max_tokens,
-                temperature=self.temperature,
                 logprobs=top is not None,
                 top_logprobs=top,
                 json_schema=None if as_text else self._schema,
                 extra=self.extra_body,
                 attempt=attempt,
+                **self._asked,
             )
             started = time.perf_counter()
             try:
@@ -489,3 +477,6 @@ class LLMJudge(ManyItemsJudge[Judgment, JudgeResults]):
 def _plus(total: Usage | None, usage: Usage) -> Usage:
     """``total + usage``, with no new object for the first (usually only) attempt."""
     return usage if total is None else total + usage
+
+
+register("judge", LLMJudgeConfig, LLMJudge)

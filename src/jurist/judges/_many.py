@@ -26,10 +26,12 @@ from typing import Any, Generic, TypeVar, overload
 
 from pydantic import BaseModel
 
+from jurist._local_files import LocalFiles
 from jurist._missing import is_missing
 from jurist._progress import BatchProgress
 from jurist._sync import run_sync
 from jurist.data._item_names import item_name
+from jurist.data._local_images import resolve_images
 from jurist.errors import DataError
 from jurist.judges._items import as_item_dicts
 from jurist.templates import check_item, supplies
@@ -47,12 +49,16 @@ def map_items(
     fields: Mapping[str, str] | None,
     required: Sequence[str],
     who: str,
+    *,
+    files: LocalFiles | None = None,
 ) -> list[dict[str, Any]]:
     """Each row with ``fields`` (judge field -> item key) applied, checked for ``required``.
 
     A field that the row's conversation gives (``messages``: ``prompt`` and ``response``)
     is not missing, and the conversation and images are checked here (see
-    :func:`~jurist.templates.check_item`).
+    :func:`~jurist.templates.check_item`). ``files``: the local files policy the rows'
+    local image paths are permitted by (none is read without one; see
+    :mod:`jurist._local_files`).
     """
     out: list[dict[str, Any]] = []
     for index, row in enumerate(rows):
@@ -60,6 +66,8 @@ def map_items(
         for field, key in (fields or {}).items():
             values[field] = row.get(key)
         where = item_name(index, row)  # the data's id, else the 1-based row number
+        if files is not None:
+            values = resolve_images(values, files, where)
         check_item(values, where=where)
         missing = [f for f in required if is_missing(values.get(f)) and not supplies(values, f)]
         if missing:
@@ -135,15 +143,20 @@ class ManyItemsJudge(abc.ABC, Generic[T, R]):
         fields: Mapping[str, str] | None = None,
         concurrency: int | None = None,
         progress: bool = False,
+        files_root: Any = None,
     ) -> R:
         """Judge a batch: a list of dicts, a pandas DataFrame or a datasets.Dataset.
 
         ``fields`` maps the judge's field names to the item's keys
         (``{"prompt": "question", "response": "answer"}``). Every item's fields are checked
-        before the first call; one failing item never loses the others.
+        before the first call; one failing item never loses the others. ``files_root``:
+        the folders (one or several) the items' local image files may be read from
+        (relative paths from the working folder); without it no local file is read (see
+        docs/security.md).
         """
         rows = as_item_dicts(items)
-        mapped = map_items(rows, fields, self.required_fields, self._who())
+        files = LocalFiles.allowing(files_root) if files_root is not None else None
+        mapped = map_items(rows, fields, self.required_fields, self._who(), files=files)
 
         async def one(i: int) -> T:
             return await self.judge(mapped[i], retries=retries)
@@ -161,11 +174,17 @@ class ManyItemsJudge(abc.ABC, Generic[T, R]):
         fields: Mapping[str, str] | None = None,
         concurrency: int | None = None,
         progress: bool = False,
+        files_root: Any = None,
     ) -> R:
         """Sync twin of :meth:`judge_items`; works inside a running event loop too."""
         return run_sync(
             self.judge_items(
-                items, retries=retries, fields=fields, concurrency=concurrency, progress=progress
+                items,
+                retries=retries,
+                fields=fields,
+                concurrency=concurrency,
+                progress=progress,
+                files_root=files_root,
             )
         )
 

@@ -41,10 +41,12 @@ from __future__ import annotations
 import asyncio
 import copy
 from collections.abc import Callable, Mapping
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from jurist.errors import ConfigError
-from jurist.judges._llm_judge import LLMJudge
+from jurist.judges._codecs import JudgeModel, ModelSpec, TemplateRef
+from jurist.judges._declare import Declared, JudgeConfig, checked, default_of, option, register
+from jurist.judges._llm_judge import LLMJudge, LLMJudgeConfig
 from jurist.judges._many import ManyItemsJudge, map_items
 from jurist.judges._pairwise_results import (
     PairJudgment,
@@ -53,6 +55,7 @@ from jurist.judges._pairwise_results import (
     Winner,
     side,
 )
+from jurist.judges._spec import judge_model
 from jurist.models import Model
 from jurist.templates import DEFAULT_MAX_TOOL_CHARS, Template, Turn, get_template
 from jurist.types import Judgment, Usage
@@ -60,6 +63,7 @@ from jurist.types import Judgment, Usage
 __all__ = [
     "Consistency",
     "PairJudgment",
+    "PairwiseConfig",
     "PairwiseJudge",
     "PairwiseResults",
     "PairwiseSummary",
@@ -70,7 +74,29 @@ __all__ = [
 Consistency = Literal["tie", "inconsistent"]
 
 
-class PairwiseJudge(ManyItemsJudge[PairJudgment, PairwiseResults]):
+class PairwiseConfig(JudgeConfig):
+    """A :class:`PairwiseJudge`'s options (catalog kind ``pairwise_judge``); those it
+    shares with :class:`~jurist.judges.LLMJudge` by name go to the judge that asks."""
+
+    model: Annotated[JudgeModel, ModelSpec(rate_key="max_calls_per_min")] = option(
+        example="mock:other", describe="never"
+    )
+    template: Annotated[str | Template, TemplateRef()] = option(
+        "mt_bench_pair", example="arena_hard", describe="never"
+    )
+    swap: bool = option(True, example=False, describe="always")
+    consistency: Consistency = option("tie", example="inconsistent", describe="always")
+    explanations: bool = option(False, example=True, describe="never")
+    temperature: float | None = option(0.0, example=0.7, describe="never")
+    max_tokens: int | None = option(None, example=64, describe="never", ge=1)
+    max_calls_per_min: int | None = option(None, example=30, describe="never", ge=1)
+    concurrency: int = option(16, example=4, describe="never", ge=1)
+    name: str | None = option(None, example="mine", describe="never")
+    turn: Turn = option("last", example="all", describe="never")
+    max_tool_chars: int | None = option(DEFAULT_MAX_TOOL_CHARS, example=50, describe="never", ge=1)
+
+
+class PairwiseJudge(Declared, ManyItemsJudge[PairJudgment, PairwiseResults]):
     """Compare two responses to one prompt, in both orders by default.
 
     Args:
@@ -89,45 +115,62 @@ class PairwiseJudge(ManyItemsJudge[PairJudgment, PairwiseResults]):
             **model_options: as for :class:`~jurist.judges.LLMJudge`.
     """
 
+    config: PairwiseConfig
+    """The declared options (the one place they are kept)."""
+
     def __init__(
         self,
         model: Model | str | Any | None = None,
-        template: str | Template = "mt_bench_pair",
-        swap: bool = True,
-        consistency: Consistency = "tie",
-        *,
-        explanations: bool = False,
-        temperature: float | None = 0.0,
-        max_tokens: int | None = None,
-        max_calls_per_min: int | None = None,
-        concurrency: int = 16,
-        name: str | None = None,
-        turn: Turn = "last",
-        max_tool_chars: int | None = DEFAULT_MAX_TOOL_CHARS,
-        **model_options: Any,
+        template: str | Template | None = None,
+        swap: bool = default_of(PairwiseConfig, "swap"),
+        consistency: Consistency | None = None,
+        **options: Any,
     ) -> None:
-        tpl = get_template(template) if isinstance(template, str) else template
+        fields = PairwiseConfig.model_fields
+        given = {k: options.pop(k) for k in list(options) if k in fields}
+        base = judge_model(model, options, "PairwiseJudge")
+        named = {"template": template, "consistency": consistency}
+        given.update({k: v for k, v in named.items() if v is not None})  # None: the default
+        given.update(model=base, swap=swap)
+        self._setup(checked(PairwiseConfig, given, "PairwiseJudge"))
+
+    @classmethod
+    def from_config(cls, config: PairwiseConfig) -> PairwiseJudge:
+        """The judge ``config`` declares."""
+        judge = cls.__new__(cls)
+        judge._setup(config)
+        return judge
+
+    def _setup(self, config: PairwiseConfig) -> None:
+        self.config = config
+        tpl = get_template(config.template) if isinstance(config.template, str) else config.template
         _check_pairwise(tpl)
-        if consistency not in ("tie", "inconsistent"):
-            raise ConfigError(f"consistency must be 'tie' or 'inconsistent', got {consistency!r}")
-        if concurrency < 1:
-            raise ConfigError(f"concurrency must be at least 1, got {concurrency}")
-        self.llm_judge = LLMJudge(
-            model,
-            tpl,
-            explanations=explanations,
-            temperature=temperature,
-            max_tokens=max_tokens,
-            max_calls_per_min=max_calls_per_min,
-            turn=turn,
-            max_tool_chars=max_tool_chars,
-            **model_options,
+        shared = {  # the options the judge that asks takes, by name
+            k: v
+            for k, v in config.arguments().items()
+            if k in LLMJudgeConfig.model_fields and k not in ("name", "concurrency")
+        }
+        self.llm_judge = LLMJudge.from_config(
+            checked(LLMJudgeConfig, {**shared, "template": tpl}, "PairwiseJudge")
         )
         self.template = self.llm_judge.template
-        self.swap = swap
-        self.consistency: Consistency = consistency
-        self.concurrency = concurrency
-        self.name = name or f"pairwise:{tpl.name}@{self.llm_judge.model.spec}"
+        self.name = config.name or f"pairwise:{tpl.name}@{self.llm_judge.model.spec}"
+
+    @property
+    def swap(self) -> bool:
+        return self.config.swap
+
+    @property
+    def consistency(self) -> Consistency:
+        return self.config.consistency
+
+    @property
+    def concurrency(self) -> int:  # type: ignore[override]
+        return self.config.concurrency
+
+    def summary(self) -> str:
+        """One line about this judge (a catalog entry's default description)."""
+        return self.llm_judge.summary()
 
     def __repr__(self) -> str:
         return (
@@ -159,8 +202,7 @@ class PairwiseJudge(ManyItemsJudge[PairJudgment, PairwiseResults]):
         return {
             "kind": "pairwise",
             "name": self.name,
-            "swap": self.swap,
-            "consistency": self.consistency,
+            **self.config.described(),  # swap, consistency
             "judge": self.llm_judge.describe(),
         }
 
@@ -249,3 +291,6 @@ def _order_error(j: Judgment, order: str) -> str:
     if not sep:
         return f"{order} order: {error}"
     return f"{category}: {order} order ({'A' if order == 'first' else 'B'} shown first): {message}"
+
+
+register("pairwise_judge", PairwiseConfig, PairwiseJudge)

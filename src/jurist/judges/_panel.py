@@ -22,12 +22,14 @@ from __future__ import annotations
 import asyncio
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict
 
-from jurist.errors import ConfigError, JuristError, UserError
+from jurist.errors import JuristError, UserError
 from jurist.judges._aggregate import aggregate, check_weights, is_scored
+from jurist.judges._codecs import Members
+from jurist.judges._declare import Declared, JudgeConfig, checked, default_of, option, register
 from jurist.judges._many import ManyItemsJudge, OutcomeResults, map_items
 from jurist.judges._protocol import (
     ItemJudge,
@@ -40,7 +42,14 @@ from jurist.judges._protocol import (
 from jurist.models import Model
 from jurist.types import Usage
 
-__all__ = ["FailedOutcome", "Panel", "PanelJudgment", "PanelResults", "judge_or_failed"]
+__all__ = [
+    "FailedOutcome",
+    "Panel",
+    "PanelConfig",
+    "PanelJudgment",
+    "PanelResults",
+    "judge_or_failed",
+]
 
 
 class FailedOutcome(BaseModel):
@@ -102,7 +111,19 @@ class PanelJudgment(BaseModel):
         return [getattr(j, "error", None) for j in self.judgments]
 
 
-class Panel(ManyItemsJudge[PanelJudgment, "PanelResults"]):
+class PanelConfig(JudgeConfig):
+    """A :class:`Panel`'s options (catalog kind ``panel``)."""
+
+    judges: Annotated[tuple[Any, ...], Members(drop_kind=True)] = option(
+        example=lambda: _example_judges(), describe="never"
+    )
+    aggregation: str = option("mean", example="weighted", describe="always")
+    weights: tuple[float, ...] | None = option(None, example=(2.0, 1.0), describe="always")
+    concurrency: int = option(16, example=4, describe="never", ge=1)
+    name: str | None = option(None, example="mine", describe="never")
+
+
+class Panel(Declared, ManyItemsJudge[PanelJudgment, "PanelResults"]):
     """Several judges on each item, combined by ``aggregation``.
 
     Args:
@@ -117,14 +138,17 @@ class Panel(ManyItemsJudge[PanelJudgment, "PanelResults"]):
             judges concurrently).
     """
 
+    config: PanelConfig
+    """The declared options (the one place they are kept)."""
+
     def __init__(
         self,
         judges: Sequence[ItemJudge],
-        aggregation: str = "mean",
+        aggregation: str = default_of(PanelConfig, "aggregation"),
         weights: Sequence[float] | None = None,
         name: str | None = None,
         *,
-        concurrency: int = 16,
+        concurrency: int = default_of(PanelConfig, "concurrency"),
     ) -> None:
         judges = judges_given(
             judges,
@@ -132,14 +156,39 @@ class Panel(ManyItemsJudge[PanelJudgment, "PanelResults"]):
             each="panel judge",
             hint="pass LLMJudge objects (jurist.LLMJudge(model, template=...)) or other ItemJudges",
         )
-        self.weights = check_weights(aggregation, weights, len(judges))
-        if concurrency < 1:
-            raise ConfigError(f"concurrency must be at least 1, got {concurrency}")
-        self.judges: tuple[ItemJudge, ...] = tuple(judges)
-        self.aggregation = aggregation
-        self.concurrency = concurrency
+        self.config = checked(
+            PanelConfig,
+            {
+                "judges": tuple(judges),
+                "aggregation": aggregation,
+                "weights": check_weights(aggregation, weights, len(judges)),
+                "concurrency": concurrency,
+                "name": name,
+            },
+            "Panel",
+        )
         self.name = name or f"panel:{aggregation}"
         self.judge_names: tuple[str, ...] = _unique_names([j.name for j in judges])
+
+    @property
+    def judges(self) -> tuple[ItemJudge, ...]:
+        return self.config.judges
+
+    @property
+    def aggregation(self) -> str:
+        return self.config.aggregation
+
+    @property
+    def weights(self) -> tuple[float, ...] | None:
+        return self.config.weights
+
+    @property
+    def concurrency(self) -> int:  # type: ignore[override]
+        return self.config.concurrency
+
+    def summary(self) -> str:
+        """One line about this panel (a catalog entry's default description)."""
+        return f"panel of {len(self.judges)} judges ({self.aggregation})"
 
     def __repr__(self) -> str:
         return f"Panel({list(self.judge_names)!r}, aggregation={self.aggregation!r})"
@@ -168,8 +217,7 @@ class Panel(ManyItemsJudge[PanelJudgment, "PanelResults"]):
         return {
             "kind": "panel",
             "name": self.name,
-            "aggregation": self.aggregation,
-            "weights": list(self.weights) if self.weights is not None else None,
+            **self.config.described(),  # aggregation, weights
             "judges": [j.describe() for j in self.judges],
         }
 
@@ -340,3 +388,13 @@ def _unique_names(names: Sequence[str]) -> tuple[str, ...]:
         seen[name] = seen.get(name, 0) + 1
         out.append(name if seen[name] == 1 else f"{name}#{seen[name]}")
     return tuple(out)
+
+
+def _example_judges() -> tuple[Any, ...]:
+    from jurist.judges._llm_judge import LLMJudge
+    from jurist.judges._pairwise import PairwiseJudge
+
+    return (LLMJudge("mock:a", name="a"), PairwiseJudge("mock:b", name="b"))
+
+
+register("panel", PanelConfig, Panel)

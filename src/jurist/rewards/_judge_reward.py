@@ -48,7 +48,9 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from jurist._local_files import LocalFiles
 from jurist._sync import run_sync
+from jurist.data._local_images import resolve_images
 from jurist.errors import DataError
 from jurist.judges._many import run_items
 from jurist.models import Model
@@ -189,6 +191,7 @@ async def llm_as_judge_reward_async(
     lenient: bool = False,
     messages: Sequence[Mapping[str, Any]] | str | None = None,
     images: Sequence[Any] | None = None,
+    files_root: Any = None,
 ) -> dict[str, Any]:
     """Async variant of :func:`llm_as_judge_reward`."""
     _check_tolerance(tolerance)
@@ -198,6 +201,8 @@ async def llm_as_judge_reward_async(
         item["messages"] = messages
     if images is not None:
         item["images"] = list(images)
+    if files_root is not None:  # the caller's say: local images from these folders only
+        item = resolve_images(item, LocalFiles.allowing(files_root), "the reward's item")
     judgment = await backend.judge.judge(item, retries=retries)
     return judgment_to_reward(judgment, tolerance=tolerance, lenient=lenient)
 
@@ -214,6 +219,7 @@ def llm_as_judge_reward(
     lenient: bool = False,
     messages: Sequence[Mapping[str, Any]] | str | None = None,
     images: Sequence[Any] | None = None,
+    files_root: Any = None,
 ) -> dict[str, Any]:
     """Score ``prediction`` against ``golden_answer`` with a judge model (sync).
 
@@ -229,7 +235,9 @@ def llm_as_judge_reward(
     format, tool calls and results included): the judge sees it, rendered compactly, as
     the question (``prompt`` given too wins). ``images`` (paths, URLs, data URIs) are sent
     with the judge's prompt, as are the image parts of ``messages``; the judge model must
-    take image input.
+    take image input. A local image file is read only from the folders in ``files_root``
+    (one or several; relative paths from the working folder): without it, a path is a
+    :class:`~jurist.errors.DataError` and nothing is read (see docs/security.md).
     """
     return run_sync(
         llm_as_judge_reward_async(
@@ -242,6 +250,7 @@ def llm_as_judge_reward(
             lenient=lenient,
             messages=messages,
             images=images,
+            files_root=files_root,
         )
     )
 

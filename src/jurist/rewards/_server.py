@@ -59,7 +59,15 @@ from jurist.errors import DataError, JuristError
 from jurist.rewards._group import GroupReward
 from jurist.rewards._reward_judge import RewardJudge
 from jurist.rewards._server_bodies import ABSENT as _ABSENT
-from jurist.rewards._server_bodies import BadBody, _kind, _labels, _last_user, _strings, _value
+from jurist.rewards._server_bodies import (
+    BadBody,
+    _count,
+    _kind,
+    _labels,
+    _last_user,
+    _strings,
+    _value,
+)
 from jurist.rewards._server_metrics import ServerMetrics
 from jurist.rewards._stream import DEFAULT_WINDOW, MicroBatcher
 
@@ -146,6 +154,7 @@ class RewardService:
         raw = body.get("items")
         if not isinstance(raw, list):
             raise BadBody(f"items: expected a list of objects, got {_kind(raw)}")
+        _count("items", len(raw))
         items: list[dict[str, Any]] = []
         for i, entry in enumerate(raw):
             if not isinstance(entry, Mapping):
@@ -200,6 +209,7 @@ class RewardService:
         if not isinstance(body, Mapping) or not isinstance(body.get("groups"), list):
             raise BadBody(f"body: expected {{'groups': [...]}}, got {_kind(body)}")
         groups = []
+        samples = 0
         for i, g in enumerate(body["groups"]):
             if not isinstance(g, Mapping):
                 raise BadBody(f"groups[{i}]: expected an object, got {_kind(g)}")
@@ -213,9 +223,11 @@ class RewardService:
                 value = g.get(field)
                 if value is not None and not isinstance(value, str):
                     raise BadBody(f"groups[{i}].{field}: expected a string or null")
+            samples += len(responses)
             groups.append(
                 {"responses": responses, "prompt": g.get("prompt"), "reference": g.get("reference")}
             )
+        _count("groups", samples)
         return groups
 
     async def score_groups(self, groups: Sequence[Mapping[str, Any]]) -> list[list[dict[str, Any]]]:

@@ -22,9 +22,12 @@ Endpoints (see ``docs/rewards.md``, "Reward server"):
 - ``GET /health``: ``{"status": "ok", ...}``; ``GET /metrics``: Prometheus text.
 
 A body that is not the documented shape gets HTTP 400 with ``{"error": "<field[index]>:
-<problem>"}``; a sample the judge cannot take is refused on its own (see
-:mod:`jurist.rewards._server`). Every JSON answer is strict JSON: a number that is not
-finite is written ``null``, never the ``NaN`` token strict parsers reject.
+<problem>"}``, as does one nested deeper than ``MAX_DEPTH`` or asking for more than
+``MAX_SAMPLES`` samples; one longer than ``MAX_BODY_BYTES`` gets HTTP 413 with the same
+kind of body, unread (the bounds: :mod:`jurist.rewards._server_bodies`). A sample the
+judge cannot take is refused on its own (see :mod:`jurist.rewards._server`). Every JSON
+answer is strict JSON: a number that is not finite is written ``null``, never the ``NaN``
+token strict parsers reject.
 :func:`serve` binds, calls ``on_ready`` with the URL, and on SIGTERM or SIGINT stops
 accepting connections and finishes the requests in flight before it returns.
 """
@@ -41,15 +44,15 @@ from typing import Any, TypeVar
 import orjson
 from aiohttp import web
 
+from jurist._json import TooDeep, loads
 from jurist._secrets import get_logger, scrub
 from jurist.rewards._heap import freeze_heap as freeze_process_heap
 from jurist.rewards._server import BadBody, RewardService
+from jurist.rewards._server_bodies import MAX_BODY_BYTES, MAX_DEPTH
 from jurist.rewards._server_metrics import CONTENT_TYPE
 
 __all__ = ["BACKLOG", "MAX_BODY_BYTES", "make_app", "serve"]
 
-MAX_BODY_BYTES = 256 * 1024 * 1024
-"""The largest request body accepted (a big OpenRLHF batch of long rollouts)."""
 BACKLOG = 4096
 """Connections the listening socket queues (the kernel caps it at ``net.core.somaxconn``).
 OpenRLHF opens a connection per sample, hundreds at once: with aiohttp's default of 128
@@ -92,14 +95,26 @@ async def _timed(request: web.Request, handler: _Handler) -> web.StreamResponse:
 
 
 async def _body(request: web.Request) -> Any:
-    raw = await request.read()
+    """The request's JSON body, read under the bounds of
+    :mod:`jurist.rewards._server_bodies`: one decode from the bytes (orjson), Python's
+    ``json`` for what orjson refuses and it reads (NaN, a missing label; big integers)."""
     try:
-        return orjson.loads(raw)  # one decode, from the bytes
-    except orjson.JSONDecodeError:
-        pass  # what orjson refuses and Python's json reads: NaN (a missing label), big ints
+        raw = await request.read()
+    except web.HTTPRequestEntityTooLarge:  # aiohttp's is plain text: the same, as JSON
+        message = (
+            f"body: longer than {MAX_BODY_BYTES:,} bytes, the most the server reads "
+            "(send smaller batches)"
+        )
+        raise web.HTTPRequestEntityTooLarge(
+            max_size=MAX_BODY_BYTES, text=_error(message), content_type="application/json"
+        ) from None
+    charset = (request.charset or "utf-8").lower()
     try:
-        return json.loads(raw.decode(request.charset or "utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        data = raw if charset in ("utf-8", "utf8") else raw.decode(charset)
+        return loads(data, max_depth=MAX_DEPTH)
+    except TooDeep as e:
+        raise _bad(f"body: {e}; no documented body is more than 4 deep") from None
+    except (ValueError, LookupError) as e:  # not JSON, not UTF-8, an unknown charset
         raise _bad(f"body: not valid JSON: {e}") from None
 
 
@@ -117,9 +132,11 @@ async def _parsed(request: web.Request, read: Callable[[Any], T]) -> T:
 
 
 def _bad(message: str) -> web.HTTPBadRequest:
-    return web.HTTPBadRequest(
-        text=json.dumps({"error": scrub(message)}), content_type="application/json"
-    )
+    return web.HTTPBadRequest(text=_error(message), content_type="application/json")
+
+
+def _error(message: str) -> str:
+    return json.dumps({"error": scrub(message)})
 
 
 async def _get_reward(request: web.Request) -> web.Response:

@@ -1,7 +1,15 @@
-"""Reading the reward server's request bodies: fields, labels, chat prompts.
+"""Reading the reward server's request bodies: their bounds, fields, labels, chat prompts.
 
 Helpers of :mod:`jurist.rewards._server`; :class:`BadBody` is a body that is not the
 documented shape (HTTP 400), naming the field and index.
+
+Every body is read under three explicit bounds, each answered before anything is judged:
+
+- :data:`MAX_BODY_BYTES` (256 MiB): a longer body is not read (HTTP 413);
+- :data:`MAX_DEPTH` (64 levels of arrays and objects): a body nested deeper is HTTP 400,
+  checked without recursion (:func:`jurist._json.loads`), never a ``RecursionError``;
+- :data:`MAX_SAMPLES` (100,000 samples in one request: ``query`` entries, ``items``, or
+  the responses of all ``groups``): more is HTTP 400.
 """
 
 from __future__ import annotations
@@ -12,7 +20,15 @@ from typing import Any
 
 from jurist.errors import JuristError
 
-__all__ = ["ABSENT", "BadBody"]
+__all__ = ["ABSENT", "MAX_BODY_BYTES", "MAX_DEPTH", "MAX_SAMPLES", "BadBody"]
+
+MAX_BODY_BYTES = 256 * 1024 * 1024
+"""The largest request body read (a big OpenRLHF batch of long rollouts)."""
+MAX_DEPTH = 64
+"""The deepest nesting of arrays and objects in a body; the documented bodies are at
+most 4 deep (``{"groups": [{"responses": [...]}]}``)."""
+MAX_SAMPLES = 100_000
+"""The most samples one request may ask to judge."""
 
 ABSENT = object()
 """A field that is not in the body (apart from one that is ``null``)."""
@@ -20,6 +36,15 @@ ABSENT = object()
 
 class BadBody(JuristError):
     """A request body the server cannot judge; the message names the field and index."""
+
+
+def _count(field: str, n: int) -> None:
+    """Refuse a request of more than :data:`MAX_SAMPLES` samples (``n`` in ``field``)."""
+    if n > MAX_SAMPLES:
+        raise BadBody(
+            f"{field}: {n} samples in one request; the server judges at most "
+            f"{MAX_SAMPLES:,} per request (split the batch)"
+        )
 
 
 def _kind(value: Any) -> str:
@@ -52,7 +77,9 @@ def _strings(
         return None
     if not isinstance(value, list):
         raise BadBody(f"{field}: expected a list of strings, got {_kind(value)}")
-    if n is not None and len(value) != n:
+    if n is None:
+        _count(field, len(value))
+    elif len(value) != n:
         raise BadBody(f"{field}: has {len(value)} items but query has {n}")
     for i, entry in enumerate(value):
         ok = isinstance(entry, str) or (entry is None and not required)

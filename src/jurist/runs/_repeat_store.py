@@ -6,7 +6,10 @@ missing (item, repeat) pairs. The ``results`` table keeps its one row per item: 
 outcome over its repeats (:func:`jurist.trust.aggregate_repeats`: the mean score, the
 mode's verdict, the repeats' figures), written once the item's repeats are done, with
 the repeats' usage and cost summed. Like ``results``, a repeat with a score is never
-replaced; a failed one is, and what it spent moves to ``superseded``.
+replaced; a failed one is, and what it spent moves to ``superseded``. Only the repeats the
+stopping rule counts stay in the table: an adaptive item whose re-judged repeat settles it
+earlier than before sets its later stored repeats aside (:meth:`RepeatTable.set_aside`:
+removed, what they spent moved to ``superseded``), so its row is the one a fresh run gives.
 
 Older stores have no ``repeats`` table: opening one for writing adds it (empty), and a
 store opened read-only without it reads as a run without repeats.
@@ -75,6 +78,10 @@ _KEEP_REPLACED = (
     f"INSERT INTO superseded (idx, {', '.join(_SPENT)}) "
     f"SELECT idx, {', '.join(_SPENT)} FROM repeats WHERE idx = ? AND repeat = ? "
     "AND score IS NULL"
+)
+_KEEP_UNUSED = (
+    f"INSERT INTO superseded (idx, {', '.join(_SPENT)}) "
+    f"SELECT idx, {', '.join(_SPENT)} FROM repeats WHERE idx = ? AND repeat >= ?"
 )
 _KEEP_REFUSED = (
     f"INSERT INTO superseded (idx, {', '.join(_SPENT)}) "
@@ -156,6 +163,28 @@ class RepeatTable:
                 f"{self.path}: cannot write repeat {r.repeat} of item {r.idx}: {e}"
             ) from None
         return written
+
+    def set_aside(self, idx: int, counted: int) -> int:
+        """Remove item ``idx``'s repeats numbered ``counted`` and up (repeats the stopping
+        rule no longer counts), moving what they spent to ``superseded`` in the same
+        transaction; how many were removed."""
+        try:
+            self._db.execute("BEGIN")
+            try:
+                self._db.execute(_KEEP_UNUSED, (idx, counted))
+                removed = self._db.execute(
+                    "DELETE FROM repeats WHERE idx = ? AND repeat >= ?", (idx, counted)
+                ).rowcount
+                self._db.execute("COMMIT")
+            except BaseException:
+                if self._db.in_transaction:
+                    self._db.execute("ROLLBACK")
+                raise
+        except sqlite3.Error as e:
+            raise OutputError(
+                f"{self.path}: cannot set aside the repeats of item {idx} past {counted}: {e}"
+            ) from None
+        return int(removed)
 
     def of(self, idx: int) -> list[StoredRepeat]:
         """Item ``idx``'s stored repeats, in repeat order."""

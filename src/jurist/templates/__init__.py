@@ -17,6 +17,7 @@ from jurist.templates import (  # noqa: F401  (registration)
 from jurist.templates._chat import LENIENT, ChatMessage, FunctionCall, ToolCall, parse_messages
 from jurist.templates._conversation import (
     DEFAULT_MAX_TOOL_CHARS,
+    PLACE,
     Turn,
     check_item,
     conversation_fields,
@@ -47,6 +48,7 @@ __all__ = [
     "DEFAULT_MAX_TOOL_CHARS",
     "LENIENT",
     "PARSE_INLINE_MAX",
+    "PLACE",
     "ChatMessage",
     "Conflict",
     "FunctionCall",

@@ -52,10 +52,12 @@ __all__ = [
     "DEFAULT_MAX_TOOL_CHARS",
     "EXPANDED",
     "IMAGES",
+    "PLACE",
     "Turn",
     "check_item",
     "conversation_fields",
     "has_conversation",
+    "place_of",
     "render_conversation",
     "supplies",
 ]
@@ -68,6 +70,21 @@ EXPANDED = "__jurist_conversation__"
 """Set on an item once its conversation fields are placed (they are not placed twice)."""
 IMAGES = "__jurist_images__"
 """The image references of an expanded item, in ``[image N]`` order."""
+PLACE = "__jurist_place__"
+"""Where an item came from (``data.jsonl:3``), set by the data layer on the values a judge
+gets: an error found while judging it names that place, not a bare ``item``."""
+
+
+def place_of(values: Mapping[str, Any], where: str) -> str:
+    """The place errors about ``values`` name: the data layer's (:data:`PLACE`), else
+    ``where``.
+
+    >>> place_of({PLACE: "d.jsonl:3"}, "item"), place_of({}, "item 2")
+    ('d.jsonl:3', 'item 2')
+    """
+    place = values.get(PLACE)
+    return place if isinstance(place, str) and place else where
+
 
 _TAGS = frozenset({"system", "user", "assistant", "tool_call", "tool_result", "conversation"})
 _KEYS = frozenset({"messages", "messages_a", "messages_b", "images"})
@@ -87,14 +104,15 @@ def check_item(values: Mapping[str, Any], *, where: str) -> None:
     """
     if _KEYS.isdisjoint(values):
         return  # a plain item: nothing to check (the common case, kept cheap)
-    refs = image_refs(values.get("images"), where=where)
+    refs = [("images", ref) for ref in image_refs(values.get("images"), where=where)]
     for field in ("messages", "messages_a", "messages_b"):
         if not _missing(values.get(field)):
             for m in parse_messages(values[field], where=where, field=field):
                 if not isinstance(m.content, str) and m.content is not None:
-                    refs += [p["image_url"] for p in m.content if p["type"] == "image_url"]
-    for ref in refs:
-        check_image(ref, where=where)
+                    parts = [p["image_url"] for p in m.content if p["type"] == "image_url"]
+                    refs += [(field, part) for part in parts]
+    for field, ref in refs:
+        check_image(ref, where=where, field=field)
 
 
 def has_conversation(row: Mapping[str, Any]) -> bool:
@@ -260,6 +278,7 @@ def conversation_fields(
     """
     if values.get(EXPANDED):
         return dict(values)
+    where = place_of(values, where)
     out = dict(values)
     w = _Writer(max_tool_chars)
     placed: dict[str, str] = {}

@@ -7,9 +7,14 @@ reference is
 - a ``data:image/...;base64,...`` URI: sent as it is, hashed over its decoded bytes;
 - an ``http://`` or ``https://`` URL: sent as it is for the server to fetch (jurist never
   fetches it), hashed over the URL's text;
-- anything else, a path to a local file (``~`` expanded; relative to the working folder
-  here: a data file's relative paths are made absolute against its folder when it is read,
-  see :mod:`jurist.data._local_images`): read and sent as a data URI, hashed over its bytes.
+- anything else, a path to a local file: read only as a :class:`~jurist._local_files.LocalFile`,
+  which the data layer makes after checking the path against the local files policy (the
+  data file's folder, or folders the user allowed: see :mod:`jurist._local_files`); the
+  bytes must be an image by their magic numbers, and are sent as a data URI of the media
+  type they show. A plain path string is refused here: nothing reaches a template's
+  reader without the policy's say.
+
+A data URI's decoded bytes must be an image too (PNG, JPEG, GIF or WEBP).
 
 A reference may also be a mapping, ``{"url": ..., "detail": "low"}`` or OpenAI's part
 ``{"type": "image_url", "image_url": {"url": ..., "detail": ...}}``.
@@ -19,10 +24,14 @@ A reference may also be a mapping, ``{"url": ..., "detail": "low"}`` or OpenAI's
 ('sha256:4c4b6a3be1314ab86138bef4314dde022e600960d8689a2c8f8631802d20dab6', '4c4b6a3be131')
 >>> load_image({"url": "https://example.com/cat.png", "detail": "low"}, where="item 0").detail
 'low'
->>> load_image("missing.png", where="data.jsonl:3")
+>>> load_image("/etc/passwd", where="data.jsonl:3")
 Traceback (most recent call last):
 ...
-jurist.errors.DataError: data.jsonl:3: image 'missing.png': no such file
+jurist.errors.DataError: data.jsonl:3: field 'images': image '/etc/passwd': a local file is ...
+>>> load_image("data:image/png;base64,cm9vdDp4OjA6MA==", where="item 2")
+Traceback (most recent call last):
+...
+jurist.errors.DataError: item 2: image 'data:image/png;base64,cm9vdDp4OjA6MA==': its data is not ...
 """
 
 from __future__ import annotations
@@ -30,25 +39,27 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
-import mimetypes
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import orjson
 
+from jurist._local_files import MAX_IMAGE_BYTES, LocalFile, LocalFiles, image_type, read_image
 from jurist._missing import is_missing
 from jurist.errors import DataError
 from jurist.types import ImagePart
 
-__all__ = ["MAX_IMAGE_BYTES", "check_image", "image_refs", "load_image", "load_images"]
-
-MAX_IMAGE_BYTES = 20 * 1024 * 1024
-"""The largest local image file read (OpenAI's own limit per image is 20 MB)."""
+__all__ = [
+    "MAX_IMAGE_BYTES",
+    "check_image",
+    "image_refs",
+    "is_local",
+    "load_image",
+    "load_images",
+]
 
 _DETAILS = ("auto", "low", "high")
-_SUFFIX_TYPES = {".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".png": "image/png",
-                 ".gif": "image/gif", ".webp": "image/webp"}  # fmt: skip
+_REMOTE = ("data:", "http://", "https://")
 
 
 def image_refs(value: Any, *, where: str) -> list[Any]:
@@ -90,25 +101,27 @@ def _scalar_missing(value: Any) -> bool:
         return False
 
 
-def check_image(ref: Any, *, where: str) -> None:
-    """Check a reference without reading a file: its form, and that a local file exists."""
+def check_image(ref: Any, *, where: str, field: str = "images") -> None:
+    """Check a reference before any call: its form, a data URI's bytes, and that a local
+    path was permitted (a :class:`~jurist._local_files.LocalFile`; its checks were made
+    when it was)."""
     url = ref
     if isinstance(ref, Mapping):
         inner = ref.get("image_url", ref)
         url = inner.get("url") if isinstance(inner, Mapping) else inner
-    if isinstance(url, str) and url.strip().startswith(("data:", "http://", "https://")):
-        load_image(ref, where=where)  # no file to read: the whole check is cheap
-    elif not isinstance(url, str) or not Path(url.strip()).expanduser().is_file():
-        load_image(ref, where=where)  # raises, naming what is wrong
+    if isinstance(url, LocalFile):
+        return
+    load_image(ref, where=where, field=field)  # no file is read: cheap, or raises
 
 
-def load_images(refs: list[Any], *, where: str) -> tuple[ImagePart, ...]:
+def load_images(refs: list[Any], *, where: str, field: str = "images") -> tuple[ImagePart, ...]:
     """:func:`load_image` of each reference, in order."""
-    return tuple(load_image(ref, where=where) for ref in refs)
+    return tuple(load_image(ref, where=where, field=field) for ref in refs)
 
 
-def load_image(ref: Any, *, where: str) -> ImagePart:
-    """One reference as the part that is sent (see the module); errors name ``where``."""
+def load_image(ref: Any, *, where: str, field: str = "images") -> ImagePart:
+    """One reference as the part that is sent (see the module); errors name ``where``
+    and, for a local file, ``field``."""
     detail: Any = None
     if isinstance(ref, Mapping):
         inner = ref.get("image_url", ref)
@@ -122,50 +135,50 @@ def load_image(ref: Any, *, where: str) -> ImagePart:
         raise DataError(f"{where}: an image reference must be a non-empty string, got {ref!r}")
     if detail is not None and detail not in _DETAILS:
         raise DataError(f"{where}: image {_short(ref)}: detail must be one of {_DETAILS}")
+    if isinstance(ref, LocalFile):
+        data, media = read_image(ref, where=where, field=field)
+        url = f"data:{media};base64,{base64.b64encode(data).decode()}"
+        digest = hashlib.sha256(data).hexdigest()
+        return ImagePart(url=url, sha256=digest, ref=str(ref), detail=detail)
     ref = ref.strip()
     if ref.startswith("data:"):
-        data = _data_uri_bytes(ref, where)
+        data, url = _data_uri(ref, where)
         digest = hashlib.sha256(data).hexdigest()
-        return ImagePart(url=ref, sha256=digest, ref=f"sha256:{digest}", detail=detail)
+        return ImagePart(url=url, sha256=digest, ref=f"sha256:{digest}", detail=detail)
     if ref.startswith(("http://", "https://")):
         digest = hashlib.sha256(ref.encode()).hexdigest()
         return ImagePart(url=ref, sha256=digest, ref=ref, detail=detail)
-    return _from_file(ref, detail, where)
+    LocalFiles().permit(ref, where=where, field=field)  # raises: no folder was allowed
+    raise AssertionError("unreachable: a policy with no folder permits nothing")
 
 
-def _from_file(ref: str, detail: Any, where: str) -> ImagePart:
-    path = Path(ref).expanduser()
-    if not path.is_file():
-        raise DataError(f"{where}: image {_short(ref)}: no such file")
-    media = _SUFFIX_TYPES.get(path.suffix.lower()) or mimetypes.guess_type(path.name)[0]
-    if media is None or not media.startswith("image/"):
-        raise DataError(
-            f"{where}: image {_short(ref)}: not an image file by its name (use .png, .jpg, "
-            ".jpeg, .gif or .webp)"
-        )
-    size = path.stat().st_size
-    if size > MAX_IMAGE_BYTES:
-        raise DataError(
-            f"{where}: image {_short(ref)} is {size} bytes, over the {MAX_IMAGE_BYTES} limit"
-        )
-    try:
-        data = path.read_bytes()
-    except OSError as e:
-        raise DataError(f"{where}: image {_short(ref)}: cannot read it ({e.strerror})") from None
-    url = f"data:{media};base64,{base64.b64encode(data).decode()}"
-    return ImagePart(url=url, sha256=hashlib.sha256(data).hexdigest(), ref=ref, detail=detail)
+def is_local(url: Any) -> bool:
+    """Whether an image URL names a local file (not a data URI, not http(s)).
+
+    >>> is_local("img/cat.png"), is_local("https://x/cat.png"), is_local(None)
+    (True, False, False)
+    """
+    return isinstance(url, str) and bool(url.strip()) and not url.strip().startswith(_REMOTE)
 
 
-def _data_uri_bytes(uri: str, where: str) -> bytes:
+def _data_uri(uri: str, where: str) -> tuple[bytes, str]:
+    """A data URI's decoded bytes, and the URI to send: the media type its bytes show."""
     head, comma, payload = uri.partition(",")
     if not comma or not head.startswith("data:image/") or not head.endswith(";base64"):
         raise DataError(
             f"{where}: image {_short(uri)}: a data URI must read data:image/<type>;base64,<data>"
         )
     try:
-        return base64.b64decode(payload, validate=True)
+        data = base64.b64decode(payload, validate=True)
     except (binascii.Error, ValueError):
         raise DataError(f"{where}: image {_short(uri)}: its base64 data is not valid") from None
+    media = image_type(data)
+    if media is None:
+        raise DataError(
+            f"{where}: image {_short(uri)}: its data is not an image by its content (not a "
+            "PNG, JPEG, GIF or WEBP signature)"
+        )
+    return data, uri if head == f"data:{media};base64" else f"data:{media};base64,{payload}"
 
 
 def _short(ref: Any, size: int = 60) -> str:

@@ -45,6 +45,7 @@ from jurist.templates._conversation import (
     IMAGES,
     Turn,
     conversation_fields,
+    place_of,
 )
 from jurist.templates._escape import neutralise as _neutralise
 from jurist.templates._forms import VerdictForm
@@ -329,6 +330,7 @@ class Template(BaseModel):
         errors about the item name ``where``."""
         head = system or self.system_text(explanations=explanations, json=json)
         first = (_system_message(head),) if head else ()
+        where = place_of(values, where)
         values = self.expand(values, where=where)
         images = load_images(values.get(IMAGES) or [], where=where)
         user = Message(role="user", content=self.render_item(values), images=images)

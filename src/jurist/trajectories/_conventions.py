@@ -45,6 +45,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from jurist._json import loads
 from jurist.errors import DataError
 from jurist.trajectories._otlp import Span
 
@@ -94,7 +95,7 @@ def _json(value: Any, what: str, where: str) -> Any:
     if not isinstance(value, str):
         return value
     try:
-        return json.loads(value)
+        return loads(value)
     except ValueError as e:
         raise DataError(f"{where}: {what} is not valid JSON: {e}") from None
 

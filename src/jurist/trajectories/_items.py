@@ -20,10 +20,10 @@ list as JSON text (a CSV cell).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from jurist._json import loads
 from jurist.errors import DataError
 from jurist.trajectories._model import Trajectory
 from jurist.trajectories._render import DEFAULT_MAX_ARGS, DEFAULT_MAX_RESULT, render_trajectory
@@ -74,7 +74,7 @@ def trajectory_from_item(
         return value
     if isinstance(value, str):
         try:
-            value = json.loads(value)
+            value = loads(value)
         except ValueError as e:
             raise DataError(
                 f"{where}: field {field!r} is text but not JSON messages: {e}"

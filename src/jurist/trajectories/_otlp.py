@@ -9,7 +9,11 @@ Two shapes are read, each as one JSON document or as JSON Lines (one per line):
   a list of them, with ``context.trace_id`` / ``context.span_id`` and plain attribute maps.
 
 Every span becomes a :class:`Span` with decoded attribute values; a malformed document is a
-:class:`~jurist.errors.DataError` naming the file, the line and the span.
+:class:`~jurist.errors.DataError` naming the file, the line and the span. So is a file
+that is not UTF-8 text, a document nested deeper than :data:`jurist._json.MAX_DEPTH`
+levels (read without recursion, never a ``RecursionError``), and a file that holds no span
+at all (empty, ``[]``, ``{"resourceSpans": []}``): an export with nothing in it is a
+mistake to see (an exporter that never flushed, the wrong file), not zero trajectories.
 
 >>> doc = {"resourceSpans": [{"scopeSpans": [{"spans": [{"traceId": "t1", "spanId": "s1",
 ...     "name": "execute_tool search", "startTimeUnixNano": "5",
@@ -22,12 +26,13 @@ Every span becomes a :class:`Span` with decoded attribute values; a malformed do
 from __future__ import annotations
 
 import base64
-import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from jurist._files import read_utf8
+from jurist._json import TooDeep, loads
 from jurist.errors import DataError
 
 __all__ = ["Span", "read_spans", "spans_from_document"]
@@ -61,22 +66,23 @@ class Span:
 def read_spans(path: str | Path) -> list[Span]:
     """Every span in the file at ``path`` (OTLP JSON or SDK JSON, a document or JSON Lines)."""
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as e:
-        raise DataError(f"{p}: cannot read the trace file: {e}") from None
+    text = read_utf8(p, what="the trace file", error=DataError)
     stripped = text.strip()
     if not stripped:
         raise DataError(f"{p}: the trace file is empty")
     try:
-        docs: list[tuple[str, Any]] = [(str(p), json.loads(stripped))]
+        docs: list[tuple[str, Any]] = [(str(p), loads(stripped))]
+    except TooDeep as e:
+        raise DataError(f"{p}: cannot read the trace file: {e}") from None
     except ValueError:
         docs = []
         for n, line in enumerate(text.splitlines(), 1):
             if not line.strip():
                 continue
             try:
-                docs.append((f"{p}:{n}", json.loads(line)))
+                docs.append((f"{p}:{n}", loads(line)))
+            except TooDeep as e:
+                raise DataError(f"{p}:{n}: cannot read the trace file: {e}") from None
             except ValueError as e:
                 raise DataError(
                     f"{p}:{n}: not JSON (OTLP JSON or JSON Lines expected): {e}"
@@ -84,6 +90,11 @@ def read_spans(path: str | Path) -> list[Span]:
     spans: list[Span] = []
     for where, doc in docs:
         spans.extend(spans_from_document(doc, where))
+    if not spans:
+        raise DataError(
+            f"{p}: the trace file holds no spans (an export with nothing in it); "
+            "check that the exporter flushed, or leave the file out"
+        )
     return spans
 
 

@@ -25,18 +25,20 @@ score is made up. It names the inner judge's models, so every engine runs it.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict
 
 from jurist.errors import ConfigError
+from jurist.judges._codecs import Member
+from jurist.judges._declare import Declared, JudgeConfig, option, register
 from jurist.judges._many import ManyItemsJudge, OutcomeResults, map_items
 from jurist.judges._protocol import ItemJudge, ModelFn, models_of, with_models_of
 from jurist.models import Model
 from jurist.trust._calibrate import Calibration
 from jurist.types import Usage
 
-__all__ = ["CalibratedJudge", "CalibratedJudgment", "CalibratedResults"]
+__all__ = ["CalibratedConfig", "CalibratedJudge", "CalibratedJudgment", "CalibratedResults"]
 
 
 class CalibratedJudgment(BaseModel):
@@ -55,8 +57,22 @@ class CalibratedJudgment(BaseModel):
     judgment: dict[str, Any] | None = None
 
 
-class CalibratedJudge(ManyItemsJudge[CalibratedJudgment, "CalibratedResults"]):
+class CalibratedConfig(JudgeConfig):
+    """A :class:`CalibratedJudge`'s options (catalog kind ``calibrated_judge``), as
+    ``jurist calibrate --save`` writes them."""
+
+    keeps_alignment = True
+
+    judge: Annotated[Any, Member()] = option(example=lambda: _example_judge(), describe="never")
+    calibration: Calibration = option(example=lambda: _example_calibration(), describe="always")
+    name: str | None = option(None, example="mine", describe="never")
+
+
+class CalibratedJudge(Declared, ManyItemsJudge[CalibratedJudgment, "CalibratedResults"]):
     """``judge`` with ``calibration`` applied to its scores."""
+
+    config: CalibratedConfig
+    """The declared options (the one place they are kept)."""
 
     def __init__(self, judge: ItemJudge, calibration: Calibration, *, name: str | None = None):
         if not isinstance(judge, ItemJudge):
@@ -65,10 +81,26 @@ class CalibratedJudge(ManyItemsJudge[CalibratedJudgment, "CalibratedResults"]):
             raise ConfigError(
                 f"CalibratedJudge needs a Calibration, got {type(calibration).__name__}"
             )
-        self.inner = judge
-        self.calibration = calibration
+        self.config = CalibratedConfig(judge=judge, calibration=calibration, name=name)
         self.name = name or f"{judge.name}+calibrated"
         self.concurrency = int(getattr(judge, "concurrency", 16))
+
+    @property
+    def inner(self) -> ItemJudge:
+        """The judge whose scores are calibrated."""
+        return self.config.judge  # type: ignore[no-any-return]
+
+    @property
+    def calibration(self) -> Calibration:
+        return self.config.calibration
+
+    def summary(self) -> str:
+        """One line about this judge (a catalog entry's default description)."""
+        fitted = self.calibration.fitted_on
+        return (
+            f"{self.inner.name} calibrated to {fitted.labels} on {fitted.items} items "
+            f"(data {fitted.fingerprint})"
+        )
 
     def __repr__(self) -> str:
         return f"CalibratedJudge({self.inner!r}, fitted on {self.calibration.fitted_on.items})"
@@ -91,7 +123,7 @@ class CalibratedJudge(ManyItemsJudge[CalibratedJudgment, "CalibratedResults"]):
             "kind": "calibrated",
             "name": self.name,
             "judge": self.inner.describe(),
-            "calibration": self.calibration.model_dump(mode="json"),
+            **self.config.described(),  # calibration
         }
 
     async def judge(self, item: Mapping[str, Any], *, retries: int = 0) -> CalibratedJudgment:
@@ -147,3 +179,25 @@ class CalibratedResults(OutcomeResults[CalibratedJudgment]):
             "judge_raw_verdict": j.raw_verdict,
             "judge_error": j.error,
         }
+
+
+def _example_judge() -> Any:
+    from jurist.judges import LLMJudge
+
+    return LLMJudge("mock:a", template="likert")
+
+
+def _example_calibration() -> Calibration:
+    from jurist.metrics._calibration import IsotonicMap
+    from jurist.trust._calibrate import FittedOn
+
+    return Calibration(
+        map=IsotonicMap(x=(0.0, 1.0), y=(1.0, 5.0)),
+        values=(1.0, 2.0, 3.0, 4.0, 5.0),
+        low=1.0,
+        high=5.0,
+        fitted_on=FittedOn(fingerprint="abc", items=40, labels="human"),
+    )
+
+
+register("calibrated_judge", CalibratedConfig, CalibratedJudge)

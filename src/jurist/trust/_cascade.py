@@ -6,8 +6,12 @@ function) is at least its threshold, and passes it on otherwise, or when it fail
 gave no confidence. An item no tier keeps gets ``score=None``, ``abstained=True`` and an
 ``"abstain: ..."`` error that lists each tier's confidence against its threshold: it is
 for people (:func:`~jurist.trust.write_review` writes those items to a review file),
-never a made-up score. The thresholds come from :meth:`CascadeJudge.fit` (labelled
-items, the guarantee of :func:`~jurist.trust.fit_cascade`) or are given.
+never a made-up score. When a tier asked *failed* (an API error, a timeout, an unreadable
+verdict), the item was not abstained on but not judged: its error keeps the first failed
+tier's category (``"api: ..."``, ``"timeout: ..."``, ``"parse: ..."``), so a run's
+``summary().errors`` counts it apart from ``abstain``, and ``abstained`` is ``False``.
+The thresholds come from :meth:`CascadeJudge.fit` (labelled items, the guarantee of
+:func:`~jurist.trust.fit_cascade`) or are given.
 
 A cascade is a judge kind like the others: it names its models (``models()``, the tiers'
 in order) and rebuilds on others (``with_models(fn)``), so every engine runs it, and its
@@ -34,7 +38,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import Annotated, Any
 
 import numpy as np
 
@@ -42,6 +46,8 @@ from jurist._missing import is_missing
 from jurist._sync import run_sync
 from jurist.data._item_names import item_name
 from jurist.errors import ConfigError, DataError
+from jurist.judges._codecs import Members
+from jurist.judges._declare import Declared, JudgeConfig, checked, default_of, option, register
 from jurist.judges._items import as_item_dicts
 from jurist.judges._many import ManyItemsJudge, map_items, run_items
 from jurist.judges._panel import judge_or_failed
@@ -67,10 +73,24 @@ from jurist.trust._outcome import (
 )
 from jurist.types import Usage
 
-__all__ = ["CascadeJudge"]
+__all__ = ["CascadeConfig", "CascadeJudge"]
 
 
-class CascadeJudge(ManyItemsJudge[CascadeJudgment, "CascadeResults"]):
+class CascadeConfig(JudgeConfig):
+    """A :class:`CascadeJudge`'s options (catalog kind ``cascade``); its ``confidence``
+    function is code, not configuration (a cascade with its own is not stored)."""
+
+    tiers: Annotated[tuple[Any, ...], Members()] = option(
+        example=lambda: _example_tiers(), describe="never"
+    )
+    thresholds: tuple[float | None, ...] | None = option(
+        None, example=(0.9, None), describe="always"
+    )
+    concurrency: int = option(16, example=4, describe="never", ge=1)
+    name: str | None = option(None, example="mine", describe="never")
+
+
+class CascadeJudge(Declared, ManyItemsJudge[CascadeJudgment, "CascadeResults"]):
     """Judges in tiers, cheapest first (see the module docs).
 
     Args:
@@ -88,14 +108,17 @@ class CascadeJudge(ManyItemsJudge[CascadeJudgment, "CascadeResults"]):
             record: :meth:`fit` sets it).
     """
 
+    config: CascadeConfig
+    """The declared options (the one place they are kept)."""
+
     def __init__(
         self,
         tiers: Sequence[ItemJudge],
         thresholds: Sequence[float | None] | None = None,
         *,
         confidence: ConfidenceFn | None = None,
-        name: str = "cascade",
-        concurrency: int = 16,
+        name: str | None = None,
+        concurrency: int = default_of(CascadeConfig, "concurrency"),
         fit: CascadeFit | None = None,
     ) -> None:
         tiers = judges_given(
@@ -108,19 +131,54 @@ class CascadeJudge(ManyItemsJudge[CascadeJudgment, "CascadeResults"]):
             thresholds = list(thresholds)
             if len(thresholds) != len(tiers):
                 raise ConfigError(f"{len(thresholds)} thresholds for {len(tiers)} cascade tiers")
-        if concurrency < 1:
-            raise ConfigError(f"concurrency must be at least 1, got {concurrency}")
-        self.tiers: tuple[ItemJudge, ...] = tuple(tiers)
-        self.thresholds: tuple[float | None, ...] | None = (
-            tuple(None if t is None else float(t) for t in thresholds)
-            if thresholds is not None
-            else None
+        self.config = checked(
+            CascadeConfig,
+            {
+                "tiers": tuple(tiers),
+                "thresholds": (
+                    tuple(None if t is None else float(t) for t in thresholds)
+                    if thresholds is not None
+                    else None
+                ),
+                "concurrency": concurrency,
+                "name": name,
+            },
+            "CascadeJudge",
         )
         self.confidence: ConfidenceFn = confidence or outcome_confidence
-        self.name = name
-        self.concurrency = concurrency
+        self.name = name or "cascade"
         self.fitted = fit
         self.tier_names: tuple[str, ...] = _unique([t.name for t in tiers])
+
+    @property
+    def tiers(self) -> tuple[ItemJudge, ...]:
+        return self.config.tiers
+
+    @property
+    def thresholds(self) -> tuple[float | None, ...] | None:
+        return self.config.thresholds
+
+    @property
+    def concurrency(self) -> int:  # type: ignore[override]
+        return self.config.concurrency
+
+    def _rebuilt(self, config: CascadeConfig) -> CascadeJudge:
+        """The cascade of ``config``, with this one's confidence function (and its fit,
+        while the thresholds are the same)."""
+        fit = self.fitted if config.thresholds == self.thresholds else None
+        return self._copy(config.tiers, config.thresholds, fit, config)
+
+    def refuse_entry(self) -> None:
+        """A cascade with its own confidence function cannot be stored: it is code."""
+        if self.confidence is not outcome_confidence:
+            raise ConfigError(
+                f"cannot store cascade {self.name!r} in the catalog: its confidence function "
+                "is code (the catalog keeps the default, outcome_confidence)"
+            )
+
+    def summary(self) -> str:
+        """One line about this cascade (a catalog entry's default description)."""
+        return f"cascade of {len(self.tiers)} tiers"
 
     def __repr__(self) -> str:
         return f"CascadeJudge({list(self.tier_names)!r}, thresholds={self.thresholds!r})"
@@ -149,13 +207,15 @@ class CascadeJudge(ManyItemsJudge[CascadeJudgment, "CascadeResults"]):
         tiers: Sequence[ItemJudge],
         thresholds: Sequence[float | None] | None,
         fit: CascadeFit | None,
+        config: CascadeConfig | None = None,
     ) -> CascadeJudge:
+        c = config or self.config
         return CascadeJudge(
             tiers,
             thresholds,
             confidence=self.confidence if self.confidence is not outcome_confidence else None,
-            name=self.name,
-            concurrency=self.concurrency,
+            name=c.name,
+            concurrency=c.concurrency,
             fit=fit,
         )
 
@@ -170,7 +230,7 @@ class CascadeJudge(ManyItemsJudge[CascadeJudgment, "CascadeResults"]):
         out: dict[str, Any] = {
             "kind": "cascade",
             "name": self.name,
-            "thresholds": list(self.thresholds) if self.thresholds is not None else None,
+            **self.config.described(),  # thresholds
             "tiers": [t.describe() for t in self.tiers],
         }
         if self.confidence is not outcome_confidence:
@@ -218,6 +278,16 @@ class CascadeJudge(ManyItemsJudge[CascadeJudgment, "CascadeResults"]):
             if t is None
         ]
         reasons = "; ".join([*map(_why, steps), *skipped])
+        failed = next((s for s in steps if _failure(s) is not None), None)
+        if failed is not None:  # not an abstention: a tier could not judge the item
+            category = _failure(failed)
+            return CascadeJudgment(
+                score=None,
+                error=f"{category}: tier {failed.name!r} failed; no tier decided ({reasons})",
+                steps=tuple(steps),
+                judgments=tuple(outcomes),
+                usage=usage,
+            )
         return CascadeJudgment(
             score=None,
             error=f"abstain: no tier was confident enough ({reasons})",
@@ -341,6 +411,15 @@ class CascadeJudge(ManyItemsJudge[CascadeJudgment, "CascadeResults"]):
         return run_sync(self.fit(items, labels, **options))
 
 
+def _failure(step: TierStep) -> str | None:
+    """The error category of a tier that failed on an item (``"api"``, ``"timeout"``,
+    ``"parse"``...); ``None`` when it gave a score or itself abstained."""
+    if step.score is not None:
+        return None
+    category = (step.error or "error").split(":", 1)[0].strip() or "error"
+    return None if category == "abstain" else category
+
+
 def _why(step: TierStep) -> str:
     if step.score is None:
         return f"{step.name}: {step.error or 'no score'}"
@@ -363,3 +442,12 @@ def _unique(names: Sequence[str]) -> tuple[str, ...]:
         seen[name] = seen.get(name, 0) + 1
         out.append(name if seen[name] == 1 else f"{name}#{seen[name]}")
     return tuple(out)
+
+
+def _example_tiers() -> tuple[Any, ...]:
+    from jurist.judges import LLMJudge, Panel
+
+    return (LLMJudge("mock:a", name="a"), Panel([LLMJudge("mock:b")], name="b"))
+
+
+register("cascade", CascadeConfig, CascadeJudge)

@@ -63,7 +63,9 @@ class TierSummary(BaseModel):
 
 class CascadeSummary(BaseModel):
     """A cascade's run per tier, and overall: ``coverage`` (items decided by some tier),
-    ``agreement`` over them (with labels), ``abstained`` (items for people)."""
+    ``agreement`` over them (with labels), ``abstained`` (items for people), ``failed``
+    (items no tier decided because a tier failed: an API error, a timeout, an unreadable
+    verdict; counted apart from the abstentions)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -72,6 +74,7 @@ class CascadeSummary(BaseModel):
     agreement: float | None
     abstained: int
     tiers: tuple[TierSummary, ...]
+    failed: int = 0
 
 
 def _view(record: Mapping[str, Any]) -> tuple[Mapping[str, Any], Mapping[str, Any]]:
@@ -192,10 +195,12 @@ def cascade_summary(
             )
         )
     kept = sum(decided)
+    abstained = sum(1 for r in rows if _abstained(r))
     return CascadeSummary(
         n=n,
         coverage=kept / n if n else 0.0,
         agreement=sum(right) / kept if gold is not None and kept else None,
-        abstained=sum(1 for r in rows if _abstained(r)),
+        abstained=abstained,
         tiers=tuple(tiers),
+        failed=n - kept - abstained,
     )

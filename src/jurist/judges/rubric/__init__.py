@@ -11,6 +11,7 @@ from jurist.judges.rubric._criteria import AUTO_NA_LABEL, Criterion, CriterionVe
 from jurist.judges.rubric._dataset import DataItem, RubricDataset
 from jurist.judges.rubric._grader import CriterionGrader
 from jurist.judges.rubric._item_judge import RubricJudge
+from jurist.judges.rubric._judge_config import RubricJudgeConfig
 from jurist.judges.rubric._judge_spec import JudgeSpec
 from jurist.judges.rubric._report import CriterionReport, FinalVerdict, GradeReport, Vote
 from jurist.judges.rubric._rubric import Rubric
@@ -31,5 +32,6 @@ __all__ = [
     "Rubric",
     "RubricDataset",
     "RubricJudge",
+    "RubricJudgeConfig",
     "Vote",
 ]

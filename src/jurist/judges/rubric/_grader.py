@@ -26,6 +26,7 @@ from typing import Any, Literal
 from jurist._sync import run_sync
 from jurist.data._item_names import item_name
 from jurist.errors import ConfigError, DataError
+from jurist.judges._declare import register
 from jurist.judges._items import as_item_dicts
 from jurist.judges._many import run_items
 from jurist.judges.rubric._aggregate import BINARY_AGGREGATIONS
@@ -38,6 +39,7 @@ from jurist.judges.rubric._criteria import (
 )
 from jurist.judges.rubric._inputs import item_input
 from jurist.judges.rubric._item_judge import RubricJudge
+from jurist.judges.rubric._judge_config import BINDING, RubricJudgeConfig
 from jurist.judges.rubric._judge_spec import JudgeSpec, resolve_judges
 from jurist.judges.rubric._report import GradeReport
 from jurist.judges.rubric._rubric import Rubric
@@ -452,3 +454,14 @@ class CriterionGrader:
             query_field=query_field,
             reference_field=reference_field,
         )
+
+
+def _judge_of(config: RubricJudgeConfig) -> RubricJudge:
+    """The grader ``config`` declares, bound to its rubric."""
+    options = config.arguments()
+    rubric, models = options.pop("rubric"), options.pop("models")
+    binding = {k: options.pop(k) for k in BINDING}
+    return CriterionGrader(list(models), **options).for_rubric(rubric, **binding)
+
+
+register("rubric_judge", RubricJudgeConfig, RubricJudge, _judge_of)

@@ -22,7 +22,7 @@ from jurist.errors import DataError
 from jurist.judges.rubric._calls import ItemInput
 from jurist.judges.rubric._shuffle import item_key
 from jurist.templates import DEFAULT_MAX_TOOL_CHARS, Turn, conversation_fields
-from jurist.templates._conversation import IMAGES
+from jurist.templates._conversation import IMAGES, place_of
 from jurist.templates._images import load_images
 from jurist.types import ImagePart
 
@@ -71,6 +71,7 @@ def conversation_input(
     query_field: str | None = "prompt",
 ) -> tuple[str, str | None, tuple[ImagePart, ...]]:
     """The submission text, the query and the images of one item (see the module)."""
+    where = place_of(values, where)
     expanded = conversation_fields(values, turn=turn, max_tool_chars=max_tool_chars, where=where)
     text = expanded.get(submission_field)
     if not isinstance(text, str):

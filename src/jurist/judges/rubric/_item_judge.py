@@ -23,6 +23,8 @@ from typing import Any, Protocol
 
 from jurist._sync import run_sync
 from jurist.errors import DataError
+from jurist.judges._declare import judge_kinds
+from jurist.judges.rubric._judge_config import RubricJudgeConfig, config_of, refuse_weights
 from jurist.judges.rubric._report import GradeReport
 from jurist.judges.rubric._rubric import Rubric
 from jurist.models import Model
@@ -87,6 +89,30 @@ class RubricJudge:
 
     def __repr__(self) -> str:
         return f"RubricJudge({self.name!r}, criteria={len(self.rubric)})"
+
+    def summary(self) -> str:
+        """One line about this judge (a catalog entry's default description)."""
+        return f"rubric of {len(self.rubric)} criteria"
+
+    @property
+    def config(self) -> RubricJudgeConfig:
+        """The declaration of this judge (:class:`RubricJudgeConfig`), read from its grader."""
+        return config_of(self)
+
+    @classmethod
+    def from_config(cls, config: RubricJudgeConfig) -> RubricJudge:
+        """The grader ``config`` declares, bound to its rubric (the registered builder)."""
+        kind = next(k for k in judge_kinds().values() if k.judge is cls)
+        return kind.make(config)  # type: ignore[no-any-return]
+
+    def with_options(self, **changes: Any) -> RubricJudge:
+        """A new judge with the same configuration except ``changes`` (the grader's
+        keywords, and ``rubric``, ``models``, the item fields)."""
+        return self.from_config(self.config.updated("RubricJudge", changes))
+
+    def refuse_entry(self) -> None:
+        """Refuse to be stored where the entry cannot say it all (weighted judges)."""
+        refuse_weights(self)
 
     @property
     def name(self) -> str:

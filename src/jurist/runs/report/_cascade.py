@@ -5,7 +5,9 @@ per item; :func:`jurist.trust.cascade_summary` counts, per tier, the items that 
 (its calls), the items it decided (its coverage) and its tokens; with labels, the report's
 own comparison of each item's verdict with its label (the agreement section's) gives the
 agreement of the items each tier decided. The items no tier decided are the run's
-``abstain`` failures (for people: :func:`jurist.trust.write_review`).
+``abstain`` failures (for people: :func:`jurist.trust.write_review`), or, where a tier
+failed (an API error, a timeout, an unreadable verdict), that failure's: a row of their
+own.
 """
 
 from __future__ import annotations
@@ -58,6 +60,9 @@ def cascade_section(
     ]
     share = s.abstained / s.n if s.n else 0.0
     body.append(("(abstained: for people)", None, None, s.abstained, share, None, None))
+    if s.failed:
+        failed = s.failed / s.n if s.n else 0.0
+        body.append(("(failed: a tier could not judge)", None, None, s.failed, failed, None, None))
     header = [
         "tier",
         "threshold",

@@ -1,0 +1,88 @@
+"""The declaration of :class:`~jurist.judges.LLMJudge`: every option, its default, once.
+
+The constructor's keywords, the catalog entry's keys (kind ``judge``), ``with_options``
+and the options a run manifest records all come from :class:`LLMJudgeConfig` (see
+:mod:`jurist.judges._declare`). An option added here is taken by ``LLMJudge(...)``,
+written to and read from catalog entries and kept by runs without another line.
+
+>>> from jurist.models import get_model
+>>> config = LLMJudgeConfig(model=get_model("mock:j"), template="likert", min_coverage=0.8)
+>>> config.entry()
+{'model': 'mock:j', 'template': 'likert', 'min_coverage': 0.8}
+>>> sorted(config.described())
+['explanations', 'extra_body', 'scoring', 'temperature']
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BeforeValidator
+
+from jurist.judges._codecs import JudgeModel, ModelSpec, TemplateRef
+from jurist.judges._declare import JudgeConfig, option
+from jurist.judges._scoring import ScoringChoice
+from jurist.judges._weigher import DEFAULT_MIN_COVERAGE, LowCoverage
+from jurist.templates import DEFAULT_MAX_TOOL_CHARS, Template, Turn
+
+__all__ = ["LLMJudgeConfig", "OutputFormat"]
+
+OutputFormat = Literal["auto", "text", "json"]
+
+
+def _dict_or_empty(value: Any) -> Any:
+    return {} if value is None else dict(value) if hasattr(value, "keys") else value
+
+
+def _tuple(value: Any) -> Any:
+    return tuple(value) if isinstance(value, list | tuple) else value
+
+
+class LLMJudgeConfig(JudgeConfig):
+    """An :class:`~jurist.judges.LLMJudge`'s options (documented on the class)."""
+
+    keeps_alignment = True
+
+    model: Annotated[JudgeModel, ModelSpec(rate_key="max_calls_per_min")] = option(
+        example="mock:other", describe="never"
+    )
+    template: Annotated[str | Template, TemplateRef()] = option(
+        "true_false_uncertain", example="likert", describe="never"
+    )
+    max_calls_per_min: int | None = option(None, example=30, describe="never", ge=1)
+    explanations: bool = option(False, example=True, describe="always")
+    instructions: str | None = option(None, example="Judge strictly.", describe="never")
+    labels: dict[str, float] | dict[float, list[str]] | None = option(
+        None, example={"Correct": 1.0, "Wrong": 0.0}, describe="never"
+    )
+    system_prompt: str | None = option(None, example="Say Correct or Wrong.", describe="never")
+    temperature: float | None = option(0.0, example=0.7, describe="always", request=True)
+    max_tokens: int | None = option(None, example=64, describe="never", ge=1)
+    concurrency: int = option(32, example=4, describe="never", ge=1)
+    name: str | None = option(None, example="mine", describe="never")
+    scoring: ScoringChoice = option("parse", example="auto", describe="always")
+    top_logprobs: int = option(20, example=5, describe="never", ge=1)
+    min_coverage: float = option(
+        DEFAULT_MIN_COVERAGE, example=0.8, describe="always", ge=0.0, le=1.0
+    )
+    low_coverage: LowCoverage = option("fail", example="flag", describe="always")
+    extra_body: Annotated[dict[str, Any], BeforeValidator(_dict_or_empty)] = option(
+        example={"grammar": "root ::= [a-z]+"}, describe="always", default_factory=dict
+    )
+    output: OutputFormat = option("auto", example="text", describe="never")
+    turn: Turn = option("last", example="all", describe="never")
+    max_tool_chars: int | None = option(DEFAULT_MAX_TOOL_CHARS, example=50, describe="never", ge=1)
+    examples: Annotated[tuple[Any, ...], BeforeValidator(_tuple)] = option(
+        (),
+        example=({"item": {"prompt": "2+2?", "response": "4"}, "verdict": "Correct"},),
+        describe="never",
+    )
+
+    def described(self) -> dict[str, Any]:
+        """The declared options a manifest records; the coverage options only where a
+        logprob score is weighed (``scoring`` other than ``"parse"``)."""
+        out = super().described()
+        if self.scoring == "parse":
+            out.pop("min_coverage", None)
+            out.pop("low_coverage", None)
+        return out
