@@ -105,7 +105,7 @@ def test_text_labels_where_kind_needs_numbers(
 def test_no_item_with_both_a_score_and_a_label(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    items = [{"prompt": f"q{i}", "response": "a", "stars": 3} for i in range(3)]
+    items = [{"prompt": f"q{i}", "response": "a", "stars": 3 + i % 2} for i in range(3)]
     judge = jurist.LLMJudge(
         jurist.get_model("mock:j", outputs=["no verdict"], cycle=True), template="likert"
     )

@@ -115,7 +115,7 @@ def test_interval_labels_use_rmse_and_no_rounding() -> None:
 
 
 def test_bad_inputs_name_the_item() -> None:
-    with pytest.raises(DataError, match="at least 10 items"):
+    with pytest.raises(DataError, match="2 of 2 items have a label; at least 10 are needed"):
         fit_calibration([0.1, 0.2], [1, 2])
     with pytest.raises(DataError, match=r"item 'b' \(row 2\): label 'good' is not a number"):
         fit_calibration([0.1, 0.2] * 6, [1, "good"] * 6, keys=["a", "b"] * 6)

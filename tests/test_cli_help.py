@@ -79,7 +79,7 @@ CHOICES = [
     ],
     *[
         ([command], "--json-mode", JSON_MODES)
-        for command in ("judge", "compare", "grade", "eval-model", "serve-reward", "audit")
+        for command in ("judge", "compare", "grade", "eval-model", "serve-reward", "audit", "align")
     ],
 ]
 

@@ -7,6 +7,12 @@
 ``synchronous=NORMAL``: a commit survives a killed process and costs no fsync. It is a
 separate step so that a foreign SQLite file is checked before anything changes it.
 
+A damaged file (SQLite says ``file is not a database`` or ``database disk image is
+malformed``, on opening or on any page read later) is told apart from every other error
+(:func:`is_damaged`): ``connect(..., damaged=make_error)`` returns a connection whose every
+statement and every row read raises ``make_error(exc)`` in its place, an error that names
+the file and what to do, never a full disk's advice.
+
 >>> import tempfile, pathlib
 >>> path = pathlib.Path(tempfile.mkdtemp()) / "sub" / "x.sqlite"
 >>> db = connect(path)
@@ -25,9 +31,77 @@ sqlite3.OperationalError: attempt to write a readonly database
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
-__all__ = ["connect", "use_wal"]
+__all__ = ["DAMAGED", "connect", "is_damaged", "use_wal"]
+
+DAMAGED = ("malformed", "not a database", "file is encrypted")
+"""What SQLite says of a file that is damaged, or that is no SQLite file at all."""
+
+OnDamage = Callable[[sqlite3.DatabaseError], Exception]
+
+
+def is_damaged(e: BaseException) -> bool:
+    """Whether ``e`` says the file is damaged (not a full disk, not a lock).
+
+    >>> is_damaged(sqlite3.DatabaseError("database disk image is malformed"))
+    True
+    >>> is_damaged(sqlite3.OperationalError("database or disk is full"))
+    False
+    """
+    return isinstance(e, sqlite3.DatabaseError) and any(m in str(e) for m in DAMAGED)
+
+
+def _guarded(on_damage: OnDamage) -> type[sqlite3.Connection]:
+    """A connection class whose statements and row reads raise ``on_damage(exc)`` for a
+    damaged file (other errors go through as they are)."""
+
+    def run(call: Callable[[], Any]) -> Any:
+        try:
+            return call()
+        except sqlite3.DatabaseError as e:
+            if is_damaged(e):
+                raise on_damage(e) from None
+            raise
+
+    class Cursor(sqlite3.Cursor):
+        def execute(self, sql: str, parameters: Any = (), /) -> Cursor:
+            return run(lambda: super(Cursor, self).execute(sql, parameters))  # type: ignore[no-any-return]
+
+        def executemany(self, sql: str, seq: Any, /) -> Cursor:
+            return run(lambda: super(Cursor, self).executemany(sql, seq))  # type: ignore[no-any-return]
+
+        def executescript(self, script: str, /) -> Cursor:
+            return run(lambda: super(Cursor, self).executescript(script))  # type: ignore[no-any-return]
+
+        def fetchone(self) -> Any:
+            return run(super().fetchone)
+
+        def fetchmany(self, size: int | None = 1) -> list[Any]:
+            return run(lambda: super(Cursor, self).fetchmany(size))  # type: ignore[no-any-return]
+
+        def fetchall(self) -> list[Any]:
+            return run(super().fetchall)  # type: ignore[no-any-return]
+
+        def __next__(self) -> Any:
+            return run(super().__next__)
+
+    class Connection(sqlite3.Connection):
+        def cursor(self, factory: Any = Cursor) -> Any:
+            return super().cursor(factory)
+
+        def execute(self, sql: str, parameters: Any = (), /) -> Any:
+            return self.cursor().execute(sql, parameters)
+
+        def executemany(self, sql: str, seq: Any, /) -> Any:
+            return self.cursor().executemany(sql, seq)
+
+        def executescript(self, script: str, /) -> Any:
+            return self.cursor().executescript(script)
+
+    return Connection
 
 
 def connect(
@@ -36,20 +110,35 @@ def connect(
     readonly: bool = False,
     timeout_s: float = 10.0,
     check_same_thread: bool = True,
+    damaged: OnDamage | None = None,
 ) -> sqlite3.Connection:
     """An open connection to ``path`` (see the module docs); raises :class:`sqlite3.Error`
     or :class:`OSError` (the folder cannot be made), which callers turn into errors that
-    name what the file is for."""
+    name what the file is for; ``damaged`` makes the error of a damaged file, wherever it
+    shows (see the module docs)."""
+    factory = sqlite3.Connection if damaged is None else _guarded(damaged)
     if readonly:
         db = sqlite3.connect(
-            f"file:{path}?mode=ro", uri=True, timeout=timeout_s, check_same_thread=check_same_thread
+            f"file:{path}?mode=ro",
+            uri=True,
+            timeout=timeout_s,
+            check_same_thread=check_same_thread,
+            factory=factory,
         )
     else:
         path.parent.mkdir(parents=True, exist_ok=True)
         db = sqlite3.connect(
-            path, timeout=timeout_s, isolation_level=None, check_same_thread=check_same_thread
+            path,
+            timeout=timeout_s,
+            isolation_level=None,
+            check_same_thread=check_same_thread,
+            factory=factory,
         )
-    db.execute(f"PRAGMA busy_timeout={int(timeout_s * 1000)}")
+    try:
+        db.execute(f"PRAGMA busy_timeout={int(timeout_s * 1000)}")
+    except BaseException:
+        db.close()
+        raise
     return db
 
 

@@ -11,7 +11,6 @@ RMSE in stars, not between a 0-1 score and stars.
 
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -19,7 +18,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from jurist.cli._app import EXIT_OK, app
+from jurist.cli._app import EXIT_OK, app, err_console
 from jurist.cli._help import choices_metavar
 from jurist.errors import ConfigError, DataError
 
@@ -94,25 +93,33 @@ def agreement_command(
     ci: Annotated[bool, typer.Option(help="Bootstrap 95% confidence intervals.")] = True,
 ) -> int:
     """Agreement between a run's judge and the labels in FIELD."""
-    from jurist.data._item_names import item_name
+    from jurist.data._item_names import item_label, item_name
     from jurist.metrics import agreement, criteria_info, rubric_metrics
+    from jurist.metrics._labels import check_labels, label_missing
     from jurist.runs import Run
+    from jurist.runs._state import partial_note
     from jurist.runs.report._scale import as_number, choose, scale_of, text_verdicts, verdict_text
 
     if kind not in ("auto", "nominal", "ordinal", "interval"):
         raise ConfigError(f"--kind must be auto, nominal, ordinal or interval, not {kind!r}")
     run = Run(run_dir)
     console = Console(width=max(140, Console().width))
+    note = partial_note(run)
+    if note is not None:  # the figures stand for the items judged so far, and say so
+        err_console.print(note, markup=False, highlight=False)
     truth: list[Any] = []
     outcomes: list[dict[str, Any]] = []
     scores: list[Any] = []
     fields: set[str] = set()
     lacking: list[str] = []
+    names: list[str] = []
     for row in run.rows():
         fields.update(row["item"])
+        names.append(item_label(row["idx"], row["item"]))
         if labels not in row["item"]:
             lacking.append(item_name(row["idx"], row["item"]))
-        truth.append(None if missing(row["item"].get(labels)) else row["item"].get(labels))
+        value = row["item"].get(labels)
+        truth.append(None if label_missing(value) else value)
         outcomes.append(row["outcome"])
         scores.append(row["score"])
     _check_present(run_dir, labels, lacking, len(truth), sorted(fields))
@@ -130,6 +137,7 @@ def agreement_command(
         info = criteria_info(Rubric.from_dict(spec))
         _print_rubric(console, rubric_metrics(info, truth, outcomes))
         return EXIT_OK
+    check_labels(truth, field=labels, keys=names, where=run_dir)
     verdicts = [o.get("verdict") for o in outcomes]
     scale = scale_of(run.manifest.judge)
     if scale is not None:
@@ -169,19 +177,6 @@ def agreement_command(
     res = agreement(values, truth, kind=chosen, ci=ci)  # type: ignore[arg-type]
     _print_agreement(console, res, what)
     return EXIT_OK
-
-
-def missing(value: Any) -> bool:
-    """A label that says nothing: absent, null, NaN or blank text.
-
-    >>> [missing(v) for v in (None, float("nan"), "  ", 0, "no")]
-    [True, True, True, False, False]
-    """
-    if value is None:
-        return True
-    if isinstance(value, float):
-        return math.isnan(value)
-    return isinstance(value, str) and not value.strip()
 
 
 def _check_present(

@@ -7,6 +7,13 @@ labels; then the held-out part is judged once and agreement before (the run's ow
 and after is printed with intervals and paired gains. The plan and its most calls are
 printed before the first call; ``--budget`` bounds them.
 
+The judge's model is the run's, rebuilt with the shared model options
+(:mod:`jurist.cli._model_options`): the key the run was judged with comes from
+``--api-key`` or ``$JURIST_API_KEY`` (else ``$OPENAI_API_KEY``), as for ``jurist judge``;
+``--timeout``, ``--max-retries``, ``--rpm`` and the cache apply; ``--model`` aligns another
+model instead; ``--proposer`` is built with the same options. Calls are made afresh
+unless ``--cache`` is given.
+
 Exit status: 0 a supported gain; 1 no supported gain (nothing is saved unless
 ``--save-anyway``); 2 a usage error. ``--save NAME`` stores the aligned judge as the next
 free version ``NAME.vN`` (``NAME.v1``, ``NAME.v2``...), recording the data it was fitted on,
@@ -21,22 +28,33 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
-from jurist.cli._agreement import missing
 from jurist.cli._app import EXIT_OK, app
 from jurist.cli._bounds import bounded
 from jurist.cli._catalog import CatalogDir
 from jurist.cli._help import choices_metavar
+from jurist.cli._model_options import ModelOptions, model_options, resolve_model_spec
 from jurist.errors import ConfigError, DataError
+from jurist.metrics._labels import label_missing
 from jurist.runs import Run
+from jurist.runs._state import require_finished
 from jurist.trust import Alignment, align_sync
 
 __all__ = ["EXIT_NO_GAIN", "KINDS", "align_command", "save_aligned"]
 
-EXIT_NO_GAIN = 1
+EXIT_NO_GAIN = 1  # as jurist calibrate's
 KINDS = ("auto", "nominal", "ordinal", "interval")
 
 
 @app.command("align")
+@model_options(
+    cache=False,
+    cache_help="Reuse cached answers (default: every call is made afresh).",
+    model_help="Align this model instead of the run's (default: the run's own model).",
+    concurrency=None,
+    concurrency_help="Model calls in flight at once (default: the run judge's).",
+    temperature=None,
+    temperature_help="Judge sampling temperature (default: the run judge's).",
+)
 def align_command(
     run_dir: Annotated[str, typer.Argument(help="A run folder (jurist judge --out ...).")],
     labels: Annotated[
@@ -106,6 +124,8 @@ def align_command(
     json_out: Annotated[
         Path | None, typer.Option("--json", help="Write the whole report as JSON to this file.")
     ] = None,
+    *,
+    options: ModelOptions,
 ) -> int:
     """Align RUN's judge to the labels in FIELD; report held-out agreement before/after."""
     if kind not in KINDS:
@@ -116,8 +136,12 @@ def align_command(
         console.print(line, markup=False, highlight=False)
 
     run = Run(run_dir)
-    judge = run_judge(run)
+    require_finished(run)
+    judge = run_judge(run, options)
     items, truth, scores, keys = labelled_rows(run, labels)
+    proposer_model = (
+        options.build(resolve_model_spec(proposer, options.base_url)) if proposer else None
+    )
     result = align_sync(
         judge,
         items,
@@ -129,7 +153,7 @@ def align_command(
         budget=budget,
         held_out=held_out,
         score_items=score_items,
-        proposer=proposer,
+        proposer=proposer_model,
         proposer_rounds=rounds,
         calibrate=calibrate,
         kind=None if kind == "auto" else kind,
@@ -153,8 +177,9 @@ def align_command(
     return EXIT_OK if result.report.supported else EXIT_NO_GAIN
 
 
-def run_judge(run: Run) -> Any:
-    """The judge ``run`` was judged with, rebuilt from the catalog entry the run kept."""
+def run_judge(run: Run, options: ModelOptions | None = None) -> Any:
+    """The judge ``run`` was judged with, rebuilt from the catalog entry the run kept;
+    with ``options`` (the command's model flags) its model is built through them."""
     from jurist.engines._judge_entry import rebuild_judge
     from jurist.judges import LLMJudge
     from jurist.runs._folder import STORE_NAME
@@ -176,7 +201,23 @@ def run_judge(run: Run) -> Any:
             f"{run.run_dir}: its judge is a {entry.get('kind')!r} entry; align works on a "
             "single LLM judge (jurist judge, or jurist.LLMJudge with any template)"
         )
-    return judge
+    return judge if options is None else with_model_options(judge, options)
+
+
+def with_model_options(judge: Any, options: ModelOptions) -> Any:
+    """``judge`` (rebuilt from a run's entry) with its model built through the model
+    options (:meth:`ModelOptions.rebuild`: the run's server, the command line's key,
+    timeout, retries, limits and cache); ``--model`` replaces it."""
+    model = options.build() if options.models else options.rebuild(judge.model)
+    changes: dict[str, Any] = {"model": model, "max_calls_per_min": None}
+    # align's defaults of these two are None: the run judge's own, unless given
+    temperature: float | None = options.temperature
+    concurrency: int | None = options.concurrency
+    if temperature is not None:
+        changes["temperature"] = temperature
+    if concurrency is not None:
+        changes["concurrency"] = concurrency
+    return judge.with_options(**changes)
 
 
 def labelled_rows(
@@ -191,7 +232,7 @@ def labelled_rows(
         item = row["item"]
         value = item.get(labels)
         items.append(item)
-        truth.append(None if missing(value) else value)
+        truth.append(None if label_missing(value) else value)
         scores.append(row["score"])
         keys.append(item.get("id", row["idx"] + 1))
     if not any(labels in it for it in items):

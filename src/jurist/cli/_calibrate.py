@@ -6,6 +6,11 @@ says whether the headline gain's interval clears zero. ``--save NAME`` stores th
 judge with the calibration as a catalog entry (``jurist.catalog.get(NAME)`` then judges
 with calibrated scores), carrying a fingerprint of the items it was fitted on; ``--json``
 writes the whole report.
+
+Exit status, as ``jurist align``'s: 0 a supported gain; 1 no supported gain (the
+calibration is not saved unless ``--save-anyway``); 2 a usage error (an unfinished run, a
+label field that cannot be used: absent, not numbers, not finite, one value only, fewer
+than 10 labelled items; a catalog name that exists without ``--overwrite``).
 """
 
 from __future__ import annotations
@@ -16,14 +21,20 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
-from jurist.cli._agreement import missing
 from jurist.cli._app import EXIT_OK, app
 from jurist.cli._bounds import bounded
-from jurist.cli._catalog import CatalogDir
+from jurist.cli._catalog import CatalogDir, refuse_existing
 from jurist.cli._help import choices_metavar
 from jurist.errors import ConfigError, DataError
+from jurist.metrics._labels import label_missing
 from jurist.runs import Run
+from jurist.runs._state import require_finished
 from jurist.trust import CalibratedJudge, CalibrationReport, fit_calibration
+
+__all__ = ["EXIT_NO_GAIN", "calibrate_command", "calibrate_run", "save_calibrated"]
+
+EXIT_NO_GAIN = 1
+"""Exit status of ``jurist calibrate`` and ``jurist align``: no supported gain."""
 
 
 @app.command("calibrate")
@@ -50,14 +61,24 @@ def calibrate_command(
     ] = None,
     catalog_dir: CatalogDir = None,
     overwrite: Annotated[bool, typer.Option(help="Replace a catalog entry of that name.")] = False,
+    save_anyway: Annotated[
+        bool, typer.Option("--save-anyway", help="Save even when the gain is not supported.")
+    ] = False,
     json_out: Annotated[
         Path | None, typer.Option("--json", help="Write the whole report as JSON to this file.")
     ] = None,
 ) -> int:
-    """Calibrate RUN's judge to the labels in FIELD; report held-out agreement before/after."""
+    """Calibrate RUN's judge to the labels in FIELD; report held-out agreement before/after.
+
+    Exit status: 0 a supported gain; 1 no supported gain (nothing is saved unless
+    --save-anyway); 2 a usage error.
+    """
     if kind not in ("auto", "ordinal", "interval"):
         raise ConfigError(f"--kind must be auto, ordinal or interval, not {kind!r}")
     run = Run(run_dir)
+    require_finished(run)
+    if save is not None and not overwrite:
+        refuse_existing(save, catalog_dir)  # before the fit, naming the flag
     report = calibrate_run(run, labels, kind=kind, fraction=fraction, seed=seed)
     console = Console(width=max(120, Console().width))
     for line in report.lines():
@@ -66,9 +87,16 @@ def calibrate_command(
         json_out.write_text(report.model_dump_json(indent=2), encoding="utf-8")
         console.print(f"report: {json_out}", markup=False, highlight=False)
     if save is not None:
-        path = save_calibrated(run, report, save, root=catalog_dir, overwrite=overwrite)
-        console.print(f"saved {save}: {path}", markup=False, highlight=False)
-    return EXIT_OK
+        if report.supported or save_anyway:
+            path = save_calibrated(run, report, save, root=catalog_dir, overwrite=overwrite)
+            console.print(f"saved {save}: {path}", markup=False, highlight=False)
+        else:
+            console.print(
+                f"not saved: no supported gain (--save-anyway saves {save} all the same)",
+                markup=False,
+                highlight=False,
+            )
+    return EXIT_OK if report.supported else EXIT_NO_GAIN
 
 
 def calibrate_run(
@@ -90,7 +118,7 @@ def calibrate_run(
         if labels not in item:
             lacking += 1
         value = item.get(labels)
-        truth.append(None if missing(value) else value)
+        truth.append(None if label_missing(value) else value)
         scores.append(row["score"])
         keys.append(item.get("id", row["idx"] + 1))
     if lacking == len(truth):

@@ -33,6 +33,22 @@ CatalogDir = Annotated[
 ]
 
 
+def refuse_existing(name: str, catalog_dir: Path | None) -> None:
+    """Refuse (a usage error, naming ``--overwrite``) a catalog name that exists: the
+    command-line twin of the library's ``overwrite=True``."""
+    from jurist.catalog._store import find_entry
+    from jurist.errors import ConfigError
+
+    try:
+        _, existing = find_entry(name, catalog_dir)
+    except ConfigError:
+        existing = None
+    if existing is not None:
+        raise ConfigError(
+            f"catalog entry {name!r} already exists at {existing}; pass --overwrite to replace it"
+        )
+
+
 def _console() -> Console:
     return Console(width=max(120, Console().width))
 
@@ -113,22 +129,13 @@ def add(
     from jurist import catalog as cat
     from jurist.catalog._names import name_to_relpath
     from jurist.catalog._resolve import build_entry
-    from jurist.catalog._store import find_entry, read_entry_file, roots, write_entry
-    from jurist.errors import ConfigError
+    from jurist.catalog._store import read_entry_file, roots, write_entry
 
     cat.parse_name(name)
     entry = read_entry_file(file, name=name, source="file")
     build_entry(entry, root=catalog_dir)
     if not overwrite:
-        try:
-            _, existing = find_entry(name, catalog_dir)
-        except ConfigError:
-            existing = None
-        if existing is not None:
-            raise ConfigError(
-                f"catalog entry {name!r} already exists at {existing}; pass --overwrite to "
-                "replace it"
-            )
+        refuse_existing(name, catalog_dir)
     target = dict(roots(catalog_dir))["user"] / name_to_relpath(name)
     write_entry(target, entry.data)
     Console().print(f"added {name} -> {target}", highlight=False, markup=False)

@@ -4,7 +4,11 @@ The name is a catalog entry with inline overrides allowed
 (``--judge 'judges.likert.hf_qwen2_5_0_5b_instruct[temperature=0.2]'``, see
 docs/catalog.md); user entries come from ``$JURIST_CATALOG``. The entry brings its model,
 template and settings. ``--model`` given too replaces the entry's model (with the model
-flags: base URL, key, timeout, cache...), as on ``serve-reward``; ``--template`` and
+flags: base URL, key, timeout, cache...), as on ``serve-reward``; without it the entry's
+model is built again through the same model flags (:meth:`ModelOptions.rebuild`: the
+entry's server and settings hold, the key comes from ``--api-key`` or ``$JURIST_API_KEY``,
+else ``$OPENAI_API_KEY``, and the timeout, retries, limits and cache are the command
+line's), so a catalog judge is called as a ``--model`` one is; ``--template`` and
 ``--criteria`` name another judge, so they are refused beside ``--judge``. A judge flag
 given on the command line (``--max-tokens``, ``--explanations``, ``--scoring``,
 ``--output``) applies to an entry that is one LLM judge; for any other kind (a panel) it is
@@ -75,19 +79,24 @@ def catalog_judge(
     if options.models:
         model = options.build(limits=limits)
         found = with_models_of(found, lambda _: model)
+    else:
+        found = with_models_of(found, lambda m: options.rebuild(m, limits=limits))
     return found
 
 
-def catalog_models(name: str, options: ModelOptions) -> tuple[list[Model], float | None]:
-    """``grade --judge NAME``: the entry's model(s) (a panel's, one per judge) grade, at
-    the entry's temperature (``None``: it names none); ``--model`` beside it is refused
-    (grade's judges are the --model flags)."""
+def catalog_models(
+    name: str, options: ModelOptions, *, limits: bool = True
+) -> tuple[list[Model], float | None]:
+    """``grade --judge NAME``: the entry's model(s) (a panel's, one per judge) grade, built
+    again through the model flags (:meth:`ModelOptions.rebuild`), at the entry's
+    temperature (``None``: it names none); ``--model`` beside it is refused (grade's judges
+    are the --model flags)."""
     from jurist.judges._protocol import models_of
 
     if options.models:
         raise ConfigError("grade: --judge and --model both name the graders: give one")
     found = _found(name)
-    models = list(models_of(found))
+    models = [options.rebuild(m, limits=limits) for m in models_of(found)]
     if not models:
         raise ConfigError(f"--judge {name!r} names no model to grade with")
     temperature = getattr(found, "temperature", None)

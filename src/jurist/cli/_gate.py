@@ -5,7 +5,14 @@ The bar is ``--min-score X`` (the run's mean score) and/or ``--max-drop D`` with
 interval at ``--level`` (default 0.95) that includes the judge's own variance when the
 run has repeats (:func:`jurist.trust.gate_scores` has the rule). Exit status: 0 the bar
 is met (or, without ``--strict``, not shown missed: a warning says so), 1 the bar is
-missed, 2 a usage error (no run there, an unfinished run, a bad flag).
+missed, 2 a usage error (no run there, an unfinished run, a bad flag, a baseline of
+another kind).
+
+Both runs must have finished (:func:`jurist.runs._state.require_finished`: a run killed
+while running is told apart from a live one by its lock, and named interrupted, with how
+to resume it). A baseline must be a run of the same kind judged on the same scale (a
+pairwise baseline for a likert run, or a 1-10 baseline for a 1-5 run, gives a
+meaningless change): another one is refused, naming both.
 
 The markdown summary goes to stdout, to ``--summary FILE``, and is appended to
 ``$GITHUB_STEP_SUMMARY`` when that is set (GitHub Actions shows it on the job's page).
@@ -24,6 +31,7 @@ from jurist.cli._app import EXIT_OK, app, err_console
 from jurist.cli._bounds import bounded
 from jurist.errors import ConfigError
 from jurist.runs import Run
+from jurist.runs._state import check_same_kind, require_finished
 from jurist.trust import Bar, GateResult, gate_scores
 
 __all__ = ["EXIT_GATE_FAILED", "gate", "open_finished"]
@@ -35,13 +43,7 @@ EXIT_GATE_FAILED = 1
 def open_finished(folder: Path, what: str = "run") -> Run:
     """The run in ``folder``, refused (a usage error) unless it finished."""
     run = Run(folder)
-    summary = run.summary()
-    if summary.status != "complete":
-        raise ConfigError(
-            f"{folder}: the {what} is {summary.status} ({summary.items} of "
-            f"{summary.expected_items if summary.expected_items is not None else '?'} items "
-            "judged); finish it first (run the same command again to resume)"
-        )
+    require_finished(run, what)
     return run
 
 
@@ -103,6 +105,8 @@ def gate(
     bar = Bar(min_score=min_score, max_drop=max_drop, level=level, strict=strict)
     the_run = open_finished(run)
     base = open_finished(baseline, "baseline run") if baseline is not None else None
+    if base is not None:
+        check_same_kind(the_run, base)
     result = gate_run(the_run, bar, base)
     note = None
     if base is not None:

@@ -114,7 +114,9 @@ def grade(
     models: list[Model]
     temperature: float | None
     if judge_name is not None:
-        models, temperature = catalog_models(judge_name, options)
+        models, temperature = catalog_models(
+            judge_name, options, limits=engine_options.model_limits
+        )
         engine_options.check([m.spec for m in models])
     else:
         temperature = options.temperature

@@ -14,7 +14,7 @@ import functools
 import inspect
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
@@ -66,6 +66,7 @@ def build_model(
     cache_path: Path | None = None,
     json_mode: str | None = "json_schema",
     backend_options: Mapping[str, Any] | None = None,
+    held: Mapping[str, Any] | None = None,
 ) -> Model:
     """The backend wrapped as cache(retry(limits(backend))).
 
@@ -73,7 +74,10 @@ def build_model(
     (``max_model_len`` for ``vllm:``, ``dtype`` for ``hf:``...); one that a flag of its own
     sets (``--timeout``, ``--base-url``, ``--api-key``...) is refused, naming the flag.
     Options inside the spec's brackets (``openai:j[api_key=...,timeout=30]``) hold for that
-    model and win over the flags' values.
+    model and win over the flags' values; so do ``held`` ones: the backend options a run or
+    a catalog entry kept for its model (its server's ``base_url``...), which rebuild that
+    model with these flags (the key, the timeout, the retries and the cache of this
+    command line).
 
     The order is :func:`~jurist.models.build_stack`'s: limits innermost so every attempt,
     retries included, is paced; retry over them so a backoff sleep never holds a
@@ -85,7 +89,7 @@ def build_model(
     options: dict[str, Any] = {}
     provider, _, name = spec.partition(":")
     # options inside the spec's brackets hold for that model and win over the flags
-    inline = split_spec_options(name, spec=spec)[1]
+    inline = {**split_spec_options(name, spec=spec)[1], **(held or {})}
     if json_mode not in (None, *JSON_MODES):
         raise ConfigError(
             f"--json-mode must be json_schema, json_object or none, not {json_mode!r}"
@@ -97,7 +101,11 @@ def build_model(
             options["base_url"] = base_url
         if api_key:
             options["api_key"] = api_key
-        elif base_url and "api_key" not in inline and not os.environ.get("OPENAI_API_KEY"):
+        elif (
+            (base_url or (held or {}).get("base_url"))
+            and "api_key" not in inline
+            and not os.environ.get("OPENAI_API_KEY")
+        ):
             options["api_key"] = "not-needed"
     elif provider == "litellm":
         options["timeout"] = timeout
@@ -109,8 +117,9 @@ def build_model(
         raise ConfigError(f"--base-url only applies to openai: and litellm: models, not {spec!r}")
     for key in inline:
         options.pop(key, None)
+    options.update(held or {})
     for key, value in (backend_options or {}).items():
-        if key in options or key in _OWN_FLAGS:
+        if (key in options and key not in (held or {})) or key in _OWN_FLAGS:
             flag = _OWN_FLAGS.get(key, "--" + key.replace("_", "-"))
             raise ConfigError(f"--model-option {key}=...: set it with {flag} instead")
         options[key] = value
@@ -201,10 +210,18 @@ class ModelOptions:
         given = self.models or (None,)
         return [resolve_model_spec(m, self.base_url) for m in given]
 
-    def build(self, spec: str | None = None, *, limits: bool = True) -> Model:
+    def build(
+        self,
+        spec: str | None = None,
+        *,
+        limits: bool = True,
+        held: Mapping[str, Any] | None = None,
+    ) -> Model:
         """The model stack for ``spec`` (default :attr:`spec`) with these options;
         ``limits=False`` leaves out ``--rpm`` / ``--tpm`` (an engine that paces the calls
-        itself, or sends none: Ray, the batch API)."""
+        itself, or sends none: Ray, the batch API); ``held``: backend options kept for
+        that model (a run's, a catalog entry's), which win over the flags (see
+        :func:`build_model`)."""
         return build_model(
             spec or self.spec,
             base_url=self.base_url,
@@ -217,7 +234,29 @@ class ModelOptions:
             cache_path=self.cache_path,
             json_mode=self.json_mode,
             backend_options=parse_backend_options(self.model_option),
+            held=held,
         )
+
+    def rebuild(self, model: Model, *, limits: bool = True) -> Model:
+        """``model`` (a catalog entry's, a run's) built again through these options: its
+        backend's own options (its server, its JSON mode: :meth:`Model.rebuild_spec
+        <jurist.models.Model.rebuild_spec>`) hold, ``--base-url`` moves its server, and the
+        key (``--api-key``, ``$JURIST_API_KEY``), timeout, retries, limits and cache are
+        this command line's; its own rate limit holds where ``--rpm`` is not given. A
+        local backend (no remote calls: ``hf:``, ``vllm:``, a scripted mock) is kept as it
+        is: none of these reach it."""
+        if not model.capabilities.remote:
+            return model
+        spec = model.rebuild_spec()
+        held = dict(spec.options)
+        if self.base_url:  # the server moved: --base-url names where it is now
+            held.pop("base_url", None)
+            held.pop("api_base", None)
+        options = self
+        kept_rate = spec.transport.rpm
+        if self.rpm is None and kept_rate is not None and limits:
+            options = replace(self, rpm=int(kept_rate))
+        return options.build(f"{spec.provider}:{spec.name}", limits=limits, held=held)
 
     def build_all(self, *, limits: bool = True) -> list[Model]:
         """One model stack per ``--model``."""

@@ -49,8 +49,13 @@ def reward_judge(
                 f"--judge {judge!r} is a {type(found).__name__}, not a judge (a judges.* entry)"
             )
         changes: dict[str, object] = {"concurrency": options.concurrency}
+        # --model replaces the entry's model; without it the entry's is built again
+        # through the model flags (its server holds; the key, retries, cache are these)
         if options.models:
             changes["model"] = options.build()
+        else:
+            changes["model"] = options.rebuild(found.model)
+            changes["max_calls_per_min"] = None  # the entry's rate is in the rebuilt model
         if max_tokens is not None:
             changes["max_tokens"] = max_tokens
         base = found.with_options(**changes)

@@ -12,7 +12,9 @@ input data when it lies in the folder; the input itself is never a run folder.
 While a run works on a folder it holds an exclusive ``flock`` on ``run.lock`` there, whose
 text names the process (pid, host, start time). The kernel drops the lock when the process
 ends, however it ends, so a killed run never blocks the next one; a second process on the
-same folder stops at once and names the first.
+same folder stops at once and names the first. :func:`lock_owner` tells a reader whether a
+live process still holds it: a run whose store says ``running`` but whose lock no process
+holds was killed (SIGKILL, a lost machine) and is interrupted.
 
 >>> import tempfile, pathlib
 >>> folder = pathlib.Path(tempfile.mkdtemp())
@@ -36,6 +38,7 @@ import os
 import socket
 import time
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
@@ -43,7 +46,15 @@ from jurist.errors import ConfigError
 from jurist.runs._manifest import MANIFEST_NAME, Manifest
 from jurist.runs._store import is_jurist_store
 
-__all__ = ["LOCK_NAME", "STORE_NAME", "check_run_folder", "claim_run_folder", "inspect_folder"]
+__all__ = [
+    "LOCK_NAME",
+    "STORE_NAME",
+    "LockOwner",
+    "check_run_folder",
+    "claim_run_folder",
+    "inspect_folder",
+    "lock_owner",
+]
 
 STORE_NAME = "run.sqlite"
 LOCK_NAME = "run.lock"
@@ -180,10 +191,63 @@ class _RunLock:
 
 
 def _holder(path: Path) -> str:
-    try:
-        record = json.loads(path.read_text(encoding="utf-8") or "{}")
-    except (OSError, ValueError):
-        record = {}
+    record = _record(path)
     if not record:
         return "a process that is just starting"
     return f"pid {record.get('pid')} on {record.get('host')}, started {record.get('started')}"
+
+
+@dataclass(frozen=True)
+class LockOwner:
+    """The process a run folder's lock names, and whether it still holds the lock."""
+
+    described: str
+    """``pid 123 on host, started 2026-...``, as the lock file names it."""
+    alive: bool
+
+
+def lock_owner(folder: Path) -> LockOwner | None:
+    """The process named in ``folder``'s ``run.lock`` (``None`` when there is no lock file,
+    or no ``flock`` on this platform to ask), and whether it still holds the lock.
+
+    A process of this host whose pid is gone is dead at once; otherwise the lock is asked
+    (a shared, non-blocking ``flock`` taken and dropped at once): the kernel released it
+    when its holder ended, however it ended. The pid comes first so that a live run's own
+    lock is never touched; only a pid reused by another process leads to the ask.
+    """
+    path = folder / LOCK_NAME
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - no flock on this platform
+        return None
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        described = _holder(path)
+        record = _record(path)
+        pid = record.get("pid")
+        if record.get("host") == socket.gethostname() and isinstance(pid, int):
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                return LockOwner(described, alive=False)
+            except PermissionError:  # another user's live process
+                pass
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError:
+            return LockOwner(described, alive=True)
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return LockOwner(described, alive=False)
+    finally:
+        os.close(fd)
+
+
+def _record(path: Path) -> dict[str, object]:
+    try:
+        record = json.loads(path.read_text(encoding="utf-8") or "{}")
+    except (OSError, ValueError):
+        return {}
+    return record if isinstance(record, dict) else {}

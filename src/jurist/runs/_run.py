@@ -35,6 +35,7 @@ from jurist.runs._folder import STORE_NAME
 from jurist.runs._manifest import Manifest
 from jurist.runs._repeat_summary import item_scores, repeat_summary
 from jurist.runs._run_types import RunSummary
+from jurist.runs._state import RunState, effective_status, run_state
 from jurist.runs._store import RunStore
 from jurist.runs.report._page import write_report
 from jurist.runs.report._scale import ordered_counts, scale_of, verdict_text
@@ -150,6 +151,20 @@ class Run:
         finally:
             store.close()
 
+    def stored_status(self) -> tuple[str, int]:
+        """The status the store records (``unknown`` when none) and its item count; see
+        :func:`jurist.runs._state.run_state` for where the run stands."""
+        store = self._store()
+        try:
+            return str(store.get_meta("status") or "unknown"), store.count()
+        finally:
+            store.close()
+
+    def state(self) -> RunState:
+        """Where the run stands: finished, interrupted (a killed run's too), running...
+        (:func:`jurist.runs._state.run_state`)."""
+        return run_state(self)
+
     def failures(self, limit: int | None = None) -> list[tuple[int, str]]:
         """``(index, error)`` of items that got no score."""
         return [(r["idx"], r["error"] or "error") for r in self.rows(failed_only=True, limit=limit)]
@@ -160,7 +175,8 @@ class Run:
             totals = store.totals()
             errors = store.error_counts()
             seconds = float(store.get_meta("seconds") or 0.0)
-            status = str(store.get_meta("status") or "unknown")
+            # a killed run's store still says running: its dead lock owner says otherwise
+            status = effective_status(self.run_dir, str(store.get_meta("status") or "unknown"))[0]
             sessions = int(store.get_meta("sessions") or 0)
             decided = decision_lines(store.get_meta("decisions"))
             waiting = store.get_meta("batch_file_out") if status == "awaiting results" else None

@@ -48,14 +48,22 @@ from typing import Any
 
 import orjson
 
-from jurist._sqlite import connect, use_wal
+from jurist._sqlite import connect, is_damaged, use_wal
 from jurist.errors import ConfigError, JuristError, OutputError
 from jurist.runs._batch_store import BatchStore, batch_calls_in
 from jurist.runs._repeat_store import PENDING_TOTALS, REPEATS_SCHEMA, RepeatTable
 from jurist.runs._store_images import IMAGES_SCHEMA, externalise
 from jurist.types import Usage
 
-__all__ = ["FORMAT", "Bitmap", "RunStore", "StoredResult", "Totals", "is_jurist_store"]
+__all__ = [
+    "FORMAT",
+    "Bitmap",
+    "RunStore",
+    "StoredResult",
+    "Totals",
+    "is_jurist_store",
+    "store_error",
+]
 
 FORMAT = "jurist-run/1"
 
@@ -236,6 +244,31 @@ def is_jurist_store(path: Path) -> str | None:
         return f"it cannot be read as SQLite ({e})"
 
 
+def store_error(path: Path, doing: str, e: sqlite3.Error) -> JuristError:
+    """The error for ``e``, met while ``doing`` (``open``, ``read``...) the run store at
+    ``path``: a damaged file names itself (a usage error: restore it, or start the run
+    over); a full disk or an I/O error says to free space and resume; anything else names
+    the file.
+
+    >>> print(store_error(Path("r/run.sqlite"), "read", sqlite3.DatabaseError(
+    ...     "database disk image is malformed")))
+    r/run.sqlite: the run store is damaged (database disk image is malformed): ...
+    """
+    text = str(e)
+    if is_damaged(e):  # before "disk", which "database disk image is malformed" holds too
+        return ConfigError(
+            f"{path}: the run store is damaged ({text}): it is not a readable jurist run "
+            "store. Restore the file from a copy, or judge the data again into a new "
+            "folder (--out)"
+        )
+    if "full" in text or "disk" in text or "I/O" in text:
+        return OutputError(
+            f"{path}: cannot {doing} the run store: {text} "
+            "(free some space, then run again to resume)"
+        )
+    return OutputError(f"{path}: cannot {doing} the run store: {text}")
+
+
 def _row(r: StoredResult) -> tuple[tuple[Any, ...], dict[str, tuple[str, bytes]]]:
     """The ``results`` row of ``r`` (its item with inline images replaced by references)
     and the images to keep."""
@@ -268,7 +301,11 @@ class RunStore:
     def __init__(self, path: str | Path, *, readonly: bool = False) -> None:
         self.path = Path(path)
         try:
-            self._db = connect(self.path, readonly=readonly)
+            self._db = connect(
+                self.path,
+                readonly=readonly,
+                damaged=lambda e: store_error(self.path, "read", e),
+            )
             if readonly:
                 problem = _schema_problem(self._db)
                 self._attempts = "attempts" in {
@@ -299,15 +336,7 @@ class RunStore:
     _repeats = True
 
     def _error(self, doing: str, e: sqlite3.Error) -> JuristError:
-        text = str(e)
-        if "full" in text or "disk" in text or "I/O" in text:
-            return OutputError(
-                f"{self.path}: cannot {doing} the run store: {text} "
-                "(free some space, then run again to resume)"
-            )
-        if isinstance(e, sqlite3.DatabaseError) and "not a database" in text:
-            return ConfigError(f"{self.path}: not a jurist run store ({text})")
-        return OutputError(f"{self.path}: cannot {doing} the run store: {text}")
+        return store_error(self.path, doing, e)
 
     def close(self) -> None:
         self._db.close()

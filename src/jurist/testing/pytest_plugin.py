@@ -17,7 +17,9 @@ terminal summary at the end of the session.
 
 ``run`` may be a :class:`jurist.Run`, a run folder, judge results (anything with
 ``.scores``: ``judge.judge_sync(items)``), or a sequence of scores (or of per-item lists
-of repeat scores).
+of repeat scores). A run (and a baseline run) must have finished, and a baseline run must
+be judged the same way, as for ``jurist gate`` (:mod:`jurist.runs._state`): otherwise
+:class:`~jurist.errors.ConfigError` says why.
 """
 
 from __future__ import annotations
@@ -79,8 +81,17 @@ def _gate(
     from jurist.trust import Bar, gate_scores
 
     bar = Bar(min_score=min_score, max_drop=max_drop, level=level, strict=strict)
+    from jurist.runs._state import check_same_kind, require_finished
+
     scores, the_run = _scores(run)
     base_scores, base_run = _scores(baseline) if baseline is not None else (None, None)
+    # as `jurist gate`: finished runs only, and a baseline judged the same way
+    if the_run is not None:
+        require_finished(the_run)
+    if base_run is not None:
+        require_finished(base_run, "baseline run")
+    if the_run is not None and base_run is not None:
+        check_same_kind(the_run, base_run)
     pair = _same_items(the_run, base_run) if paired is None else paired
     result = gate_scores(scores, bar, baseline=base_scores, paired=pair)
     name = str(the_run.run_dir) if the_run is not None else type(run).__name__

@@ -42,6 +42,7 @@ from jurist.judges import LLMJudge
 from jurist.metrics import agreement
 from jurist.metrics._agreement import metric_functions
 from jurist.metrics._calibration import paired_gain
+from jurist.metrics._labels import check_labels
 from jurist.models import Model, get_model
 from jurist.trust._align_data import Row, label_space, split_rows
 from jurist.trust._align_report import AlignReport
@@ -58,6 +59,9 @@ from jurist.trust._calibrate import HEADLINE, FittedOn, fingerprint
 from jurist.trust._calibrated import CalibratedJudge
 
 __all__ = ["Alignment", "align", "align_sync"]
+
+MIN_LABELLED = 10
+"""The fewest labelled items an alignment splits into its three parts."""
 
 
 @dataclass(frozen=True)
@@ -115,6 +119,8 @@ async def align(
     if keys is None:
         keys = [it.get("id", i) for i, it in enumerate(items, 1)]
     keys = [str(k) for k in keys]
+    # the labels are checked before any call: finite, two classes at least, enough of them
+    check_labels(labels, field=label_field, keys=keys, least=MIN_LABELLED, where=source)
     space, values = label_space(labels, judge.template, kind=kind, keys=keys)
     headline = metric or {**HEADLINE, "nominal": ("cohen_kappa", 1)}[space.kind][0]
     known = [n for n, _ in metric_functions(space.kind)]
@@ -131,8 +137,10 @@ async def align(
         for i, (k, it, y) in enumerate(zip(keys, items, values, strict=True))
         if y is not None
     ]
-    if len(rows) < 10:
-        raise DataError(f"align needs at least 10 labelled items; {len(rows)} have a label")
+    if len(rows) < MIN_LABELLED:
+        raise DataError(
+            f"align needs at least {MIN_LABELLED} labelled items; {len(rows)} have a label"
+        )
     splits = split_rows(rows, held_out=held_out, pick=pick, score_items=score_items, seed=seed)
     if not space.named:  # numeric labels: their range and values from the train part only
         train_labels = [r.label for r in (*splits.pick, *splits.score)]

@@ -45,6 +45,7 @@ from jurist.errors import DataError
 from jurist.metrics import Agreement, Estimate, agreement
 from jurist.metrics._agreement import metric_functions
 from jurist.metrics._calibration import IsotonicMap, isotonic_fit, paired_gain
+from jurist.metrics._labels import check_labels
 
 __all__ = ["Calibration", "CalibrationReport", "FittedOn", "fit_calibration"]
 
@@ -168,15 +169,17 @@ def fit_calibration(
     """Fit and check a calibration (see the module docs).
 
     ``scores``: the judge's 0-1 scores (None where it gave none); ``labels``: numeric labels
-    (None or NaN where missing); ``keys``: the items' ids for the fingerprint (default:
-    their positions); ``kind``: ``ordinal`` (verdicts round to the label values) or
-    ``interval``; by default ordinal for at most 10 whole-number values.
+    (None or NaN where missing), checked first (:func:`jurist.metrics._labels.check_labels`:
+    finite, at least two values, at least 10 labelled); ``keys``: the items' ids for the
+    fingerprint (default: their positions); ``kind``: ``ordinal`` (verdicts round to the
+    label values) or ``interval``; by default ordinal for at most 10 whole-number values.
     """
     if len(scores) != len(labels):
         raise DataError(f"{len(scores)} scores but {len(labels)} labels")
-    keys = list(range(len(scores))) if keys is None else list(keys)
     if not 0 < calibration_fraction < 1:
         raise DataError(f"calibration_fraction must be in (0, 1), not {calibration_fraction}")
+    check_labels(labels, field=label_field, keys=keys, least=MIN_ITEMS, where=source)
+    keys = list(range(len(scores))) if keys is None else list(keys)
     rows: list[tuple[Any, float, float]] = []
     for i, (key, s, y) in enumerate(zip(keys, scores, labels, strict=True)):
         if s is None or y is None or (isinstance(y, float) and math.isnan(y)):
