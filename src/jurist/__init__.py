@@ -14,6 +14,7 @@ imports it first) costs only what is used.
 """
 
 import importlib
+import importlib.util
 from typing import TYPE_CHECKING, Any
 
 from jurist._version import __version__
@@ -125,6 +126,10 @@ def __getattr__(name: str) -> Any:
         value: Any = importlib.import_module(f"jurist.{name}")
     elif name in _HOME_OF:
         value = getattr(importlib.import_module(_HOME_OF[name]), name)
+    elif not name.startswith("__") and importlib.util.find_spec(f"jurist.{name}") is not None:
+        # any other subpackage (jurist.models, jurist.judges, ...), as ``import jurist``
+        # made them attributes when it imported everything up front
+        value = importlib.import_module(f"jurist.{name}")
     else:
         raise AttributeError(f"module 'jurist' has no attribute {name!r}")
     globals()[name] = value
