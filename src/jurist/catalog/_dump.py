@@ -20,16 +20,9 @@ from __future__ import annotations
 from typing import Any
 
 from jurist.errors import ConfigError
-from jurist.models import Model
+from jurist.models import Model, backend_info
 
 __all__ = ["entry_of", "kind_of"]
-
-# identity() keys that are also backend options, per provider: identity key -> option name
-_MODEL_OPTIONS: dict[str, dict[str, str]] = {
-    "openai": {"base_url": "base_url"},
-    "hf": {"revision": "revision", "dtype": "dtype"},
-    "litellm": {"api_base": "api_base"},
-}
 
 
 def kind_of(obj: Any) -> str:
@@ -127,13 +120,16 @@ def _model_spec(model: Model) -> tuple[str, dict[str, Any], int | None]:
         inner = inner.wrapped
     identity = inner.identity()
     provider = str(identity.get("provider", inner.provider))
-    if provider == "langchain":
+    backend = backend_info(provider)  # what the backend declares (models/)
+    if not backend.from_spec:
         raise ConfigError(
-            "cannot store a judge whose model is a LangChain object; use a provider:name model"
+            f"cannot store a judge whose model is a {provider} object of this process; use "
+            "a provider:name model"
         )
+    # identity() values that are also backend options (a server's URL, an hf revision)
     options = {
         option: identity[key]
-        for key, option in _MODEL_OPTIONS.get(provider, {}).items()
+        for key, option in backend.identity_options.items()
         if identity.get(key) is not None
     }
     options.update(inner.rebuild_options())  # the backend says what rebuilds it

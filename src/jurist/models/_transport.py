@@ -68,19 +68,19 @@ class Transport(BaseModel):
     json_mode: JsonMode | None = None
 
     def backend_options(self, provider: str) -> dict[str, Any]:
-        """The settings a backend of ``provider`` takes as constructor options.
+        """The settings a backend of ``provider`` takes as constructor options (those its
+        declaration, :class:`~jurist.models.BackendInfo`, says it takes).
 
         >>> Transport(timeout=5, json_mode="none").backend_options("openai")
         {'timeout': 5.0, 'json_mode': None}
         >>> Transport(timeout=5).backend_options("hf")
         {}
         """
-        options: dict[str, Any] = {}
-        if provider in ("openai", "litellm", "anthropic") and self.timeout is not None:
-            options["timeout"] = self.timeout
-        if provider == "openai" and self.json_mode is not None:
-            options["json_mode"] = None if self.json_mode == "none" else self.json_mode
-        return options
+        from jurist.models._backends import backend_info  # declarations, no model class
+
+        return backend_info(provider).connection_options(
+            timeout=self.timeout, json_mode=self.json_mode
+        )
 
 
 class ModelSpec(BaseModel):
