@@ -190,13 +190,13 @@ async def _run(
     models: list[Model],
 ) -> Path:
     """One run of :func:`_evaluate` (its models closed by the caller); the run folder."""
-    engine.check(judge, opts)  # before the folder and any model load
     plan = opts.repeat_plan()
     if plan is not None and not isinstance(engine, LocalEngine):
         raise ConfigError(
             f"repeats are judged by the local engine only; the {engine.name} engine does not "
             "run them yet: use engine=LocalEngine() (the CLI's default), or repeats=1"
         )
+    engine.check(judge, opts)  # before the folder and any model load
     workers = opts.concurrency or int(getattr(judge, "concurrency", 0) or DEFAULT_CONCURRENCY)
     if workers < 1:
         raise ConfigError(f"concurrency must be at least 1, got {workers}")
@@ -262,9 +262,9 @@ def _manifest(
 ) -> tuple[Manifest, PriceTable]:
     """The manifest of a run of ``judge`` over ``source``, built once (a re-iterable source
     is read once here: counted, checked and hashed), and the run's price table."""
-    table = resolve_prices(opts.prices)
-    fields = opts.fields
     plan = opts.repeat_plan()
+    fields = opts.fields
+    table = resolve_prices(opts.prices)
     if source.reiterable:
         scan = source.scan(fields, tuple(judge.required_fields))
         dataset = DatasetInfo(source=source.description, items=scan.items, hash=scan.dataset_hash)
