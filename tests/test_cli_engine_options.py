@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-import jurist.engines
+import jurist.cli._run as cli_run
 from jurist.cli import EXIT_USAGE, main
 from jurist.cli._engine_options import EngineOptions
 from jurist.engines import BatchAPIEngine, BatchAPIOptions, LocalEngine, RayEngine, RayOptions
@@ -164,11 +164,11 @@ def test_rate_limits_are_applied_once_by_the_engine_that_runs(
     seen: dict[str, Any] = {}
     monkeypatch.setenv("OPENAI_API_KEY", "sk-from-the-environment")
 
-    async def recording(data: Any, judge: Any, options: Any, *, engine: Any) -> Any:
+    async def recording(data: Any, judge: Any, options: Any, *, engine: Any, announce: Any) -> Any:
         seen.update(engine=engine, model=judge.model)
         raise Recorded
 
-    monkeypatch.setattr(jurist.engines, "aevaluate", recording)
+    monkeypatch.setattr(cli_run, "aevaluate", recording)
     with FaultServer() as server:  # the local engine checks the server before it starts
         args = [
             "judge",

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 import jurist
-import jurist.engines
+import jurist.cli._run as cli_run
 from jurist.cli import main
 from jurist.engines import (
     BatchAPIEngine,
@@ -166,11 +166,11 @@ def test_cli_judge_forwards_one_options_object_and_one_engine(
     async def through(
         data: Any, judge: Any, options: RunOptions, *, engine: Engine, **more: Any
     ) -> Any:
-        assert not more  # nothing besides the two objects
+        assert set(more) == {"announce"}  # the two objects, and the CLI's spinner
         seen.append((options, engine))
-        return await aevaluate(data, judge, options, engine=engine)
+        return await aevaluate(data, judge, options, engine=engine, **more)
 
-    monkeypatch.setattr(jurist.engines, "aevaluate", through)
+    monkeypatch.setattr(cli_run, "aevaluate", through)
     out = tmp_path / "out"
     code = main(
         [
@@ -222,11 +222,11 @@ def test_cli_compare_forwards_one_options_object_and_one_engine(
     async def through(
         data: Any, judge: Any, options: RunOptions, *, engine: Engine, **more: Any
     ) -> Any:
-        assert not more
+        assert set(more) == {"announce"}
         seen.append((options, engine))
-        return await aevaluate(data, judge, options, engine=engine)
+        return await aevaluate(data, judge, options, engine=engine, **more)
 
-    monkeypatch.setattr(jurist.engines, "aevaluate", through)
+    monkeypatch.setattr(cli_run, "aevaluate", through)
     out = tmp_path / "cmp"
     args = ["compare", str(data), str(data), "--model", "mock:judge", "--retries", "0"]
     code = main([*args, "--overwrite", "--no-progress", "--out", str(out)])

@@ -9,27 +9,27 @@ import pytest
 import jurist
 from jurist.engines import evaluate
 from jurist.metrics import criteria_info, rubric_metrics
+from tests._fault_server import FaultServer, status
 
 ITEMS = [{"prompt": f"q{i}", "response": f"a{i}", "other": f"b{i}"} for i in range(6)]
 
 
 def test_panel_through_the_engine_is_priced_per_judge(tmp_path: Path) -> None:
-    panel = jurist.Panel(
-        [
-            jurist.LLMJudge(jurist.get_model("mock:one", outputs=["Correct"], cycle=True)),
-            jurist.LLMJudge(jurist.get_model("mock:two", outputs=["Incorrect"], cycle=True)),
-            jurist.LLMJudge(
-                jurist.get_model(
-                    "openai:mine", api_key="x", base_url="http://127.0.0.1:9/v1", max_retries=0
-                )
-            ),
-        ],
-        aggregation="mean",
-    )
-    # the third judge's server is unreachable: it fails, the panel records it
-    run = evaluate(
-        ITEMS, panel, run_dir=tmp_path, prices={"openai:mine": {"prompt": 1, "completion": 1}}
-    )
+    # the third judge's server answers every call with an error: the panel records it
+    with FaultServer([status(503)] * 2 * len(ITEMS)) as server:
+        panel = jurist.Panel(
+            [
+                jurist.LLMJudge(jurist.get_model("mock:one", outputs=["Correct"], cycle=True)),
+                jurist.LLMJudge(jurist.get_model("mock:two", outputs=["Incorrect"], cycle=True)),
+                jurist.LLMJudge(
+                    jurist.get_model("openai:mine", api_key="x", base_url=server.url, max_retries=0)
+                ),
+            ],
+            aggregation="mean",
+        )
+        run = evaluate(
+            ITEMS, panel, run_dir=tmp_path, prices={"openai:mine": {"prompt": 1, "completion": 1}}
+        )
     rows = list(run.rows())
     assert len(rows) == 6
     assert all(r["outcome"]["n_counted"] == 2 and r["outcome"]["n_failed"] == 1 for r in rows)
@@ -39,6 +39,18 @@ def test_panel_through_the_engine_is_priced_per_judge(tmp_path: Path) -> None:
     assert summary.cost == 0.0 and summary.cost_unknown_items == 0  # priced judge by judge
     html = run.report().read_text()
     assert 'id="per-judge"' in html
+
+
+def test_a_model_that_cannot_serve_stops_the_run_before_its_first_item(tmp_path: Path) -> None:
+    """evaluate prepares the judge's models before any folder is made (the local engine
+    reaches each server), as the command line does: an unreachable server stops the run
+    with the error that names it, not one failure per item."""
+    judge = jurist.LLMJudge(
+        jurist.get_model("openai:nope", api_key="x", base_url="http://127.0.0.1:9/v1")
+    )
+    with pytest.raises(jurist.errors.APIConnectionError, match="cannot reach"):
+        evaluate(ITEMS, judge, run_dir=tmp_path / "run")
+    assert not (tmp_path / "run").exists()
 
 
 def test_pairwise_through_the_engine(tmp_path: Path) -> None:
@@ -116,15 +128,14 @@ def test_cost_cached_tokens_and_cache_hits(tmp_path: Path) -> None:
     assert (s.prompt_tokens, s.cached_tokens, s.completion_tokens, s.calls) == (4000, 1600, 400, 4)
     again = evaluate(ITEMS[:4], judge, run_dir=tmp_path / "b", prices=prices).summary()
     assert again.cache_hits == 4 and again.calls == 0 and again.cost == 0.0
-    unknown = evaluate(
-        ITEMS[:2],
-        jurist.LLMJudge(
-            jurist.get_model(
-                "openai:nope", api_key="x", base_url="http://127.0.0.1:9/v1", max_retries=0
-            )
-        ),
-        run_dir=tmp_path / "c",
-    )
+    with FaultServer([status(503)] * 2) as server:
+        unknown = evaluate(
+            ITEMS[:2],
+            jurist.LLMJudge(
+                jurist.get_model("openai:nope", api_key="x", base_url=server.url, max_retries=0)
+            ),
+            run_dir=tmp_path / "c",
+        )
     # a server on this machine (loopback) costs nothing, its failed calls too (issue 21)
     assert unknown.summary().cost == 0.0 and unknown.summary().cost_unknown_items == 0
     # an unpriced remote model's failed calls: what they cost is unknown, never a made-up $0

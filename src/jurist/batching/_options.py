@@ -8,6 +8,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from jurist.models._transport import DEFAULT_MAX_RETRIES
+
 __all__ = ["BatchAPIOptions"]
 
 
@@ -17,8 +19,10 @@ class BatchAPIOptions(BaseModel):
     ``followup``: where an item's requests go once a batch has answered it (re-asks of
     unreadable verdicts, retries): another batch, or live calls; ``on_expired``: what
     becomes of the requests a batch that expired, failed or was cancelled did not finish
-    (sent again in the next round, or recorded as the item's error); ``max_requests_per_file``
-    / ``max_bytes_per_file``: the provider's limits for one batch file (OpenAI's by
+    (sent again in the next round, or recorded as the item's error); ``max_resubmits``: how
+    many times one request is sent again after batches ended without its answer (default:
+    a live call's retries, ``DEFAULT_MAX_RETRIES``); ``max_requests_per_file`` /
+    ``max_bytes_per_file``: the provider's limits for one batch file (OpenAI's by
     default); ``poll_interval``: seconds between status checks; ``completion_window``: the
     window asked for; ``file_out``: write the request file there and stop with the status
     ``awaiting results``, for an offline engine (:func:`jurist.engines.ingest` reads its
@@ -41,7 +45,7 @@ class BatchAPIOptions(BaseModel):
 
     followup: Literal["batch", "live"] = "batch"
     on_expired: Literal["resubmit", "error"] = "resubmit"
-    max_resubmits: int = Field(default=3, ge=0)
+    max_resubmits: int = Field(default=DEFAULT_MAX_RETRIES, ge=0)
     max_requests_per_file: int = Field(default=50_000, ge=1)
     max_bytes_per_file: int = Field(default=200 * 1024 * 1024, ge=1024)
     poll_interval: float = Field(default=30.0, gt=0)

@@ -24,15 +24,8 @@ from jurist.cli._catalog_judge import HELP as CATALOG_JUDGE_HELP
 from jurist.cli._catalog_judge import catalog_judge, refuse_with_judge
 from jurist.cli._engine_options import EngineOptions, engine_options
 from jurist.cli._help import choices_metavar, template_help
-from jurist.cli._judge import (
-    OVERWRITE_HELP,
-    RETRY_FAILED_HELP,
-    check_outputs,
-    finish_run,
-    run_engine,
-)
 from jurist.cli._model_options import ModelOptions, model_options
-from jurist.cli._repeat_flags import AdaptiveFlag, MinRepeatsFlag, RepeatsFlag
+from jurist.cli._run_flags import RunFlags, run_flags
 from jurist.cli._turn import MAX_TOOL_CHARS_HELP, TURN_HELP, FilesRootFlag, parse_turn
 from jurist.errors import ConfigError
 
@@ -62,6 +55,10 @@ def system_names(a: Path, b: Path) -> tuple[str, str]:
 @app.command("compare")
 @model_options(concurrency=16, concurrency_help="Pairs in flight at once.")
 @engine_options
+@run_flags(
+    out_help="Run folder; default runs/<a>-vs-<b>/ (runs/<a>-and-<n>-more/ for more).",
+    resume_help="Continue the run in the folder.",
+)
 def compare(
     answers: Annotated[
         list[Path],
@@ -119,25 +116,9 @@ def compare(
             help="A pair whose orders disagree becomes: tie or inconsistent.",
         ),
     ] = "tie",
-    retries: Annotated[
-        int, typer.Option(**bounded("retries", help="Re-asks for an unreadable verdict."))
-    ] = 2,
     max_tokens: Annotated[
         int | None, typer.Option(**bounded("max_tokens", help=VERDICT_MAX_TOKENS_HELP))
     ] = None,
-    out: Annotated[
-        Path | None,
-        typer.Option(
-            help="Run folder; default runs/<a>-vs-<b>/ (runs/<a>-and-<n>-more/ for more)."
-        ),
-    ] = None,
-    progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
-    resume: Annotated[bool, typer.Option(help="Continue the run in the folder.")] = True,
-    retry_failed: Annotated[bool, typer.Option(help=RETRY_FAILED_HELP)] = True,
-    overwrite: Annotated[bool, typer.Option(help=OVERWRITE_HELP)] = False,
-    repeats: RepeatsFlag = 1,
-    adaptive: AdaptiveFlag = False,
-    min_repeats: MinRepeatsFlag = None,
     turn: Annotated[str, typer.Option(help=TURN_HELP)] = "last",
     max_tool_chars: Annotated[
         int, typer.Option(**bounded("max_tool_chars", help=MAX_TOOL_CHARS_HELP))
@@ -146,13 +127,14 @@ def compare(
     *,
     options: ModelOptions,
     engine_options: EngineOptions,
+    run: RunFlags,
 ) -> int:
     """Compare systems' answers with a pairwise judge; writes results.jsonl and a summary.
 
     Two systems: A against B on every item. More: each against --baseline, or round robin;
     --pairs-budget K judges K pairs of them. Rank them with `jurist leaderboard RUN`."""
     from jurist.cli._compare_pairs import plan_pairs, read_systems, write_pairs
-    from jurist.engines import RunOptions
+    from jurist.cli._run import check_outputs, finish_run, run_engine
     from jurist.judges import ItemJudge, PairwiseJudge
     from jurist.judges._protocol import models_of
     from jurist.runs._run import record_systems
@@ -191,9 +173,9 @@ def compare(
     default = (
         f"{names[0]}-vs-{names[1]}" if len(names) == 2 else f"{names[0]}-and-{len(names) - 1}-more"
     )
-    run_dir = out or Path("runs") / default
+    run_dir = run.out or Path("runs") / default
     # the folder is checked before pairs.jsonl is written into it
-    check_outputs(run_dir / "results.jsonl", answers, overwrite=overwrite)
+    check_outputs(run_dir / "results.jsonl", answers, overwrite=run.overwrite)
     pairs = run_dir / "pairs.jsonl"
     write_pairs(systems, plan, pairs, id_field=id_field)
     if from_catalog is None:
@@ -211,26 +193,18 @@ def compare(
     else:
         judge = from_catalog
     judge_models = list(models_of(judge))
-    run_options = RunOptions(
-        run_dir=run_dir,
-        resume=resume,
-        retry_failed=retry_failed,
-        overwrite=overwrite,
-        retries=retries,
-        progress=progress,
-        repeats=repeats,
-        adaptive=adaptive,
-        min_repeats=min_repeats,
+    run_options = run.options(
+        run_dir,
         # pairs.jsonl names each answer file's images by real path: their folders, and
         # the folders given, are the ones allowed
         files_root=(*roots, *(Path(os.path.realpath(a)).parent for a in answers)),
     )
     engine = engine_options.build(options)
-    run = run_engine(judge, pairs, run_options, engine, command="compare", prepare=judge_models)
+    done = run_engine(judge, pairs, run_options, engine, command="compare")
     if len(names) == 2:  # the report and the summary name the two systems
         two = system_names(*answers) if len(answers) == 2 and system_column is None else names
         record_systems(run_dir, two[0], two[1])
-    figures = pair_figures(run.rows())  # the report's figures, one definition
+    figures = pair_figures(done.rows())  # the report's figures, one definition
     if len(names) > 2:  # A is a different system from pair to pair: `jurist leaderboard` ranks
         del figures["win_rate_a"]
     extra = {
@@ -241,7 +215,7 @@ def compare(
         "baseline": baseline,
         **figures,
     }
-    code = finish_run(run, run_dir / "results.jsonl", extra=extra)
+    code = finish_run(done, run_dir / "results.jsonl", extra=extra)
     if len(names) > 2:
         Console().print(f"rank them: jurist leaderboard {run_dir}", highlight=False, markup=False)
     return code

@@ -58,12 +58,30 @@ _PANEL = "Engine options"
 
 
 def batch_capable(spec: str, *, offline: bool = False) -> bool:
-    """Whether requests to ``spec`` can travel through a provider's batch API: ``openai:``
-    models (OpenAI, or any OpenAI-compatible server with ``--base-url``) and
-    ``anthropic:`` ones (Message Batches); to a file for an offline engine
-    (``offline``, ``vllm run-batch``): only ``openai:`` ones."""
-    provider = spec.partition(":")[0]
-    return provider == "openai" or (provider == "anthropic" and not offline)
+    """Whether requests to ``spec`` can travel through its provider's batch API, or to a
+    file for an offline engine (``offline``, ``vllm run-batch``): what its backend
+    declares (:class:`~jurist.models.BackendInfo`), asked before any model is built."""
+    from jurist.models import backend_of
+
+    backend = backend_of(spec)
+    return backend.batch_files if offline else backend.batch_api is not None
+
+
+def _batch_routes(*, offline: bool) -> str:
+    """The specs whose requests can take batch files, for a message: the server one
+    (any server with the files and batches endpoints), then the providers' own."""
+    from jurist.models import server_spec
+    from jurist.models._backends import backends
+
+    others = [
+        f" or {b.provider}:NAME ({b.batch_api})"
+        for b in backends()
+        if not b.any_server and (b.batch_files if offline else b.batch_api is not None)
+    ]
+    return (
+        f"use {server_spec('NAME')} (OpenAI, or any server with the files and batches "
+        f"endpoints via --base-url){''.join(others)}"
+    )
 
 
 @dataclass(frozen=True)
@@ -141,11 +159,9 @@ class EngineOptions:
         offline = not self.batch_api_flag
         refused = [s for s in specs if not batch_capable(s, offline=offline)]
         if refused:
-            which = "" if offline else " or anthropic:NAME (Message Batches)"
             raise ConfigError(
                 f"{flag} needs an OpenAI-compatible model: {', '.join(map(repr, refused))} "
-                "cannot take batch files; use openai:NAME (OpenAI, or any server with the "
-                f"files and batches endpoints via --base-url){which}, or drop the flag"
+                f"cannot take batch files; {_batch_routes(offline=offline)}, or drop the flag"
             )
 
     def ray(self, *, rpm: int | None, tpm: int | None) -> RayOptions | None:
@@ -235,7 +251,8 @@ ENGINE_FLAGS: dict[str, tuple[tuple[str, ...], Any, Any, dict[str, Any]]] = {
         float | None,
         None,
         bounded(
-            "gpus_per_actor", help="GPUs each Ray actor reserves (1 for a local vllm:/hf: model)."
+            "gpus_per_actor",
+            help="GPUs each Ray actor reserves (1 for a model that runs on the actor's GPU).",
         ),
     ),
     "batch_api_flag": (

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import orjson
 import typer
@@ -14,22 +14,12 @@ from rich.table import Table
 
 from jurist.cli._app import EXIT_FAILED_ITEMS, EXIT_OK, app
 from jurist.cli._bounds import bounded
-from jurist.cli._judge import (
-    OVERWRITE_HELP,
-    RETRY_FAILED_HELP,
-    check_outputs,
-    first_failures,
-    report_path,
-    run_engine,
-    summary_path,
-)
 from jurist.cli._model_options import ModelOptions, model_options
+from jurist.cli._run_flags import RunFlags, run_flags
 from jurist.cli._summary import cost_text
 from jurist.cli._turn import FilesRootFlag
 from jurist.errors import ConfigError, DataError, OutputError
-
-if TYPE_CHECKING:
-    from jurist.runs import Run
+from jurist.models._backends import DEFAULT_MODEL, server_spec
 
 
 def _pairs(flags: list[str], what: str) -> dict[str, str]:
@@ -51,14 +41,21 @@ def _out_path(out: Path | None, data: Path) -> Path:
 @app.command("eval-model")
 @model_options(
     model_required=True,
-    model_help="The model under test, provider:name (e.g. hf:/path/to/model); a bare name "
-    "with --base-url is openai:NAME.",
+    model_help="The model under test, provider:name (e.g. "
+    f"{DEFAULT_MODEL.partition(':')[0]}:/path/to/model); a bare name with --base-url is "
+    f"{server_spec('NAME')}.",
     base_url_help="OpenAI-compatible server of the model under test.",
     timeout=120.0,
     cache=False,
     concurrency=8,
     concurrency_help="Generations in flight.",
     temperature_help="Sampling temperature of the model under test.",
+)
+@run_flags(
+    repeats=False,
+    out_help="Output .jsonl or folder; default runs/<data>-eval-model/.",
+    progress_help="Show progress bars.",
+    resume_help="Continue the run in the folder.",
 )
 def eval_model(
     data: Annotated[Path, typer.Argument(help="Instances: .jsonl, .json, .csv or .parquet.")],
@@ -87,34 +84,26 @@ def eval_model(
     judge_concurrency: Annotated[
         int, typer.Option(**bounded("judge_concurrency", help="Judge calls in flight."))
     ] = 16,
-    retries: Annotated[
-        int, typer.Option(**bounded("retries", help="Re-asks for an unreadable verdict."))
-    ] = 2,
     seed: Annotated[
         int, typer.Option(**bounded("seed", help="Seed of the bootstrap interval."))
     ] = 0,
     catalog_dir: Annotated[
         Path | None, typer.Option("--catalog", help="User catalog folder (else $JURIST_CATALOG).")
     ] = None,
-    out: Annotated[
-        Path | None, typer.Option(help="Output .jsonl or folder; default runs/<data>-eval-model/.")
-    ] = None,
-    progress: Annotated[bool, typer.Option(help="Show progress bars.")] = True,
-    resume: Annotated[bool, typer.Option(help="Continue the run in the folder.")] = True,
-    retry_failed: Annotated[bool, typer.Option(help=RETRY_FAILED_HELP)] = True,
-    overwrite: Annotated[bool, typer.Option(help=OVERWRITE_HELP)] = False,
     files_root: FilesRootFlag = None,
     *,
     options: ModelOptions,
+    run: RunFlags,
 ) -> int:
     """Generate an answer per instance with --model, judge them with --judge; writes a run
     folder (results.jsonl, summary.json, report.html) that resumes."""
     from jurist import catalog
     from jurist._local_files import roots_of
     from jurist._missing import is_missing
+    from jurist.cli._run import check_outputs, run_engine
     from jurist.data import read_records
     from jurist.data._item_names import item_name
-    from jurist.engines import LocalEngine, RunOptions
+    from jurist.engines import LocalEngine
     from jurist.pipeline import JudgeMetric
     from jurist.pipeline._generate_judge import GenerateThenJudge, prompt_columns
 
@@ -128,7 +117,7 @@ def eval_model(
         the_judge,
         reference_field=reference_field,
         context_fields=context or None,
-        retries=retries,
+        retries=run.retries,
         concurrency=judge_concurrency,
         seed=seed,
     )
@@ -147,8 +136,8 @@ def eval_model(
         except DataError as e:  # JudgeMetric names its one instance "instance 0"
             why = str(e).removeprefix("instance 0: ")
             raise DataError(f"{data}: {item_name(i, row)}: {why}") from None
-    out_path = _out_path(out, data)
-    run_dir = check_outputs(out_path, [data], overwrite=overwrite)
+    out_path = _out_path(run.out, data)
+    run_dir = check_outputs(out_path, [data], overwrite=run.overwrite)
     under_test = options.build()
     both = GenerateThenJudge(
         under_test,
@@ -161,26 +150,16 @@ def eval_model(
         concurrency=options.concurrency,
         judge_concurrency=judge_concurrency,
     )
-    run_options = RunOptions(
-        run_dir=run_dir,
-        resume=resume,
-        retry_failed=retry_failed,
-        overwrite=overwrite,
-        retries=retries,
-        concurrency=options.concurrency,
-        progress=progress,
-        files_root=roots,
-    )
-    run = run_engine(
-        both, data, run_options, LocalEngine(), command="eval-model", prepare=both.models()
-    )
-    return _finish(run, metric, out_path, data=data, judge=judge, model=under_test.spec)
+    run_options = run.options(run_dir, concurrency=options.concurrency, files_root=roots)
+    done = run_engine(both, data, run_options, LocalEngine(), command="eval-model")
+    return _finish(done, metric, out_path, data=data, judge=judge, model=under_test.spec)
 
 
-def _finish(run: Run, metric: Any, out_path: Path, *, data: Path, judge: str, model: str) -> int:
+def _finish(run: Any, metric: Any, out_path: Path, *, data: Path, judge: str, model: str) -> int:
     """Write the instance records, the summary and the report; print them."""
     from jurist._files import replaced_atomically
     from jurist._secrets import scrub
+    from jurist.cli._run import first_failures, report_path, summary_path
     from jurist.pipeline import InstanceResult
     from jurist.types import Usage
 

@@ -23,15 +23,8 @@ from jurist.cli._choices import (
 )
 from jurist.cli._engine_options import EngineOptions, engine_options
 from jurist.cli._help import choices_metavar
-from jurist.cli._judge import (
-    OVERWRITE_HELP,
-    RETRY_FAILED_HELP,
-    check_outputs,
-    finish_run,
-    run_engine,
-)
 from jurist.cli._model_options import ModelOptions, model_options
-from jurist.cli._repeat_flags import AdaptiveFlag, MinRepeatsFlag, RepeatsFlag
+from jurist.cli._run_flags import RunFlags, run_flags
 from jurist.cli._turn import MAX_TOOL_CHARS_HELP, TURN_HELP, FilesRootFlag, parse_turn
 
 if TYPE_CHECKING:
@@ -41,6 +34,10 @@ if TYPE_CHECKING:
 @app.command("grade")
 @model_options(multiple_models=True, concurrency=16, concurrency_help="Items in flight at once.")
 @engine_options
+@run_flags(
+    out_help="Output folder or .jsonl; default runs/<data>-<rubric>/.",
+    resume_help="Continue the run in the folder.",
+)
 def grade(
     data: Annotated[Path, typer.Argument(help="Submissions: .jsonl, .json, .csv or .parquet.")],
     rubric: Annotated[Path, typer.Option(help="The rubric: .yaml, .yml or .json.")],
@@ -71,22 +68,9 @@ def grade(
     ] = "mode",
     shuffle_options: Annotated[bool, typer.Option(help="Shuffle option order per call.")] = True,
     seed: Annotated[int, typer.Option(**bounded("seed", help="Seed of the option shuffles."))] = 42,
-    retries: Annotated[
-        int, typer.Option(**bounded("retries", help="Re-asks for an unreadable verdict."))
-    ] = 2,
     max_tokens: Annotated[
         int | None, typer.Option(**bounded("max_tokens", help=VERDICT_MAX_TOKENS_HELP))
     ] = None,
-    out: Annotated[
-        Path | None, typer.Option(help="Output folder or .jsonl; default runs/<data>-<rubric>/.")
-    ] = None,
-    progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
-    resume: Annotated[bool, typer.Option(help="Continue the run in the folder.")] = True,
-    retry_failed: Annotated[bool, typer.Option(help=RETRY_FAILED_HELP)] = True,
-    overwrite: Annotated[bool, typer.Option(help=OVERWRITE_HELP)] = False,
-    repeats: RepeatsFlag = 1,
-    adaptive: AdaptiveFlag = False,
-    min_repeats: MinRepeatsFlag = None,
     turn: Annotated[str, typer.Option(help=TURN_HELP)] = "last",
     max_tool_chars: Annotated[
         int, typer.Option(**bounded("max_tool_chars", help=MAX_TOOL_CHARS_HELP))
@@ -95,10 +79,11 @@ def grade(
     *,
     options: ModelOptions,
     engine_options: EngineOptions,
+    run: RunFlags,
 ) -> int:
     """Grade DATA against a rubric; writes results.jsonl (a grade report per item)."""
+    from jurist.cli._run import check_outputs, finish_run, run_engine
     from jurist.cli._traces import trajectory_judge
-    from jurist.engines import RunOptions
     from jurist.judges.rubric import CriterionGrader, Rubric
     from jurist.trajectories import TrajectoryRubric
 
@@ -106,11 +91,12 @@ def grade(
 
     trajectory = TrajectoryRubric.from_file_if_trajectory(rubric)  # checks beside criteria
     the_rubric = Rubric.from_file(rubric) if trajectory is None else None
+    out = run.out
     if out is None:
         out_path = Path("runs") / f"{data.stem}-{rubric.stem}" / "results.jsonl"
     else:
         out_path = out if out.suffix.lower() == ".jsonl" else out / "results.jsonl"
-    run_dir = check_outputs(out_path, [data, rubric], overwrite=overwrite)
+    run_dir = check_outputs(out_path, [data, rubric], overwrite=run.overwrite)
     models: list[Model]
     temperature: float | None
     if judge_name is not None:
@@ -140,20 +126,8 @@ def grade(
         if the_rubric is not None
         else trajectory_judge(trajectory, grader, models, query_field)
     )
-    run_options = RunOptions(
-        run_dir=run_dir,
-        resume=resume,
-        retry_failed=retry_failed,
-        overwrite=overwrite,
-        retries=retries,
-        progress=progress,
-        repeats=repeats,
-        adaptive=adaptive,
-        min_repeats=min_repeats,
-        files_root=roots,
-    )
     engine = engine_options.build(options)
-    run = run_engine(judge, data, run_options, engine, command="grade", prepare=models)
+    done = run_engine(judge, data, run.options(run_dir, files_root=roots), engine, command="grade")
     return finish_run(
-        run, out_path, extra={"model": ", ".join(m.spec for m in models), "rubric": str(rubric)}
+        done, out_path, extra={"model": ", ".join(m.spec for m in models), "rubric": str(rubric)}
     )

@@ -20,7 +20,7 @@ from typing import Annotated, Any
 import typer
 
 from jurist.cli._app import app
-from jurist.cli._judge import AWAITING, finish_run, summary_path
+from jurist.cli._run import AWAITING, finish_run, summary_path
 from jurist.errors import ConfigError
 
 __all__ = ["ingest_command", "results_path"]

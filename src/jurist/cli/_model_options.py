@@ -23,6 +23,15 @@ import typer
 from jurist.cli._bounds import bounded
 from jurist.cli._help import choices_metavar
 from jurist.errors import ConfigError
+from jurist.models._backends import (
+    DEFAULT_MAX_RETRIES,
+    DEFAULT_MODEL,
+    backend_info,
+    backends,
+    providers_shown,
+    providers_taking,
+    server_spec,
+)
 
 if TYPE_CHECKING:
     from jurist.models import Model
@@ -43,13 +52,12 @@ _PANEL = "Model options"
 def resolve_model_spec(model: str | None, base_url: str | None) -> str:
     """``--model``, else ``$JURIST_MODEL``, else the embedded default.
 
-    A bare name with ``--base-url`` means an OpenAI-compatible server: ``openai:<name>``.
+    A bare name with ``--base-url`` means a model of that server: the backend that speaks
+    the protocol any server serves (OpenAI-compatible, :func:`~jurist.models.server_spec`).
     """
-    from jurist.models import DEFAULT_MODEL
-
     spec = model or os.environ.get("JURIST_MODEL") or DEFAULT_MODEL
     if base_url and ":" not in spec:
-        spec = f"openai:{spec}"
+        spec = server_spec(spec)
     return spec
 
 
@@ -83,56 +91,45 @@ def build_model(
     retries included, is paced; retry over them so a backoff sleep never holds a
     concurrency slot; the cache outermost so a hit costs no slot and no attempt.
     """
-    from jurist.models import Transport, build_stack, get_model
-    from jurist.models._spec import split_spec_options
+    from jurist.models import Transport, build_backend, build_stack, parse_spec
 
-    options: dict[str, Any] = {}
-    provider, _, name = spec.partition(":")
-    # options inside the spec's brackets hold for that model and win over the flags
-    inline = {**split_spec_options(name, spec=spec)[1], **(held or {})}
+    parsed = parse_spec(spec)  # the spec is read here, once
     if json_mode not in (None, *JSON_MODES):
         raise ConfigError(
             f"--json-mode must be json_schema, json_object or none, not {json_mode!r}"
         )
-    if provider == "openai":
-        options["timeout"] = timeout
-        options["json_mode"] = None if json_mode in (None, "none") else json_mode
-        if base_url:
-            options["base_url"] = base_url
-        if api_key:
-            options["api_key"] = api_key
-        elif (
-            (base_url or (held or {}).get("base_url"))
-            and "api_key" not in inline
-            and not os.environ.get("OPENAI_API_KEY")
-        ):
-            options["api_key"] = "not-needed"
-    elif provider == "litellm":
-        options["timeout"] = timeout
-        if base_url:
-            options["base_url"] = base_url
-        if api_key:
-            options["api_key"] = api_key
-    elif base_url:
-        raise ConfigError(f"--base-url only applies to openai: and litellm: models, not {spec!r}")
-    for key in inline:
-        options.pop(key, None)
+    backend = backend_info(parsed.provider)
+    if base_url and "base_url" not in backend.takes:
+        raise ConfigError(
+            f"--base-url only applies to {providers_shown(providers_taking('base_url'))} "
+            f"models, not {spec!r}"
+        )
+    # options inside the spec's brackets, and those held for the model (a run's judge
+    # rebuilt), hold for that model and win over the flags
+    given = {**parsed.options, **(held or {})}
+    options = backend.connection_options(
+        base_url=base_url or given.get("base_url"),
+        api_key=api_key,
+        timeout=timeout,
+        json_mode=json_mode,
+        given=given,
+    )
     options.update(held or {})
     for key, value in (backend_options or {}).items():
         if (key in options and key not in (held or {})) or key in _OWN_FLAGS:
             flag = _OWN_FLAGS.get(key, "--" + key.replace("_", "-"))
             raise ConfigError(f"--model-option {key}=...: set it with {flag} instead")
         options[key] = value
-    # max_retries=0: the one stack builder adds the retry layer, over the limits, once
-    backend: Model = get_model(spec, max_retries=0, **options)
+    # the backend alone: the one stack builder adds the retry layer, over the limits, once
+    built: Model = build_backend(parsed, **options)
     transport = Transport(
-        max_retries=max_retries if backend.capabilities.remote else 0,
+        max_retries=max_retries if built.capabilities.remote else 0,
         rpm=rpm,
         tpm=tpm,
         cache=cache,
         cache_path=cache_path,
     )
-    return build_stack(backend, transport)
+    return build_stack(built, transport)
 
 
 # backend options that flags of their own set (--model-option refuses them)
@@ -268,7 +265,7 @@ SHARED_OPTIONS: dict[str, tuple[Any, Any, dict[str, Any]]] = {
     "model": (
         str | None,
         None,
-        {"help": "provider:name; default $JURIST_MODEL, else hf:Qwen/Qwen2.5-0.5B-Instruct."},
+        {"help": f"provider:name; default $JURIST_MODEL, else {DEFAULT_MODEL}."},
     ),
     "base_url": (
         str | None,
@@ -288,7 +285,7 @@ SHARED_OPTIONS: dict[str, tuple[Any, Any, dict[str, Any]]] = {
     "timeout": (float, 60.0, bounded("timeout", help="Seconds per API call.")),
     "max_retries": (
         int,
-        3,
+        DEFAULT_MAX_RETRIES,
         bounded("max_retries", help="Retries of transient API errors (429, 5xx, timeouts)."),
     ),
     "rpm": (int | None, None, bounded("rpm", help="Max calls per minute (paced smoothly).")),
@@ -307,8 +304,8 @@ SHARED_OPTIONS: dict[str, tuple[Any, Any, dict[str, Any]]] = {
         str,
         "json_schema",
         {
-            "help": "How an openai: server takes a JSON schema: json_schema (OpenAI, vLLM), "
-            "json_object (llama-cpp-python), none (no JSON output).",
+            "help": "How an OpenAI-compatible server takes a JSON schema: json_schema "
+            "(OpenAI, vLLM), json_object (llama-cpp-python), none (no JSON output).",
             "metavar": choices_metavar(JSON_MODES),
         },
     ),
@@ -319,8 +316,13 @@ SHARED_OPTIONS: dict[str, tuple[Any, Any, dict[str, Any]]] = {
         None,
         {
             "metavar": "KEY=VALUE",
-            "help": "A backend option, repeatable: vllm: max_model_len=8192, "
-            "gpu_memory_utilization=0.8; hf: dtype=bfloat16; litellm: drop_params=true.",
+            "help": "A backend option, repeatable: "
+            + "; ".join(
+                f"{b.provider}: {', '.join(b.option_examples)}"
+                for b in backends()
+                if b.option_examples
+            )
+            + ".",
         },
     ),
 }

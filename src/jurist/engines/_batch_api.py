@@ -29,8 +29,7 @@ from jurist.engines._item_path import judge_one, stored_result
 from jurist.engines._session import EngineContext
 from jurist.errors import ConfigError
 from jurist.judges._protocol import models_of, with_models_of
-from jurist.models._batch_hooks import BatchBackend
-from jurist.models._model import WrapperModel
+from jurist.models import Model, server_spec
 from jurist.runs._batch_store import BatchStore
 
 __all__ = ["AWAITING_RESULTS", "WORKERS", "judge_through_batches"]
@@ -43,9 +42,20 @@ the size of a round (a round holds every item parked in the pass)."""
 logger = get_logger("jurist.engines")
 
 
-def _carried(model: object) -> bool:
-    backend = model.innermost if isinstance(model, WrapperModel) else model
-    return isinstance(backend, BatchBackend)
+def _carried(model: Model) -> bool:
+    """Whether ``model``'s requests can travel through its provider's batch API."""
+    return model.capabilities.batch_api
+
+
+def batch_providers() -> str:
+    """The specs a batch API can carry, for messages (what the backends declare)."""
+    from jurist.models._backends import backends
+
+    return ", ".join(
+        f"{b.provider}:NAME" + (" with the server's base_url" if b.any_server else "")
+        for b in backends()
+        if b.batch_api is not None
+    )
 
 
 async def judge_through_batches(ctx: EngineContext, options: BatchAPIOptions) -> str | None:
@@ -56,8 +66,8 @@ async def judge_through_batches(ctx: EngineContext, options: BatchAPIOptions) ->
         specs = ", ".join(dict.fromkeys(m.spec for m in models))
         raise ConfigError(
             "batch_api= sends the requests of models whose provider has a batch API "
-            "(openai:NAME with the server's base_url, anthropic:NAME); this judge calls "
-            f"{specs}, which would all run live: leave batch_api= out"
+            f"({batch_providers()}); this judge calls {specs}, which would all run live: "
+            "leave batch_api= out"
         )
     run_id = ctx.manifest.run_id or "run"
     store = ctx.store.batch_tables(run_id)
@@ -122,7 +132,8 @@ async def _one_pass(ctx: EngineContext, session: BatchSession) -> int:
 def _resend_cost(ctx: EngineContext, store: BatchStore, chunk: Chunk) -> str:
     """What creating ``chunk``'s batch again may cost twice, estimated from its request
     file while it is on disk (it is removed once its batch is made)."""
-    spec = f"{chunk.model.get('provider', 'openai')}:{chunk.model.get('name', '')}"
+    provider, name = chunk.model.get("provider"), str(chunk.model.get("name", ""))
+    spec = f"{provider}:{name}" if provider else server_spec(name)
     ids = {cid for cid, _ in store.ids_of(chunk.chunk_id)}
     return resend_cost(
         _bodies(ctx.store.path.parent / "batch", ids), chunk.requests, spec, ctx.table

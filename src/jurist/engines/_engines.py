@@ -184,17 +184,18 @@ class BatchAPIEngine(_OptionsEngine):
             raise ConfigError(f"BatchAPIEngine: {e}") from None
 
     def check(self, judge: ItemJudge, options: RunOptions) -> None:
-        """The judge has a model whose provider has a batch API (``openai:``, OpenAI or an
-        OpenAI-compatible server with its base URL; ``anthropic:``, Message Batches)."""
-        from jurist.engines._batch_api import _carried
+        """The judge has a model whose provider has a batch API (its capabilities say
+        ``batch_api``: OpenAI or an OpenAI-compatible server with its base URL,
+        Anthropic's Message Batches)."""
+        from jurist.engines._batch_api import _carried, batch_providers
 
         models = models_of(judge)
         if models and not any(_carried(m) for m in models):
             specs = ", ".join(dict.fromkeys(m.spec for m in models))
             raise ConfigError(
                 "the batch-API engine sends the requests of models whose provider has a "
-                "batch API (openai:NAME with the server's base_url, anthropic:NAME); this "
-                f"judge calls {specs}, which would all run live: use the local engine"
+                f"batch API ({batch_providers()}); this judge calls {specs}, which would "
+                "all run live: use the local engine"
             )
 
     async def run(self, ctx: EngineContext) -> str | None:

@@ -33,19 +33,28 @@ from jurist._secrets import scrub
 from jurist._sync import run_sync
 from jurist.batching import BatchAPIOptions
 from jurist.data._source import ItemSource, open_source
-from jurist.engines._engines import BatchAPIEngine, Engine, LocalEngine, RayEngine, choose_engine
+from jurist.engines._engines import (
+    Announce,
+    BatchAPIEngine,
+    Engine,
+    LocalEngine,
+    RayEngine,
+    choose_engine,
+)
 from jurist.engines._item_path import ErrorOutcome, check_judge, judge_models
 from jurist.engines._judge_entry import judge_entry_of
 from jurist.engines._ray_options import RayOptions
 from jurist.engines._run_options import RunOptions, with_overrides
 from jurist.engines._session import EngineContext, judge_locally, normalised, run_session
 from jurist.errors import ConfigError
-from jurist.judges._protocol import ItemJudge
+from jurist.judges._protocol import ItemJudge, models_of
+from jurist.models import Model
 from jurist.runs._cost import PriceTable, resolve_prices
-from jurist.runs._folder import STORE_NAME, FolderKind, claim_run_folder
+from jurist.runs._folder import STORE_NAME, check_run_folder, claim_run_folder
 from jurist.runs._manifest import DatasetInfo, Manifest
+from jurist.runs._resume import open_run, refuse_changed
 from jurist.runs._run import Run
-from jurist.runs._store import FORMAT, RunStore, is_jurist_store
+from jurist.runs._store import RunStore
 
 __all__ = [
     "BatchAPIEngine",
@@ -56,7 +65,6 @@ __all__ = [
     "RayEngine",
     "RunOptions",
     "aevaluate",
-    "check_resume",
     "evaluate",
     "judge_locally",
     "judge_models",
@@ -72,6 +80,7 @@ async def aevaluate(
     options: RunOptions | None = None,
     *,
     engine: Engine | None = None,
+    announce: Announce | None = None,
     run_dir: str | Path | None = None,
     resume: bool | None = None,
     retry_failed: bool | None = None,
@@ -101,7 +110,10 @@ async def aevaluate(
         engine: how the items travel: :class:`LocalEngine` (the default: in this
             process), :class:`RayEngine` (a Ray cluster, Ray Data) or
             :class:`BatchAPIEngine` (the provider's batch API, about half the price).
-            Its checks run before any run folder is made.
+            Its checks run before any run folder is made, and it readies the judge's
+            models (:meth:`Engine.prepare`: the local engine loads weights and reaches
+            servers) before the first item; the models are closed when the run ends.
+        announce: what each model's preparation runs inside (the CLI's spinner).
         run_dir: the run folder (``manifest.json`` and ``run.sqlite``); a fresh temporary
             folder when ``None``. A missing or empty folder, or a jurist run folder.
         resume: continue a run already in ``run_dir`` (same judge, data and options);
@@ -148,12 +160,42 @@ async def aevaluate(
         files_root=files_root,
     )
     opts = with_overrides(options, given)
-    return await _evaluate(data, judge, opts, chosen)
+    return await _evaluate(data, judge, opts, chosen, announce)
 
 
-async def _evaluate(data: Any, judge: ItemJudge, opts: RunOptions, engine: Engine) -> Run:
-    """:func:`aevaluate` with its options and engine resolved."""
+async def _evaluate(
+    data: Any, judge: ItemJudge, opts: RunOptions, engine: Engine, announce: Announce | None
+) -> Run:
+    """:func:`aevaluate` with its options and engine resolved: the whole life of a run.
+
+    Every check comes before any folder is made or any model is loaded: the judge and the
+    options, the engine's own (:meth:`Engine.check`), the folder, and a resume whose
+    judge, data or options changed (the manifest is built once, here, and compared with
+    the stored one read-only). Then the engine prepares the judge's models (behind
+    ``announce``), the folder is claimed and the store opened, one session runs, and the
+    store and the models are closed whatever happens.
+    """
     check_judge(judge, opts.retries)
+    models = list(models_of(judge))
+    try:
+        folder = await _run(data, judge, opts, engine, announce, models)
+    finally:
+        for model in models:
+            await model.aclose()
+    run = Run(folder)
+    _write_review(judge, run)
+    return run
+
+
+async def _run(
+    data: Any,
+    judge: ItemJudge,
+    opts: RunOptions,
+    engine: Engine,
+    announce: Announce | None,
+    models: list[Model],
+) -> Path:
+    """One run of :func:`_evaluate` (its models closed by the caller); the run folder."""
     plan = opts.repeat_plan()
     if plan is not None and not isinstance(engine, LocalEngine):
         raise ConfigError(
@@ -164,38 +206,48 @@ async def _evaluate(data: Any, judge: ItemJudge, opts: RunOptions, engine: Engin
     workers = opts.concurrency or int(getattr(judge, "concurrency", 0) or DEFAULT_CONCURRENCY)
     if workers < 1:
         raise ConfigError(f"concurrency must be at least 1, got {workers}")
-    fields = opts.fields
-    source = open_source(data, files_root=opts.files_root)
     folder = opts.run_dir or Path(tempfile.mkdtemp(prefix="jurist-run-"))
-    table = resolve_prices(opts.prices)
-    manifest = _manifest(source, judge, opts, engine, workers, table)
-    manifest.check_storable()  # before the folder: a number SQLite cannot keep stops here
     inputs = [Path(data)] if isinstance(data, str | Path) else []
+    source = open_source(data, files_root=opts.files_root)
+    manifest, table = _manifest(source, judge, opts, engine, workers)
+    manifest.check_storable()  # before the folder: a number SQLite cannot keep stops here
+    check_run_folder(folder, overwrite=opts.overwrite, inputs=inputs)
+    if opts.resume:
+        refuse_changed(folder, manifest)  # before the weights load
+    await engine.prepare(models, announce)
     with claim_run_folder(folder, overwrite=opts.overwrite, inputs=inputs) as kind:
         store = RunStore(folder / STORE_NAME)
         try:
-            manifest = _open_run(store, folder, kind, manifest, opts.resume)
+            opened = open_run(
+                store,
+                folder,
+                kind,
+                manifest,
+                resume=opts.resume,
+                retry_failed=opts.retry_failed,
+                repeats=plan is not None,
+            )
             # the catalog entry that rebuilds the judge: for ingest() and calibrate
             store.set_meta("judge_entry", judge_entry_of(judge))
             ctx = EngineContext(
                 source,
                 judge,
                 store,
-                manifest,
-                fields,
+                opened.manifest,
+                opts.fields,
                 opts.retries,
                 workers,
                 opts.progress,
                 table,
                 opts.retry_failed,
                 plan,
+                done=opened.done,
+                stored=opened.stored,
             )
             await run_session(ctx, lambda: engine.run(ctx))
         finally:
             store.close()
-    run = Run(folder)
-    _write_review(judge, run)
-    return run
+    return folder
 
 
 REVIEW_NAME = "review.jsonl"
@@ -212,23 +264,19 @@ def _write_review(judge: ItemJudge, run: Run) -> None:
 
 
 def _manifest(
-    source: ItemSource,
-    judge: ItemJudge,
-    opts: RunOptions,
-    engine: Engine,
-    workers: int,
-    table: PriceTable,
-) -> Manifest:
-    """The manifest of a run of ``judge`` over ``source`` (a re-iterable source is read
-    once here: counted, checked and hashed)."""
-    fields = opts.fields
+    source: ItemSource, judge: ItemJudge, opts: RunOptions, engine: Engine, workers: int
+) -> tuple[Manifest, PriceTable]:
+    """The manifest of a run of ``judge`` over ``source``, built once (a re-iterable source
+    is read once here: counted, checked and hashed), and the run's price table."""
     plan = opts.repeat_plan()
+    fields = opts.fields
+    table = resolve_prices(opts.prices)
     if source.reiterable:
         scan = source.scan(fields, tuple(judge.required_fields))
         dataset = DatasetInfo(source=source.description, items=scan.items, hash=scan.dataset_hash)
     else:
         dataset = DatasetInfo(source=source.description, items=None, hash=None)
-    return Manifest(
+    manifest = Manifest(
         # scrubbed here, so a stored manifest and a new one compare alike
         judge=scrub(normalised(judge.describe())),
         dataset=dataset,
@@ -244,90 +292,7 @@ def _manifest(
             "engine": engine.name,
         },
     )
-
-
-def check_resume(
-    data: Any, judge: ItemJudge, options: RunOptions, engine: Engine | None = None
-) -> None:
-    """Refuse now, before any model is loaded, a resume that :func:`aevaluate` would
-    refuse once the models are up: the run already in ``options.run_dir`` has another
-    judge, data or options (one line per changed setting). Nothing to check without a
-    run there, with ``resume=False``, or for a one-shot iterator (read once, by the run).
-    """
-    folder = options.run_dir
-    if folder is None or not options.resume or not (folder / STORE_NAME).is_file():
-        return
-    if is_jurist_store(folder / STORE_NAME) is not None:
-        return  # not a run: the folder check says so
-    source = open_source(data, files_root=options.files_root)
-    if not source.reiterable:
-        return
-    store = RunStore(folder / STORE_NAME, readonly=True)
-    try:
-        existing = stored_manifest(store, folder)
-        if existing is None:
-            return
-        chosen = engine or LocalEngine()
-        manifest = _manifest(source, judge, options, chosen, 1, resolve_prices(options.prices))
-        diffs = existing.differences(manifest)
-        if diffs:
-            raise _cannot_resume(store, folder, diffs)
-    finally:
-        store.close()
-
-
-def _cannot_resume(store: RunStore, folder: Path, diffs: list[str]) -> ConfigError:
-    listed = "\n  ".join(diffs)
-    totals = store.totals()
-    lost = (
-        f"None of its {totals.items} stored items has a score: starting over loses nothing.\n"
-        if totals.items and not totals.scored
-        else ""
-    )
-    return ConfigError(
-        f"{folder}: cannot resume this run: its judge, data or options changed:\n"
-        f"  {listed}\n{lost}Use another run folder, or start over with resume=False "
-        "(--no-resume)."
-    )
-
-
-def stored_manifest(store: RunStore, folder: Path) -> Manifest | None:
-    """The manifest the store's rows belong to (``manifest.json`` for an older store)."""
-    kept = store.get_meta("manifest")
-    if kept is not None:
-        return Manifest.model_validate(kept)
-    return Manifest.read(folder)
-
-
-def _open_run(
-    store: RunStore, folder: Path, kind: FolderKind, manifest: Manifest, resume: bool
-) -> Manifest:
-    """Resume the run in ``store`` (after checking it is the same run), or start a new one."""
-    existing = stored_manifest(store, folder) if kind == "run" else None
-    if existing is not None and resume:
-        diffs = existing.differences(manifest)
-        if diffs:
-            raise _cannot_resume(store, folder, diffs)
-        # this session's settings and prices; the run's identity stays
-        resumed = existing.model_copy(
-            update={"settings": manifest.settings, "prices": manifest.prices}
-        )
-        if existing.run_id is None:  # a store from before the manifest was kept in it
-            resumed = resumed.model_copy(update={"run_id": manifest.run_id or _new_id()})
-            store.set_meta("format", FORMAT)
-        store.set_meta("manifest", resumed.model_dump(mode="json"))
-        resumed.write(folder)
-        return resumed
-    run_id = store.start(manifest.model_dump(mode="json"))
-    started = manifest.model_copy(update={"run_id": run_id})
-    started.write(folder)
-    return started
-
-
-def _new_id() -> str:
-    import uuid
-
-    return uuid.uuid4().hex
+    return manifest, table
 
 
 def evaluate(
@@ -336,6 +301,7 @@ def evaluate(
     options: RunOptions | None = None,
     *,
     engine: Engine | None = None,
+    announce: Announce | None = None,
     run_dir: str | Path | None = None,
     resume: bool | None = None,
     retry_failed: bool | None = None,
@@ -371,4 +337,4 @@ def evaluate(
         files_root=files_root,
     )
     opts = with_overrides(options, given)
-    return run_sync(aevaluate(data, judge, opts, engine=chosen))
+    return run_sync(aevaluate(data, judge, opts, engine=chosen, announce=announce))

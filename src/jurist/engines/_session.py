@@ -85,22 +85,18 @@ class EngineContext:
     retry_failed: bool
     plan: RepeatPlan | None = None
     """Repeats (``repeats=N``): how many times each item is judged; ``None``: once."""
+    done: Bitmap = field(default_factory=Bitmap)
+    """The items not judged again (:func:`~jurist.runs._resume.open_run` says which)."""
+    stored: Bitmap = field(default_factory=Bitmap)
+    """The items stored, done or kept as failures (checked against the data)."""
     coster: Coster = field(init=False)
     bar: BatchProgress | None = field(default=None, init=False)
-    _done: Bitmap = field(init=False)
-    _stored: Bitmap = field(init=False)
     repeat_judges: dict[int, Any] = field(default_factory=dict, init=False)
     slots: asyncio.Semaphore | None = field(default=None, init=False)
     """With repeats: the judge calls in flight, over every item's repeats."""
 
     def __post_init__(self) -> None:
         self.coster = Coster(self.judge, self.table)
-        self._done = self.store.done_bitmap(scored_only=self.retry_failed)
-        self._stored = self.store.done_bitmap() if self.retry_failed else self._done
-        table = self.store.repeat_table()
-        if self.plan is not None and self.retry_failed and table is not None:
-            # an item with a failed repeat is not done: that repeat is judged again
-            self._done = self.store.done_bitmap(scored_only=True, exclude=table.unsettled())
 
     @property
     def required(self) -> tuple[str, ...]:
@@ -112,12 +108,12 @@ class EngineContext:
         required = self.required
         for idx, where, row in self.source:
             digest = item_hash(row, files=self.source.files, where=where)
-            if check_each and self._stored.has(idx) and self.store.hash_of(idx) != digest:
+            if check_each and self.stored.has(idx) and self.store.hash_of(idx) != digest:
                 raise DataError(
                     f"{where}: this item differs from {item_name(idx, row)} of the run in "
                     f"{self.store.path.parent}; the data changed since the run began"
                 )
-            if self._done.has(idx):
+            if self.done.has(idx):
                 continue
             yield (
                 idx,
@@ -133,7 +129,7 @@ class EngineContext:
             self.store.write_item(result)
         else:
             self.store.write(result)
-        self._done.add(result.idx)
+        self.done.add(result.idx)
         if self.bar is not None:
             self.bar.advance(
                 ok=result.score is not None,
@@ -155,7 +151,7 @@ async def run_session(ctx: EngineContext, body: Callable[[], Awaitable[str | Non
     with BatchProgress(
         manifest.dataset.items,
         enabled=ctx.progress,
-        completed=ctx._done.count,
+        completed=ctx.done.count,
         show_cost=ctx.coster.priced,
     ) as bar:
         ctx.bar = bar

@@ -23,6 +23,7 @@ from jurist.judges._codecs import JudgeModel, ModelSpec, TemplateRef
 from jurist.judges._declare import JudgeConfig, option
 from jurist.judges._scoring import ScoringChoice
 from jurist.judges._weigher import DEFAULT_MIN_COVERAGE, LowCoverage
+from jurist.models._backends import scripted_spec
 from jurist.templates import DEFAULT_MAX_TOOL_CHARS, Template, Turn
 
 __all__ = ["LLMJudgeConfig", "OutputFormat"]
@@ -44,7 +45,7 @@ class LLMJudgeConfig(JudgeConfig):
     keeps_alignment = True
 
     model: Annotated[JudgeModel, ModelSpec(rate_key="max_calls_per_min")] = option(
-        example="mock:other", describe="never"
+        example=lambda: scripted_spec("other"), describe="never"
     )
     template: Annotated[str | Template, TemplateRef()] = option(
         "true_false_uncertain", example="likert", describe="never"

@@ -57,6 +57,7 @@ from jurist.judges._pairwise_results import (
 )
 from jurist.judges._spec import judge_model
 from jurist.models import Model
+from jurist.models._backends import scripted_spec
 from jurist.templates import DEFAULT_MAX_TOOL_CHARS, Template, Turn, get_template
 from jurist.types import Judgment, Usage
 
@@ -79,7 +80,7 @@ class PairwiseConfig(JudgeConfig):
     shares with :class:`~jurist.judges.LLMJudge` by name go to the judge that asks."""
 
     model: Annotated[JudgeModel, ModelSpec(rate_key="max_calls_per_min")] = option(
-        example="mock:other", describe="never"
+        example=lambda: scripted_spec("other"), describe="never"
     )
     template: Annotated[str | Template, TemplateRef()] = option(
         "mt_bench_pair", example="arena_hard", describe="never"

@@ -40,6 +40,7 @@ from jurist.judges._protocol import (
     with_models_of,
 )
 from jurist.models import Model
+from jurist.models._backends import scripted_spec
 from jurist.types import Usage
 
 __all__ = [
@@ -394,7 +395,7 @@ def _example_judges() -> tuple[Any, ...]:
     from jurist.judges._llm_judge import LLMJudge
     from jurist.judges._pairwise import PairwiseJudge
 
-    return (LLMJudge("mock:a", name="a"), PairwiseJudge("mock:b", name="b"))
+    return (LLMJudge(scripted_spec("a"), name="a"), PairwiseJudge(scripted_spec("b"), name="b"))
 
 
 register("panel", PanelConfig, Panel)

@@ -125,7 +125,7 @@ class AnthropicModel(Model):
 
     @property
     def capabilities(self) -> Capabilities:
-        return Capabilities(remote=True)
+        return Capabilities(remote=True, batch_api=True)
 
     def identity(self) -> dict[str, Any]:
         return {"provider": self.provider, "name": self.name, "base_url": scrub(self.base_url)}

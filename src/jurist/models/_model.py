@@ -54,7 +54,10 @@ class Capabilities(BaseModel):
     per position it returns (0: none); ``json_schema``: constrained JSON output;
     ``candidate_scores``: :meth:`Model.candidate_scores`; ``max_batch``: the largest batch it
     runs at once (``None``: no limit of its own); ``remote``: calls leave the process;
-    ``images``: it takes image parts in messages (:attr:`jurist.types.Message.images`).
+    ``images``: it takes image parts in messages (:attr:`jurist.types.Message.images`);
+    ``batch_api``: its requests can travel through its provider's batch API (its
+    ``batch_hooks()``, :mod:`jurist.models._batch_hooks`); ``batch_files``: they can be
+    written as Batch API lines for an offline engine (``vllm run-batch``).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -66,6 +69,8 @@ class Capabilities(BaseModel):
     max_batch: int | None = None
     remote: bool = False
     images: bool = False
+    batch_api: bool = False
+    batch_files: bool = False
 
 
 class Model(abc.ABC):

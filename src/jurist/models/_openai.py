@@ -255,6 +255,8 @@ class OpenAIModel(Model):
             json_schema=self.json_mode is not None,
             remote=True,
             images=self._images,
+            batch_api=True,
+            batch_files=True,
         )
 
     def secrets(self) -> dict[str, Any]:

@@ -17,11 +17,13 @@ from __future__ import annotations
 import difflib
 import os
 from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from importlib.metadata import entry_points
 from typing import Any
 
 from jurist._secrets import remember_secret, scrub, shown_name
 from jurist.errors import ConfigError
+from jurist.models._backends import DEFAULT_MODEL, BackendInfo, declare_backend
 from jurist.models._model import Model
 from jurist.models._spec import merge_options, split_spec_options
 from jurist.models._stack import DEFAULT_MAX_RETRIES, Transport, build_stack
@@ -30,13 +32,14 @@ __all__ = [
     "DEFAULT_MAX_RETRIES",
     "DEFAULT_MODEL",
     "ModelFactory",
+    "ParsedSpec",
+    "build_backend",
     "get_model",
     "known_providers",
+    "parse_spec",
     "register_provider",
 ]
 
-DEFAULT_MODEL = "hf:Qwen/Qwen2.5-0.5B-Instruct"
-"""The model ``get_model()`` gives when neither an argument nor ``$JURIST_MODEL`` names one."""
 ENTRY_POINT_GROUP = "jurist.models"
 
 ModelFactory = Callable[..., Model]
@@ -44,12 +47,15 @@ _PROVIDERS: dict[str, ModelFactory] = {}
 
 
 def register_provider(
-    name: str, factory: ModelFactory | None = None
+    name: str, factory: ModelFactory | None = None, *, info: BackendInfo | None = None
 ) -> Callable[[ModelFactory], ModelFactory] | ModelFactory:
-    """Register a backend factory under a provider name (usable as a decorator)."""
+    """Register a backend factory under a provider name (usable as a decorator);
+    ``info``: what the backend takes and can do (:class:`~jurist.models.BackendInfo`)."""
 
     def deco(fn: ModelFactory) -> ModelFactory:
         _PROVIDERS[name] = fn
+        if info is not None:
+            declare_backend(info if info.provider == name else replace(info, provider=name))
         return fn
 
     return deco(factory) if factory is not None else deco
@@ -155,22 +161,52 @@ def get_model(
             f"cannot use {type(model).__name__} as a model: pass 'provider:name', a "
             "jurist Model or a LangChain chat model"
         )
-    provider, sep, name = model.partition(":")
-    if not sep or not provider or not name:
-        raise ConfigError(
-            f"model spec {scrub(model)!r} must be 'provider:name' (known providers: "
-            f"{', '.join(known_providers())}), e.g. 'openai:gpt-4o-mini' or "
-            "'hf:/path/to/model'"
-        )
-    name, spec_options = split_spec_options(name, spec=model)
-    if spec_options:
-        options = merge_options(spec_options, options, spec=model)
-    if shown_name(name) != name:  # a key where the name goes: hidden wherever it is written
-        remember_secret(name)
-    built = _factory(provider)(name, **options)
+    parsed = parse_spec(model)
+    built = build_backend(parsed, **options)
     if max_retries is None:
         max_retries = DEFAULT_MAX_RETRIES if built.capabilities.remote else 0
     return _with_retries(built, max_retries)
+
+
+@dataclass(frozen=True)
+class ParsedSpec:
+    """A ``provider:name[key=value,...]`` spec read once: its provider, its model name
+    and the backend options written in its brackets (:mod:`jurist.models._spec`)."""
+
+    provider: str
+    name: str
+    options: dict[str, Any] = field(repr=False)  # may hold a key
+    text: str = field(repr=False)
+    """The spec as given (for messages; scrub it before showing it)."""
+
+
+def parse_spec(spec: str) -> ParsedSpec:
+    """Read ``spec`` once (the provider is checked when the backend is built).
+
+    >>> parsed = parse_spec("openai:j[timeout=30]")
+    >>> parsed, parsed.options
+    (ParsedSpec(provider='openai', name='j'), {'timeout': 30})
+    """
+    provider, sep, name = spec.partition(":")
+    if not sep or not provider or not name:
+        raise ConfigError(
+            f"model spec {scrub(spec)!r} must be 'provider:name' (known providers: "
+            f"{', '.join(known_providers())}), e.g. 'openai:gpt-4o-mini' or "
+            "'hf:/path/to/model'"
+        )
+    name, spec_options = split_spec_options(name, spec=spec)
+    if shown_name(name) != name:  # a key where the name goes: hidden wherever it is written
+        remember_secret(name)
+    return ParsedSpec(provider=provider, name=name, options=spec_options, text=spec)
+
+
+def build_backend(parsed: ParsedSpec, **options: Any) -> Model:
+    """The backend ``parsed`` names, alone (no retry, limits or cache layer: the stack
+    builder adds those), given ``options`` beside the spec's own (one given both ways is
+    refused)."""
+    if parsed.options:
+        options = merge_options(parsed.options, options, spec=parsed.text)
+    return _factory(parsed.provider)(parsed.name, **options)
 
 
 def _with_retries(model: Model, max_retries: int) -> Model:

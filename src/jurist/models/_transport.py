@@ -14,11 +14,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError
 
 from jurist.errors import ConfigError
+from jurist.models._backends import DEFAULT_MAX_RETRIES
 
 __all__ = ["DEFAULT_MAX_RETRIES", "ModelSpec", "Transport"]
-
-DEFAULT_MAX_RETRIES = 2
-"""Retries of transient errors a remote backend gets when a transport does not say."""
 
 JsonMode = Literal["json_schema", "json_object", "none"]
 
@@ -68,19 +66,19 @@ class Transport(BaseModel):
     json_mode: JsonMode | None = None
 
     def backend_options(self, provider: str) -> dict[str, Any]:
-        """The settings a backend of ``provider`` takes as constructor options.
+        """The settings a backend of ``provider`` takes as constructor options (those its
+        declaration, :class:`~jurist.models.BackendInfo`, says it takes).
 
         >>> Transport(timeout=5, json_mode="none").backend_options("openai")
         {'timeout': 5.0, 'json_mode': None}
         >>> Transport(timeout=5).backend_options("hf")
         {}
         """
-        options: dict[str, Any] = {}
-        if provider in ("openai", "litellm", "anthropic") and self.timeout is not None:
-            options["timeout"] = self.timeout
-        if provider == "openai" and self.json_mode is not None:
-            options["json_mode"] = None if self.json_mode == "none" else self.json_mode
-        return options
+        from jurist.models._backends import backend_info  # declarations, no model class
+
+        return backend_info(provider).connection_options(
+            timeout=self.timeout, json_mode=self.json_mode
+        )
 
 
 class ModelSpec(BaseModel):

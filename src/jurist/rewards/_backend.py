@@ -29,7 +29,7 @@ from typing import Any
 from jurist._sync import run_sync
 from jurist.errors import ConfigError
 from jurist.judges import LLMJudge
-from jurist.models import Model, get_model
+from jurist.models import DEFAULT_MODEL, Model, backend_info, get_model
 from jurist.templates import Template
 from jurist.types import Message, Request
 
@@ -41,17 +41,18 @@ __all__ = [
     "resolve_model_name",
 ]
 
-DEFAULT_JUDGE_MODEL = "Qwen/Qwen2.5-0.5B-Instruct"
-"""The reward judge's model when neither ``model_name`` nor ``$LLM_JUDGE_MODEL`` names one."""
+_DEFAULT_PROVIDER = DEFAULT_MODEL.partition(":")[0]
+DEFAULT_JUDGE_MODEL = DEFAULT_MODEL.partition(":")[2]
+"""The reward judge's model when neither ``model_name`` nor ``$LLM_JUDGE_MODEL`` names one
+(jurist's default model's name, :data:`~jurist.models.DEFAULT_MODEL`)."""
 DEFAULT_LLM_CONFIG: dict[str, Any] = {
-    "backend_type": "hf",
+    "backend_type": _DEFAULT_PROVIDER,
     "model_name": None,  # $LLM_JUDGE_MODEL, else DEFAULT_JUDGE_MODEL
     "max_tokens": 10,
     "temperature": 0.1,
 }
 """What an ``llm_config`` leaves out: these keys' values (:func:`build_backend` merges)."""
 _KNOWN_KEYS = ("backend_type", "model_name", "max_tokens", "temperature", "template")
-_ALIASES = {"transformers": "hf", "huggingface": "hf"}
 
 
 class RewardBackend:
@@ -127,7 +128,7 @@ def build_backend(llm_config: Mapping[str, Any]) -> RewardBackend:
     backend_type = config.get("backend_type")
     if not isinstance(backend_type, str) or not backend_type:
         raise ConfigError(f"llm_config: backend_type must be a provider name, got {backend_type!r}")
-    provider = _ALIASES.get(backend_type.lower(), backend_type.lower())
+    provider = backend_info(backend_type.lower()).provider  # an alias names it too
     max_tokens = config.get("max_tokens")
     if not isinstance(max_tokens, int) or max_tokens < 1:
         raise ConfigError(f"llm_config: max_tokens must be a positive integer, got {max_tokens!r}")

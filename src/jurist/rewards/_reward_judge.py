@@ -55,7 +55,7 @@ from jurist._sync import run_sync
 from jurist.errors import ConfigError, DataError
 from jurist.judges import LLMJudge
 from jurist.judges._many import run_items
-from jurist.models import Transport, build_stack, get_model, with_limits
+from jurist.models import DEFAULT_MODEL, Transport, build_stack, get_model, with_limits
 from jurist.models._stack import limits_layer
 from jurist.rewards._judge_reward import DEFAULT_TOLERANCE, judgment_to_reward
 from jurist.types import Judgment, Message
@@ -72,7 +72,6 @@ __all__ = [
 T = TypeVar("T")
 
 DEFAULT_CONCURRENCY = 256
-DEFAULT_MODEL = "hf:Qwen/Qwen2.5-0.5B-Instruct"
 REWARD_KWARGS = (
     "model",
     "base_url",
@@ -282,7 +281,8 @@ def reward_judge_from_kwargs(**kwargs: Any) -> RewardJudge:
 
 
 def _spec(model: str) -> str:
-    return model if ":" in model else f"hf:{model}"
+    """A bare model name is one of the default model's backend (a local model)."""
+    return model if ":" in model else f"{DEFAULT_MODEL.partition(':')[0]}:{model}"
 
 
 def _number(settings: Mapping[str, Any], name: str, default: float | None) -> float | None:

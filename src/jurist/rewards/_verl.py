@@ -52,6 +52,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 from jurist.errors import ConfigError, DataError
+from jurist.models import backend_info, server_spec
 from jurist.rewards._heap import freeze_heap
 from jurist.rewards._reward_judge import RewardJudge, reward_judge_from_kwargs
 from jurist.rewards._trajectory import (
@@ -170,10 +171,10 @@ def router_kwargs(kwargs: Mapping[str, Any], address: str, tokenizer: Any) -> di
     given = kwargs.get("model")
     if isinstance(given, str) and given:
         provider, sep, name = given.partition(":")
-        if sep and provider != "openai":
+        if sep and not backend_info(provider).any_server:
             raise ConfigError(
                 f"verl's reward model router speaks the OpenAI API; model={given!r} names "
-                f"the provider {provider!r}: give 'openai:NAME' or just NAME"
+                f"the provider {provider!r}: give {server_spec('NAME')!r} or just NAME"
             )
         name = name if sep else given
     else:
@@ -184,7 +185,7 @@ def router_kwargs(kwargs: Mapping[str, Any], address: str, tokenizer: Any) -> di
                 "reward_kwargs.model to the name its reward servers serve"
             )
     url = address if "://" in address else f"http://{address}"
-    return {**kwargs, "model": f"openai:{name}", "base_url": f"{url.rstrip('/')}/v1"}
+    return {**kwargs, "model": server_spec(name), "base_url": f"{url.rstrip('/')}/v1"}
 
 
 def _question(extra_info: Any) -> str | None:

@@ -72,20 +72,24 @@ class Price(BaseModel):
         return self.batch_prompt, cached, self.batch_completion
 
 
-# Published list prices (USD per 1M tokens) of widely used judge models; override freely.
-# Batch rates are added below: half of each live rate.
-_LIVE: dict[str, dict[str, float]] = {
-    "openai:gpt-4o": {"prompt": 2.5, "cached": 1.25, "completion": 10.0},
-    "openai:gpt-4o-mini": {"prompt": 0.15, "cached": 0.075, "completion": 0.6},
-    "openai:gpt-4.1": {"prompt": 2.0, "cached": 0.5, "completion": 8.0},
-    "openai:gpt-4.1-mini": {"prompt": 0.4, "cached": 0.1, "completion": 1.6},
-    "openai:gpt-4.1-nano": {"prompt": 0.1, "cached": 0.025, "completion": 0.4},
-    "openai:gpt-4-turbo": {"prompt": 10.0, "completion": 30.0},
-    "openai:gpt-3.5-turbo": {"prompt": 0.5, "completion": 1.5},
-    "mock:*": {"prompt": 0.0, "completion": 0.0},
-    "hf:*": {"prompt": 0.0, "completion": 0.0},
-    "vllm:*": {"prompt": 0.0, "completion": 0.0},
-}
+def _live_prices() -> dict[str, dict[str, float]]:
+    """Published list prices (USD per 1M tokens) of widely used judge models, as each
+    backend declares them (:attr:`~jurist.models.BackendInfo.list_prices`; override
+    freely), and nothing for every model of a backend that runs in this process."""
+    from jurist.models._backends import backends
+
+    live: dict[str, dict[str, float]] = {}
+    for backend in backends():
+        for name, rates in backend.list_prices.items():
+            live[f"{backend.provider}:{name}"] = dict(rates)
+    for backend in backends():
+        if backend.runs_here:
+            live[f"{backend.provider}:*"] = {"prompt": 0.0, "completion": 0.0}
+    return live
+
+
+# Batch rates are added here: half of each live rate.
+_LIVE = _live_prices()
 _DEFAULTS: dict[str, dict[str, float]] = {
     spec: {**rates, **{f"batch_{k}": v / 2 for k, v in rates.items()}}
     for spec, rates in _LIVE.items()

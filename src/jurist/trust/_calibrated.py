@@ -35,6 +35,7 @@ from jurist.judges._declare import Declared, JudgeConfig, option, register
 from jurist.judges._many import ManyItemsJudge, OutcomeResults, map_items
 from jurist.judges._protocol import ItemJudge, ModelFn, models_of, with_models_of
 from jurist.models import Model
+from jurist.models._backends import scripted_spec
 from jurist.trust._calibrate import Calibration
 from jurist.types import Usage
 
@@ -184,7 +185,7 @@ class CalibratedResults(OutcomeResults[CalibratedJudgment]):
 def _example_judge() -> Any:
     from jurist.judges import LLMJudge
 
-    return LLMJudge("mock:a", template="likert")
+    return LLMJudge(scripted_spec("a"), template="likert")
 
 
 def _example_calibration() -> Calibration:

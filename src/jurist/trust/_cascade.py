@@ -61,6 +61,7 @@ from jurist.judges._protocol import (
 )
 from jurist.metrics import selective_threshold
 from jurist.models import Model
+from jurist.models._backends import scripted_spec
 from jurist.trust._fit import CascadeFit, DeltaSplit, fit_cascade, tier_delta
 from jurist.trust._outcome import (
     CascadeJudgment,
@@ -447,7 +448,7 @@ def _unique(names: Sequence[str]) -> tuple[str, ...]:
 def _example_tiers() -> tuple[Any, ...]:
     from jurist.judges import LLMJudge, Panel
 
-    return (LLMJudge("mock:a", name="a"), Panel([LLMJudge("mock:b")], name="b"))
+    return (LLMJudge(scripted_spec("a"), name="a"), Panel([LLMJudge(scripted_spec("b"))], name="b"))
 
 
 register("cascade", CascadeConfig, CascadeJudge)

@@ -29,6 +29,7 @@ from jurist.judges._codecs import ModelSpecs
 from jurist.judges._declare import Codec, JudgeConfig, LoadContext, option
 from jurist.judges.rubric._rubric import Rubric
 from jurist.models import get_model
+from jurist.models._backends import scripted_spec
 from jurist.templates import DEFAULT_MAX_TOOL_CHARS, Turn
 
 __all__ = ["BINDING", "RubricJudgeConfig", "RubricRef", "config_of", "refuse_weights"]
@@ -65,7 +66,8 @@ class RubricJudgeConfig(JudgeConfig):
         describe="never",
     )
     models: Annotated[tuple[Any, ...], ModelSpecs()] = option(
-        example=lambda: (get_model("mock:a"), get_model("mock:b")), describe="never"
+        example=lambda: (get_model(scripted_spec("a")), get_model(scripted_spec("b"))),
+        describe="never",
     )
     aggregation: str = option("majority", example="unanimous", describe="never")
     ordinal_aggregation: str = option("mean", example="median", describe="never")
