@@ -457,10 +457,6 @@ async def run_through_engine(
             await m.aclose()
 
 
-def _preparing(model: Model) -> Any:
-    return err_console.status(f"preparing {escape(model.spec)} ...", spinner="dots")
-
-
 def finish_run(run: Run, out_path: Path, *, extra: dict[str, Any]) -> int:
     """Write the results, the summary (:func:`summary_path`) and the HTML report
     (:func:`report_path`), print the summary and the report's path; the exit code.

@@ -55,9 +55,9 @@ async def judge_through_batches(ctx: EngineContext, options: BatchAPIOptions) ->
     if models and not any(_carried(m) for m in models):
         specs = ", ".join(dict.fromkeys(m.spec for m in models))
         raise ConfigError(
-            "batch_api= sends the requests of models whose provider has a batch API "
-            "(openai:NAME with the server's base_url, anthropic:NAME); this judge calls "
-            f"{specs}, which would all run live: leave batch_api= out"
+            "the batch-API engine sends the requests of models whose provider has a "
+            "batch API (openai:NAME with the server's base_url, anthropic:NAME); this "
+            f"judge calls {specs}, which would all run live: use the local engine"
         )
     run_id = ctx.manifest.run_id or "run"
     store = ctx.store.batch_tables(run_id)

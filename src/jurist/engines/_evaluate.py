@@ -31,12 +31,10 @@ from typing import Any
 
 from jurist._secrets import scrub
 from jurist._sync import run_sync
-from jurist.batching import BatchAPIOptions
 from jurist.data._source import ItemSource, open_source
 from jurist.engines._engines import BatchAPIEngine, Engine, LocalEngine, RayEngine, choose_engine
 from jurist.engines._item_path import ErrorOutcome, check_judge, judge_models
 from jurist.engines._judge_entry import judge_entry_of
-from jurist.engines._ray_options import RayOptions
 from jurist.engines._run_options import RunOptions, with_overrides
 from jurist.engines._session import EngineContext, judge_locally, normalised, run_session
 from jurist.errors import ConfigError
@@ -84,8 +82,6 @@ async def aevaluate(
     repeats: int | None = None,
     adaptive: bool | None = None,
     min_repeats: int | None = None,
-    ray: RayOptions | None = None,
-    batch_api: BatchAPIOptions | None = None,
 ) -> Run:
     """Judge every item of ``data`` with ``judge`` into the run folder ``run_dir``.
 
@@ -123,10 +119,8 @@ async def aevaluate(
             :class:`~jurist.trust.RepeatPlan` for the stopping rule).
         min_repeats: with ``adaptive``, the repeats every item gets (default
             ``min(3, repeats)``).
-        ray: deprecated, ``engine=RayEngine(options)``.
-        batch_api: deprecated, ``engine=BatchAPIEngine(options)``.
     """
-    chosen = choose_engine(engine, ray, batch_api)
+    chosen = choose_engine(engine)
     given = dict(
         run_dir=run_dir,
         resume=resume,
@@ -342,12 +336,10 @@ def evaluate(
     repeats: int | None = None,
     adaptive: bool | None = None,
     min_repeats: int | None = None,
-    ray: RayOptions | None = None,
-    batch_api: BatchAPIOptions | None = None,
 ) -> Run:
     """Sync twin of :func:`aevaluate` (works inside a running event loop too): it
     resolves the options and the engine here and forwards them as two objects."""
-    chosen = choose_engine(engine, ray, batch_api)
+    chosen = choose_engine(engine)
     given = dict(
         run_dir=run_dir,
         resume=resume,
