@@ -286,7 +286,7 @@ def _layer(module: str) -> int | None:
     return None
 
 
-DESIGN_MD = Path(__file__).resolve().parents[2] / "shared" / "DESIGN.md"
+DESIGN_MD = SRC.parent.parent / "shared" / "DESIGN.md"  # beside the checkout, not in it
 
 
 def design_layers(text: str) -> tuple[str, ...]:
