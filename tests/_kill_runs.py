@@ -26,6 +26,7 @@ import re
 import sys
 
 import jurist
+from jurist.models import Model
 from jurist.types import Completion, Request, Usage
 
 REPEATS = 4
@@ -50,7 +51,7 @@ def logged(data: str, run_dir: str, log: str, hold_from: str = "") -> None:
     jurist.evaluate(data, jurist.LLMJudge(model), run_dir=run_dir, concurrency=4)
 
 
-class Staggered(jurist.models.Model):
+class Staggered(Model):
     """A repeat's answer takes longer the later the repeat: items finish one repeat at a
     time; each answered call is logged."""
 
