@@ -39,7 +39,8 @@ sys.path.insert(0, str(ROOT))
 from tests._batch_server import BatchServer  # noqa: E402
 
 import jurist  # noqa: E402
-from jurist.evaluate import BatchAPIEngine, BatchAPIOptions, PriceTable  # noqa: E402
+from jurist.engines import BatchAPIEngine, BatchAPIOptions  # noqa: E402
+from jurist.runs import PriceTable  # noqa: E402
 from jurist.runs._cost import bill  # noqa: E402
 
 SPEC = "openai:gpt-4o-mini"

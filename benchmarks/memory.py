@@ -14,7 +14,7 @@
    per item is what the engine costs. Target: under 200 microseconds per item.
 
 3. Batch mode against live (issue 20): the same ``LLMJudge`` on ``openai:judge`` judges
-   ``--batch-items`` (50,000) items once live and once with ``batch_api=`` against the
+   ``--batch-items`` (50,000) items once live and once on ``BatchAPIEngine`` against the
    fake Batch API server (``tests/_batch_server.py``, run in a process of its own so its
    files are not counted), each in a fresh process. Requests stream to the round's
    request file and a parked item holds no task, so the batch peak should stay within 2x

@@ -52,7 +52,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import jurist  # noqa: E402
-from jurist.evaluate import LocalEngine, RayEngine, RayOptions  # noqa: E402
+from jurist.engines import LocalEngine, RayEngine, RayOptions  # noqa: E402
 
 __all__ = ["Figure", "actors_figures", "main", "overhead_figures"]
 

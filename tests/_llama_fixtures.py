@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 LLAMA_ALIAS = "tiny"
+N_CTX = 2048
 
 
 @pytest.fixture(scope="session")
@@ -35,5 +36,8 @@ def llama_server(tiny_gguf: Path, tmp_path_factory: pytest.TempPathFactory) -> I
     if not llama_cpp_available():
         pytest.skip("llama-cpp-python[server] is not installed")
     log = tmp_path_factory.mktemp("llama-server") / "server.log"
-    with start_llama_server(tiny_gguf, alias=LLAMA_ALIAS, n_ctx=512, log_path=log) as server:
+    # the tiny model's whole context (max_position_embeddings): the built-in templates'
+    # prompts (a rubric's is about 600 tokens) and their max_tokens fit, so a test reaches
+    # the server's answer, not an HTTP 400 for a context overflow
+    with start_llama_server(tiny_gguf, alias=LLAMA_ALIAS, n_ctx=N_CTX, log_path=log) as server:
         yield server.base_url

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import signal
 import sqlite3
 import subprocess
@@ -24,18 +25,6 @@ from tests._forked import fork
 from tests._kill_runs import cli as cli_run
 
 ANSWER = Fault("ok", text="Correct")
-
-
-def settled_requests(server: FaultServer, quiet: float = 0.3, limit: float = 10.0) -> int:
-    """The server's request count once it stops changing: a request the killed process sent
-    just before it died may reach the server's thread a moment later (more so on a loaded
-    machine), and must not be counted as one the resumed run sent."""
-    count, since, deadline = server.requests, time.monotonic(), time.monotonic() + limit
-    while time.monotonic() - since < quiet and time.monotonic() < deadline:
-        time.sleep(0.02)
-        if server.requests != count:
-            count, since = server.requests, time.monotonic()
-    return count
 
 
 def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
@@ -158,66 +147,13 @@ def cli(data: Path, out: Path, server: FaultServer, *extra: str) -> list[str]:
     return [sys.executable, "-m", "jurist", *openai_args(server, data, out, *extra)]
 
 
-@pytest.mark.slow
-def test_ctrl_c_marks_the_run_interrupted_and_says_how_to_resume(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    n = 30
-    data = write_data(tmp_path / "d.jsonl", n)
-    out = tmp_path / "run"
-    slow = Fault("hang", seconds=0.05, text="Correct")
-    with FaultServer([slow] * (2 * n)) as server:
-        args = cli(data, out, server, "--output", "text", "--concurrency", "2")
-        proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        deadline = time.monotonic() + 60
-        while stored(out / "run.sqlite") < 4:
-            assert proc.poll() is None, proc.communicate()
-            assert time.monotonic() < deadline
-            time.sleep(0.02)
-        proc.send_signal(signal.SIGINT)
-        stdout, stderr = proc.communicate(timeout=60)
-        assert proc.returncode == 130, stderr
-        said = " ".join((stdout + stderr).split())
-        saved = stored(out / "run.sqlite")
-        assert f"{saved} of {n} items saved" in said
-        assert "jurist judge" in said and str(data) in said
-        db = sqlite3.connect(out / "run.sqlite")
-        (status_text,) = db.execute("SELECT value FROM meta WHERE key='status'").fetchone()
-        db.close()
-        assert json.loads(status_text) == "interrupted"
-        first = settled_requests(server)
-        code, said, err = run(args[3:], capsys)  # the command it names, here in this process
-        assert code == EXIT_OK, said + err
-        assert stored(out / "run.sqlite") == n
-        assert server.requests - first == n - saved
-
-
-@pytest.mark.slow
-def test_sigterm_also_marks_the_run_interrupted(tmp_path: Path) -> None:
-    data = write_data(tmp_path / "d.jsonl", 20)
-    out = tmp_path / "run"
-    slow = Fault("hang", seconds=0.05, text="Correct")
-    with FaultServer([slow] * 40) as server:
-        args = cli(data, out, server, "--output", "text", "--concurrency", "2")
-        proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        deadline = time.monotonic() + 60
-        while stored(out / "run.sqlite") < 2:
-            assert proc.poll() is None, proc.communicate()
-            assert time.monotonic() < deadline
-            time.sleep(0.02)
-        proc.send_signal(signal.SIGTERM)
-        _, stderr = proc.communicate(timeout=60)
-        assert proc.returncode == 143, stderr
-        assert "items saved" in " ".join(stderr.split())
-    db = sqlite3.connect(out / "run.sqlite")
-    (status_text,) = db.execute("SELECT value FROM meta WHERE key='status'").fetchone()
-    db.close()
-    assert json.loads(status_text) == "interrupted"
-
-
 class GatedServer(FaultServer):
-    """Answers the first ``free`` requests, then holds every other one until :meth:`open`:
-    a run that stays at work exactly as long as a test needs, however loaded the machine."""
+    """Answers the first ``free`` requests, then holds every other one until :meth:`open`
+    (or the server stops): a run that stays at work exactly as long as a test needs,
+    however loaded the machine. A held request is counted in ``arrived`` at once and in
+    ``requests`` only when it goes on; after :meth:`let_through` the requests that arrive
+    go on at once, while those held before stay held (a killed client's calls, which must
+    not be counted as the next run's)."""
 
     def __init__(self, free: int, script: list[Fault]) -> None:
         super().__init__(script)
@@ -228,12 +164,73 @@ class GatedServer(FaultServer):
     def open(self) -> None:
         self._open.set()
 
+    def let_through(self) -> None:
+        self.free = math.inf  # read on the server's loop thread as each request arrives
+
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         self.arrived += 1  # on the server's one loop thread
         if self.arrived > self.free:
             while not self._open.is_set() and not self.stopping.is_set():
                 await asyncio.sleep(0.01)
         return await super()._handle(request)
+
+
+@pytest.mark.slow
+def test_ctrl_c_marks_the_run_interrupted_and_says_how_to_resume(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    n, saved = 30, 4
+    data = write_data(tmp_path / "d.jsonl", n)
+    out = tmp_path / "run"
+    # the first 4 calls are answered; the next ones are held, so the run cannot end
+    # before the interrupt, and the interrupt finds 4 items saved and 2 calls in flight
+    with GatedServer(free=saved, script=[ANSWER] * (2 * n)) as server:
+        args = cli(data, out, server, "--output", "text", "--concurrency", "2")
+        proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 300
+        while stored(out / "run.sqlite") < saved or server.arrived < saved + 2:
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "the run made no progress"
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGINT)
+        stdout, stderr = proc.communicate(timeout=300)
+        assert proc.returncode == 130, stderr
+        said = " ".join((stdout + stderr).split())
+        assert stored(out / "run.sqlite") == saved and server.arrived == saved + 2
+        assert f"{saved} of {n} items saved" in said
+        assert "jurist judge" in said and str(data) in said
+        db = sqlite3.connect(out / "run.sqlite")
+        (status_text,) = db.execute("SELECT value FROM meta WHERE key='status'").fetchone()
+        db.close()
+        assert json.loads(status_text) == "interrupted"
+        assert server.requests == saved  # the two held calls never went on
+        server.let_through()
+        code, said, err = run(args[3:], capsys)  # the command it names, here in this process
+        assert code == EXIT_OK, said + err
+        assert stored(out / "run.sqlite") == n
+        assert server.requests - saved == n - saved
+
+
+@pytest.mark.slow
+def test_sigterm_also_marks_the_run_interrupted(tmp_path: Path) -> None:
+    data = write_data(tmp_path / "d.jsonl", 20)
+    out = tmp_path / "run"
+    with GatedServer(free=2, script=[ANSWER] * 40) as server:  # then holds: cannot finish
+        args = cli(data, out, server, "--output", "text", "--concurrency", "2")
+        proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 300
+        while stored(out / "run.sqlite") < 2 or server.arrived < 4:
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "the run made no progress"
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGTERM)
+        _, stderr = proc.communicate(timeout=300)
+        assert proc.returncode == 143, stderr
+        assert "2 of 20 items saved" in " ".join(stderr.split())
+    db = sqlite3.connect(out / "run.sqlite")
+    (status_text,) = db.execute("SELECT value FROM meta WHERE key='status'").fetchone()
+    db.close()
+    assert json.loads(status_text) == "interrupted"
 
 
 @pytest.mark.slow

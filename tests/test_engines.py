@@ -1,14 +1,13 @@
 """Engines as strategies: ``jurist.evaluate(data, judge, options, engine=...)``.
 
-Each engine object's checks run before any run folder is made; the old ``ray=`` /
-``batch_api=`` keywords map onto the engine objects with a DeprecationWarning; the
-keywords and one :class:`RunOptions` give the same run; the CLI builds one RunOptions and
+Each engine object's checks run before any run folder is made; an engine is one object
+(the ``ray=`` / ``batch_api=`` keywords of 0.x versions are gone); the keywords and one
+:class:`RunOptions` give the same run; the CLI builds one RunOptions and
 one engine from its flags and forwards them whole."""
 
 from __future__ import annotations
 
 import json
-import warnings
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -95,43 +94,21 @@ def test_run_options_errors_name_the_field() -> None:
         RunOptions(colour="red")
 
 
-def test_the_old_keywords_map_to_the_engines_with_a_warning(tmp_path: Path) -> None:
-    with pytest.warns(DeprecationWarning, match=r"engine=RayEngine"):
-        assert choose_engine(None, ray=RayOptions(actors=3)) == RayEngine(actors=3)
-    with pytest.warns(DeprecationWarning, match=r"engine=BatchAPIEngine"):
-        chosen = choose_engine(None, batch_api=BatchAPIOptions(poll_interval=2))
-    assert chosen == BatchAPIEngine(poll_interval=2)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        assert choose_engine(None) == LocalEngine()
-    # through jurist.evaluate: the warning, then the engine's own check, before any folder
+def test_the_engine_is_one_object_and_the_old_keywords_are_gone(tmp_path: Path) -> None:
+    assert choose_engine(None) == LocalEngine()
     folder = tmp_path / "run"
-    with (
-        pytest.warns(DeprecationWarning, match="batch_api"),
-        pytest.raises(ConfigError, match="the batch-API engine sends"),
-    ):
-        jurist.evaluate(ITEMS, mock_judge(), run_dir=folder, batch_api=BatchAPIOptions())
-    with (
-        pytest.warns(DeprecationWarning, match="ray"),
-        pytest.raises(ConfigError, match="on Ray"),
-    ):
-        jurist.evaluate(ITEMS, LengthJudge(), run_dir=folder, ray=RayOptions())
-    assert not folder.exists()
-
-
-@pytest.mark.parametrize(
-    ("given", "message"),
-    [
-        ({"ray": RayOptions(), "batch_api": BatchAPIOptions()}, "ray= or batch_api=, not both"),
-        ({"engine": LocalEngine(), "ray": RayOptions()}, "engine= or ray=, not both"),
-        ({"engine": LocalEngine(), "batch_api": BatchAPIOptions()}, "engine= or batch_api="),
-        ({"engine": "ray"}, "engine= takes an engine .* not str"),
-    ],
-)
-def test_one_engine_only(given: dict[str, Any], message: str, tmp_path: Path) -> None:
-    folder = tmp_path / "run"
-    with pytest.raises(ConfigError, match=message):
-        jurist.evaluate(ITEMS, mock_judge(), run_dir=folder, **given)
+    # the engine options alone are not an engine
+    for options in (RayOptions(), BatchAPIOptions()):
+        named = type(options).__name__
+        with pytest.raises(ConfigError, match=rf"engine= takes an engine .* not {named}"):
+            jurist.evaluate(ITEMS, mock_judge(), run_dir=folder, engine=options)  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match=r"engine= takes an engine .* not str"):
+        jurist.evaluate(ITEMS, mock_judge(), run_dir=folder, engine="ray")  # type: ignore[arg-type]
+    # ray= / batch_api= of 0.x versions: Python's own TypeError, before any folder
+    for call in (jurist.evaluate, aevaluate):
+        for keyword, value in (("ray", RayOptions()), ("batch_api", BatchAPIOptions())):
+            with pytest.raises(TypeError, match=f"unexpected keyword argument '{keyword}'"):
+                call(ITEMS, mock_judge(), run_dir=folder, **{keyword: value})
     assert not folder.exists()
 
 

@@ -51,18 +51,22 @@ def test_sigkill_halfway_then_resume(tmp_path: Path) -> None:
     store = run_dir / "run.sqlite"
     args = [str(data), str(run_dir), str(log)]
 
-    proc = fork(logged_run, *args, log=tmp_path / "run.log")
-    deadline = time.monotonic() + 120
-    while len(stored_ids(store)) < N // 2:
-        assert proc.poll() is None, f"the run ended before it could be killed: {proc.output()}"
-        assert time.monotonic() < deadline, "the run made no progress"
-        time.sleep(0.05)
-    os.kill(proc.pid, signal.SIGKILL)
+    # the items from N - 10 on are never answered in the killed process: it cannot end
+    # first, however slow the machine; it is killed while items flow if the test is quick
+    proc = fork(logged_run, *args, str(N - 10), log=tmp_path / "run.log")
+    try:
+        deadline = time.monotonic() + 120
+        while len(stored_ids(store)) < N // 2:
+            assert proc.poll() is None, f"the run ended before it could be killed: {proc.output()}"
+            assert time.monotonic() < deadline, "the run made no progress"
+            time.sleep(0.05)
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)
     assert proc.wait(timeout=30) == -signal.SIGKILL, proc.output()
 
     after_kill = set(stored_ids(store))
     calls_before = logged(log)
-    assert N // 2 <= len(after_kill) < N
+    assert N // 2 <= len(after_kill) <= N - 10
     assert after_kill <= set(calls_before)
 
     logged_run(*args)  # resumed in this process, another than the killed one

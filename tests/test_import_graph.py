@@ -18,6 +18,7 @@ that only one side may name is still a dependency). The rules:
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -154,13 +155,37 @@ ENGINES = (
     "jurist.engines",
     "jurist.runs",
     "jurist.pipeline",
-    "jurist.evaluate",
     "jurist.batching",
     "jurist.cli",
     "jurist.rewards",
 )
 """What the models layer must never import: the engines (local, Ray, batch API), the run
 store, the batcher, and what sits above them."""
+
+DESIGN_LAYERS = (
+    "cli",
+    "compat",
+    "engines",
+    "pipeline",
+    "runs",
+    "rewards",
+    "catalog",
+    "audit",
+    "trust",
+    "trajectories",
+    "judges",
+    "batching",
+    "metrics",
+    "data",
+    "templates",
+    "models",
+    "types.py",
+)
+"""The layer list of DESIGN.md ("Layers (one package per concept, arrows point down
+only)"), top down, as its diagram gives it: the packages, then the shared base
+``types.py``. DESIGN.md lives beside the checkout (``../shared/DESIGN.md``), not in it:
+when it is there, :func:`test_design_md_gives_the_layers_this_test_encodes` reads its
+diagram and compares."""
 
 LAYERS = (
     "testing",
@@ -183,8 +208,9 @@ LAYERS = (
 )
 """DESIGN.md's layers, top down: a package imports only the packages below it (and the
 shared base: ``types``, ``errors`` and the private top-level helpers ``jurist._*``).
-``jurist.evaluate`` is the deprecated forwarding package and ``jurist/__init__`` the
-public surface; both sit above everything."""
+``testing`` (the pytest plugin, the tiny-model and llama.cpp fixtures), which DESIGN.md
+does not draw, sits on top; ``jurist/__init__`` (the public surface) and ``__main__`` sit
+above everything."""
 
 BACKENDS = (
     "jurist.models._openai",
@@ -242,7 +268,7 @@ def test_the_batcher_never_imports_the_engine() -> None:
         bad = [
             " -> ".join(p)
             for t, p in reached.items()
-            if t.startswith(("jurist.engines", "jurist.runs", "jurist.evaluate"))
+            if t.startswith(("jurist.engines", "jurist.runs"))
         ]
         assert not bad, "\n".join(bad)
 
@@ -250,14 +276,55 @@ def test_the_batcher_never_imports_the_engine() -> None:
 def _layer(module: str) -> int | None:
     """The rank of ``module``'s package in :data:`LAYERS` (0 is the top), None for the base."""
     parts = module.split(".")
-    if len(parts) < 2 or parts[1] in ("evaluate", "__main__"):
-        return -1  # the public surface and the deprecated forwarder: above everything
+    if len(parts) < 2 or parts[1] == "__main__":
+        return -1  # the public surface and python -m jurist: above everything
     if parts[1] in LAYERS:
         return LAYERS.index(parts[1])
     assert parts[1] in ("types", "errors") or parts[1].startswith("_"), (
         f"{module} is in no layer: add its package to LAYERS"
     )
     return None
+
+
+DESIGN_MD = SRC.parent.parent / "shared" / "DESIGN.md"  # beside the checkout, not in it
+
+
+def design_layers(text: str) -> tuple[str, ...]:
+    """The layer names of DESIGN.md's diagram: the first fenced block after the heading
+    ``## Layers``, one layer per line that starts with ``name/`` (or ``types.py``)."""
+    _, found, after = text.partition("\n## Layers")
+    assert found, "DESIGN.md has no '## Layers' section"
+    block = after.split("```", 2)[1]
+    names = []
+    for line in block.splitlines():
+        match = re.match(r"([a-z_]+)/\s|(types\.py)\b", line)
+        if match:
+            names.append(match.group(1) or match.group(2))
+    return tuple(names)
+
+
+def test_the_layers_are_design_mds_in_its_order_and_every_package_has_one() -> None:
+    # the order checked by test_every_import_points_down_the_layers is DESIGN.md's, with
+    # jurist.testing on top; the shared base (types, errors, jurist._*) is below them all
+    assert ("testing", *DESIGN_LAYERS[:-1]) == LAYERS
+    assert DESIGN_LAYERS[-1] == "types.py" and (SRC / "jurist" / "types.py").is_file()
+    packages = {p.parent.name for p in (SRC / "jurist").glob("*/__init__.py")}
+    assert packages == set(LAYERS), "a package is in no layer, or a layer has no package"
+
+
+def test_design_md_gives_the_layers_this_test_encodes() -> None:
+    if not DESIGN_MD.is_file():
+        pytest.skip(f"{DESIGN_MD} is not beside this checkout")
+    assert design_layers(DESIGN_MD.read_text(encoding="utf-8")) == DESIGN_LAYERS
+
+
+def test_design_layers_reads_the_diagram() -> None:
+    text = (
+        "# d\n\n## Layers (arrows point down)\n\n```\ncli/   commands; reads env vars\n"
+        "                imports only what/ it needs\nmodels/   Model ABC\n"
+        "types.py        Message\n```\n\n```\nnot/ this block\n```\n"
+    )
+    assert design_layers(text) == ("cli", "models", "types.py")
 
 
 def test_every_import_points_down_the_layers() -> None:

@@ -1,62 +1,119 @@
-"""The package ``jurist.evaluate`` moved to ``jurist.engines`` / ``runs`` / ``data`` /
-``pipeline``: every old import keeps working with a DeprecationWarning that names the new
-home, and the function ``jurist.evaluate`` keeps working after the old package is imported."""
+"""``jurist.evaluate`` is the function, whatever has been imported.
+
+The forwarding package ``jurist/evaluate/`` of 0.x versions is gone: its names live in
+``jurist.engines``, ``jurist.runs``, ``jurist.data`` and ``jurist.pipeline``, and no
+submodule of jurist shadows a public name of ``jurist`` once it is imported (importing a
+submodule binds it as an attribute of its parent package: a package named like a function
+would replace the function). The check imports every module of jurist in a fresh
+interpreter (``pkgutil.walk_packages``), skipping only the adapters whose optional package
+is not installed, which say so with a :class:`~jurist.errors.MissingDependencyError`.
+"""
 
 from __future__ import annotations
 
 import importlib
+import importlib.util
+import json
 import subprocess
 import sys
-import warnings
 
 import pytest
 
-OLD_NAMES = {
-    "Run": "jurist.runs",
-    "PriceTable": "jurist.runs",
-    "RunOptions": "jurist.engines",
-    "RayEngine": "jurist.engines",
-    "evaluate": "jurist.engines",
-    "read_records": "jurist.data",
-    "JudgeMetric": "jurist.pipeline",
-    "evaluate_model": "jurist.pipeline",
-}
+import jurist
+import jurist.engines
+
+WALK = r"""
+import importlib, importlib.util, json, pkgutil, sys
+import jurist
+from jurist.errors import MissingDependencyError
+
+before = {name: getattr(jurist, name) for name in jurist.__all__}
+imported, skipped, failed = [], {}, {}
+for info in pkgutil.walk_packages(jurist.__path__, "jurist.", onerror=lambda name: None):
+    if info.name.rpartition(".")[2] == "__main__":  # python -m jurist: runs the CLI
+        continue
+    try:
+        importlib.import_module(info.name)
+    except MissingDependencyError as e:
+        if importlib.util.find_spec(e.package.split("[")[0]) is None:
+            skipped[info.name] = e.package  # an adapter whose package is not installed
+        else:
+            failed[info.name] = f"{type(e).__name__}: {e}"
+    except Exception as e:
+        failed[info.name] = f"{type(e).__name__}: {e}"
+    else:
+        imported.append(info.name)
+from jurist.engines import _evaluate
+print(json.dumps({
+    "imported": imported,
+    "skipped": skipped,
+    "failed": failed,
+    "shadowed": sorted(n for n, obj in before.items() if getattr(jurist, n) is not obj),
+    "evaluate_is_the_function": jurist.evaluate is _evaluate.evaluate,
+    "aevaluate_is_the_function": jurist.aevaluate is _evaluate.aevaluate,
+    "callable": callable(jurist.evaluate),
+}))
+"""
 
 
-@pytest.mark.parametrize(("name", "home"), sorted(OLD_NAMES.items()))
-def test_an_old_import_warns_and_gives_the_same_object(name: str, home: str) -> None:
-    old = importlib.import_module("jurist.evaluate")
-    with pytest.warns(DeprecationWarning, match=f"use 'from {home} import {name}'"):
-        obj = getattr(old, name)
-    assert obj is getattr(importlib.import_module(home), name)
-
-
-def test_every_name_the_old_package_exported_still_imports() -> None:
-    old = importlib.import_module("jurist.evaluate")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        for name in dir(old):
-            assert getattr(old, name) is not None
-
-
-def test_an_unknown_name_is_an_attribute_error() -> None:
-    old = importlib.import_module("jurist.evaluate")
-    with pytest.raises(AttributeError, match="no attribute 'nothing_here'"):
-        old.nothing_here  # noqa: B018
-
-
-def test_jurist_evaluate_stays_callable_after_the_old_package_is_imported() -> None:
-    # a fresh interpreter: importing jurist.evaluate rebinds the attribute to the module
-    code = (
-        "import warnings; warnings.simplefilter('error')\n"
-        "import jurist\n"
-        "assert callable(jurist.evaluate) and not isinstance(jurist.evaluate, type(jurist))\n"
-        "import jurist.evaluate\n"
-        "assert isinstance(jurist.evaluate, type(jurist))\n"
-        "judge = jurist.LLMJudge(jurist.get_model('mock:j', outputs=['4']), template='likert')\n"
-        "run = jurist.evaluate([{'prompt': 'p', 'response': 'r'}], judge)\n"
-        "print(run.summary().scored)\n"
+@pytest.fixture(scope="module")
+def walked() -> dict[str, object]:
+    """What importing every module of jurist in a fresh interpreter leaves behind."""
+    out = subprocess.run(
+        [sys.executable, "-c", WALK], capture_output=True, text=True, timeout=600, check=False
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "1"
+    result: dict[str, object] = json.loads(out.stdout.strip().splitlines()[-1])
+    return result
+
+
+def test_every_module_imports_and_jurist_evaluate_stays_the_engines_function(
+    walked: dict[str, object],
+) -> None:
+    assert walked["failed"] == {}
+    imported = walked["imported"]
+    assert isinstance(imported, list)
+    # the walk reached every layer, the engines and the CLI commands included
+    for name in ("jurist.engines._evaluate", "jurist.cli._judge", "jurist.runs", "jurist.models"):
+        assert name in imported
+    assert "jurist.evaluate" not in imported
+    # only adapters of optional packages may be skipped
+    skipped = walked["skipped"]
+    assert isinstance(skipped, dict)
+    assert all(name.startswith(("jurist.compat.", "jurist.models.")) for name in skipped)
+    assert walked["callable"] is True
+    assert walked["evaluate_is_the_function"] is True
+    assert walked["aevaluate_is_the_function"] is True
+    assert walked["shadowed"] == []
+
+
+def test_the_old_package_is_gone() -> None:
+    assert importlib.util.find_spec("jurist.evaluate") is None
+    with pytest.raises(ModuleNotFoundError, match=r"jurist\.evaluate"):
+        importlib.import_module("jurist.evaluate")
+    assert jurist.evaluate is jurist.engines.evaluate
+    assert callable(jurist.evaluate) and not isinstance(jurist.evaluate, type(jurist))
+    # BatchAPIOptions is the batcher's own class, exported by jurist.engines as well
+    assert importlib.util.find_spec("jurist.engines._batch_options") is None
+    batching = importlib.import_module("jurist.batching")
+    assert jurist.engines.BatchAPIOptions is batching.BatchAPIOptions
+
+
+@pytest.mark.parametrize(
+    ("name", "home"),
+    [
+        ("Run", "jurist.runs"),
+        ("PriceTable", "jurist.runs"),
+        ("RunOptions", "jurist.engines"),
+        ("RayEngine", "jurist.engines"),
+        ("BatchAPIOptions", "jurist.engines"),
+        ("evaluate", "jurist.engines"),
+        ("read_records", "jurist.data"),
+        ("JudgeMetric", "jurist.pipeline"),
+        ("evaluate_model", "jurist.pipeline"),
+    ],
+)
+def test_the_names_of_the_old_package_import_from_their_homes(name: str, home: str) -> None:
+    module = importlib.import_module(home)
+    assert name in module.__all__
+    assert getattr(module, name) is not None

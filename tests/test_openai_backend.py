@@ -34,7 +34,7 @@ from jurist.errors import (
 from jurist.models import get_model
 from jurist.models._openai import OpenAIModel, retry_after_seconds
 from jurist.types import Message, Request
-from tests._llama_fixtures import llama_server, tiny_gguf  # noqa: F401
+from tests._llama_fixtures import N_CTX, llama_server, tiny_gguf  # noqa: F401
 
 USER = (Message(role="user", content="Is Paris the capital of France? Answer Yes or No."),)
 
@@ -556,7 +556,8 @@ async def test_llama_json_schema_output(llama_server: str) -> None:  # noqa: F81
 @pytest.mark.slow
 async def test_llama_error_status(llama_server: str) -> None:  # noqa: F811
     model = llama_model(llama_server)
-    too_long = (Message(role="user", content="Score: 1 2 3 4 5. " * 400),)
+    # past the server's context: at least 8 tokens a sentence (every digit is a token)
+    too_long = (Message(role="user", content="Score: 1 2 3 4 5. " * (N_CTX // 4)),)
     with pytest.raises(BadRequestError) as info:
         await model.complete(Request(messages=too_long, max_tokens=4))
     assert info.value.status_code == 400

@@ -229,7 +229,7 @@ def test_against_the_real_llama_server(llama_server: str) -> None:  # noqa: F811
     model = jurist.get_model(
         "openai:tiny", base_url=llama_server, api_key="x", json_mode="json_object"
     )
-    judge = PairwiseJudge(model, template=custom_template(), max_tokens=8)  # fits n_ctx=512
+    judge = PairwiseJudge(model, template=custom_template(), max_tokens=8)  # fits the context
     results = judge.judge_sync([PAIR, {**PAIR, "prompt": "3+3?"}])
     assert len(results) == 2 and results.usage.calls == 4
     for pair in results:  # a random tiny model: either a verdict or a recorded parse failure

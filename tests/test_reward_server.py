@@ -45,19 +45,24 @@ _RESPONSE = re.compile(r"<response>\n(.*?)\n</response>", re.S)
 
 
 class ScoreServer(Loopback):
-    """An OpenAI-compatible chat server whose answer depends on the judged response."""
+    """An OpenAI-compatible chat server whose answer depends on the judged response.
+
+    ``most_running`` is the most calls at once since the last :meth:`reset`, counting only
+    the calls that arrived since then (a call an earlier test left waiting is not one)."""
 
     def __init__(self) -> None:
         super().__init__(self._handle)
         self.calls: collections.Counter[str] = collections.Counter()
-        self.running = 0
         self.most_running = 0
+        self._running: collections.Counter[int] = collections.Counter()  # by generation
+        self._generation = 0
         self._lock = threading.Lock()
 
     def reset(self) -> None:
         with self._lock:
             self.calls.clear()
             self.most_running = 0
+            self._generation += 1
 
     async def _handle(self, request: web.Request) -> web.Response:
         body = await request.json()
@@ -66,9 +71,10 @@ class ScoreServer(Loopback):
         found = _RESPONSE.search(user)
         response = found.group(1) if found else user
         with self._lock:
+            generation = self._generation
             self.calls[response] += 1
-            self.running += 1
-            self.most_running = max(self.most_running, self.running)
+            self._running[generation] += 1
+            self.most_running = max(self.most_running, self._running[generation])
         try:
             wait = re.search(r"wait=([\d.]+)", response)
             if wait:
@@ -82,7 +88,7 @@ class ScoreServer(Loopback):
             return web.json_response(_completion(body, text))
         finally:
             with self._lock:
-                self.running -= 1
+                self._running[generation] -= 1
 
 
 @pytest.fixture(scope="module")
@@ -360,13 +366,14 @@ async def test_requests_share_one_concurrency_bound(llm: ScoreServer) -> None:
 
 async def test_a_judgment_past_the_timeout_gets_the_failure_value(llm: ScoreServer) -> None:
     llm.reset()
-    body = {"query": ["wait=3 score=0.9", "score=0.6"], "labels": ["x", "x"]}
-    async with _client(_service(llm, timeout=0.3, failure_value=-0.5)) as client:
+    # 2 s: well past a quick answer on a loaded machine; the slow one waits 60 s
+    body = {"query": ["wait=60 score=0.9", "score=0.6"], "labels": ["x", "x"]}
+    async with _client(_service(llm, timeout=2.0, failure_value=-0.5)) as client:
         out = await (await client.post("/get_reward", json=body)).json()
         records = (
             await (
                 await client.post(
-                    "/v1/rewards", json={"items": [{"response": "wait=3 x", "reference": "r"}]}
+                    "/v1/rewards", json={"items": [{"response": "wait=60 x", "reference": "r"}]}
                 )
             ).json()
         )["rewards"]
@@ -379,15 +386,16 @@ async def test_a_judgment_past_the_timeout_gets_the_failure_value(llm: ScoreServ
 
 async def test_the_timeout_bounds_the_whole_judgment_with_its_re_asks(llm: ScoreServer) -> None:
     llm.reset()
-    # each call (0.15 s) is within the timeout; the re-asks of the unreadable verdict are not
-    item = {"response": "wait=0.15 garbage", "reference": "r"}
-    async with _client(_service(llm, timeout=0.4, retries=20)) as client:
+    # each call (0.3 s) is well within the timeout, however loaded the machine; the 20
+    # re-asks of the unreadable verdict (6 s at least) are not
+    item = {"response": "wait=0.3 garbage", "reference": "r"}
+    async with _client(_service(llm, timeout=2.0, retries=20)) as client:
         records = (await (await client.post("/v1/rewards", json={"items": [item]})).json())[
             "rewards"
         ]
     assert records[0]["reward"] == -1.0
     assert records[0]["error"].startswith("timeout:")
-    assert 2 <= llm.calls["wait=0.15 garbage"] < 21
+    assert 2 <= llm.calls["wait=0.3 garbage"] < 21
 
 
 _SAMPLE = re.compile(r'^[a-z_]+(\{([a-z_]+="[^"]*",?)*\})? (-?[0-9][0-9.e+-]*|\+Inf|NaN)$')

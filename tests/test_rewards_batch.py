@@ -3,7 +3,8 @@
 The server speaks OpenAI's chat-completions format on 127.0.0.1 and answers from the
 response under judgment, so every sample's outcome is known under concurrency:
 ``good`` -> ``Score: 0.9``; ``hair`` -> ``Score: 1.03``; ``api-fail`` -> HTTP 500;
-``garbage`` -> an unreadable verdict; ``slow`` -> waits 2 s; anything else -> ``Score: 0.2``.
+``garbage`` -> an unreadable verdict; ``slow`` -> no answer until the server stops;
+anything else -> ``Score: 0.2``.
 """
 
 from __future__ import annotations
@@ -61,7 +62,10 @@ class ScoreServer(Loopback):
             self.in_flight += 1
             self.peak = max(self.peak, self.in_flight)
         try:
-            await asyncio.sleep(2.0 if text == "slow" else self.delay)
+            if text == "slow":  # past any timeout a test sets: answered when the server stops
+                await self.stopping.wait()
+            else:
+                await asyncio.sleep(self.delay)
         finally:
             with self._lock:
                 self.in_flight -= 1
@@ -177,11 +181,11 @@ def test_async_form_from_several_loops(server: ScoreServer) -> None:
 
 
 def test_timeout_gives_failure_value_and_error(server: ScoreServer) -> None:
-    # 1 s: well past a quick answer on a loaded machine, well short of the slow one's 2 s
-    out = reward_judge_from_kwargs(**kw(server, timeout=1.0, failure_value=0.5)).score_batch_sync(
+    # 3 s: well past a quick answer on a loaded machine; the slow one never answers
+    out = reward_judge_from_kwargs(**kw(server, timeout=3.0, failure_value=0.5)).score_batch_sync(
         ["slow", "good"], ["r", "r"]
     )
-    assert out[0]["reward"] == 0.5 and out[0]["error"] == "timeout: no judgment within 1 s"
+    assert out[0]["reward"] == 0.5 and out[0]["error"] == "timeout: no judgment within 3 s"
     assert out[1]["reward"] == 0.9
 
 

@@ -44,12 +44,16 @@ Mode = Literal["text", "refuse_schema"]
 class JudgeServer(Loopback):
     """``text``: ignores ``response_format`` and answers ``Correct`` (a server that does
     not constrain output); ``refuse_schema``: answers a ``json_schema`` request with
-    llama-cpp-python's HTTP 500 and any other with a JSON verdict."""
+    llama-cpp-python's HTTP 500 and any other with a JSON verdict. The requests for items
+    from ``hold_from`` on are kept (in ``bodies``, counted in ``held``) and never answered
+    (until the server stops); setting ``hold_from`` to ``None`` answers the ones to come."""
 
-    def __init__(self, mode: Mode, latency: float = 0.03) -> None:
+    def __init__(self, mode: Mode, latency: float = 0.03, hold_from: int | None = None) -> None:
         super().__init__(self._handle, shutdown_timeout=0.5)
         self.mode = mode
         self.latency = latency
+        self.hold_from = hold_from
+        self.held = 0
         self.bodies: list[dict[str, Any]] = []
         self._lock = threading.Lock()
 
@@ -61,6 +65,10 @@ class JudgeServer(Loopback):
         body = await request.json()
         with self._lock:
             self.bodies.append(body)
+        found = re.search(r"ITEM-(\d+)-END", _prompt(body))
+        if self.hold_from is not None and found and int(found.group(1)) >= self.hold_from:
+            self.held += 1  # on the server's one loop thread
+            await self.stopping.wait()
         await asyncio.sleep(self.latency)
         form = (body.get("response_format") or {}).get("type")
         if self.mode == "refuse_schema" and form == "json_schema":
@@ -117,9 +125,13 @@ def _kill_after_decision(
     tmp_path: Path, server: JudgeServer, decided: Callable[[dict[str, Any]], bool]
 ) -> tuple[list[str], Path]:
     """Start the run in a process of its own, SIGKILL it once the server received a request sent
-    after the decision (``decided(body)``) and a few items are stored; the run's arguments
-    (``openai`` in tests/_kill_runs.py: the test resumes it in its own process), and the
+    after the decision (``decided(body)``) and the run is at a standstill: every item before
+    ``server.hold_from`` stored, and the two calls in flight (``concurrency=2``) held by the
+    server, so the run cannot end first and no request of the killed process reaches the
+    server afterwards. The run's arguments (``openai`` in tests/_kill_runs.py: the test
+    resumes it in its own process, after setting ``server.hold_from`` to ``None``), and the
     store."""
+    assert server.hold_from is not None
     data = tmp_path / "data.jsonl"
     data.write_text(
         "".join(json.dumps({"prompt": f"ITEM-{i}-END", "response": "4"}) + "\n" for i in range(N))
@@ -129,13 +141,20 @@ def _kill_after_decision(
     args = [str(data), str(run_dir), server.url]
     proc = fork(openai_run, *args, log=tmp_path / "run.log")
     deadline = time.monotonic() + 120
-    while not (any(decided(b) for b in server.sent()) and _stored(store) >= 8):
-        assert proc.poll() is None, f"the run ended before it could be killed: {proc.output()}"
-        assert time.monotonic() < deadline, "the run took no decision"
-        time.sleep(0.02)
-    os.kill(proc.pid, signal.SIGKILL)
+    try:
+        while not (
+            any(decided(b) for b in server.sent())
+            and _stored(store) == server.hold_from
+            and server.held == 2
+        ):
+            assert proc.poll() is None, f"the run ended before it could be killed: {proc.output()}"
+            assert time.monotonic() < deadline, "the run took no decision"
+            time.sleep(0.02)
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)
     assert proc.wait(timeout=30) == -signal.SIGKILL, proc.output()
-    assert _stored(store) < N, "the run finished before it was killed"
+    assert _stored(store) == server.hold_from < N
+    server.hold_from = None  # the resumed run is answered
     return args, store
 
 
@@ -145,7 +164,7 @@ def _prompt(body: dict[str, Any]) -> str:
 
 @pytest.mark.slow
 def test_text_fallback_is_restored_after_a_kill(tmp_path: Path) -> None:
-    with JudgeServer("text") as server:
+    with JudgeServer("text", hold_from=N - 10) as server:
         args, store = _kill_after_decision(
             tmp_path, server, lambda body: "response_format" not in body
         )
@@ -187,7 +206,7 @@ def test_text_fallback_is_restored_after_a_kill(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_json_form_is_restored_after_a_kill(tmp_path: Path) -> None:
-    with JudgeServer("refuse_schema") as server:
+    with JudgeServer("refuse_schema", hold_from=N - 10) as server:
         args, store = _kill_after_decision(
             tmp_path, server, lambda body: body["response_format"]["type"] == "json_object"
         )

@@ -1,5 +1,4 @@
-"""Options of the provider batch-API mode (:func:`jurist.engines.aevaluate` with
-``batch_api=``)."""
+"""Options of the provider batch-API mode (:class:`~jurist.engines.BatchAPIEngine`)."""
 
 from __future__ import annotations
 

@@ -127,7 +127,7 @@ def resend_cost(
     and the price at the batch rates of ``spec`` where the table has them.
 
     >>> body = {"messages": [{"role": "user", "content": "x" * 400}], "max_tokens": 50}
-    >>> from jurist.evaluate import PriceTable
+    >>> from jurist.runs import PriceTable
     >>> print(resend_cost([body], 10, "openai:gpt-4o-mini", PriceTable.default()))
     10 requests (about 1,000 prompt and 500 completion tokens: about $0.0002 at the batch
     rates of openai:gpt-4o-mini)

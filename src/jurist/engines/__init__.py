@@ -8,7 +8,7 @@ batch API through :mod:`jurist.batching`). Every engine takes the same judge and
 ``docs/evaluate.md`` and ``docs/scaling.md``.
 """
 
-from jurist.engines._batch_options import BatchAPIOptions
+from jurist.batching import BatchAPIOptions
 from jurist.engines._engines import BatchAPIEngine, Engine, LocalEngine, RayEngine
 from jurist.engines._evaluate import ErrorOutcome, aevaluate, evaluate, judge_models
 from jurist.engines._ingest import IngestResult, aingest, ingest

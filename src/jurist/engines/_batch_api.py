@@ -65,9 +65,9 @@ async def judge_through_batches(ctx: EngineContext, options: BatchAPIOptions) ->
     if models and not any(_carried(m) for m in models):
         specs = ", ".join(dict.fromkeys(m.spec for m in models))
         raise ConfigError(
-            "batch_api= sends the requests of models whose provider has a batch API "
-            f"({batch_providers()}); this judge calls {specs}, which would all run live: "
-            "leave batch_api= out"
+            "the batch-API engine sends the requests of models whose provider has a batch "
+            f"API ({batch_providers()}); this judge calls {specs}, which would all run live: "
+            "use the local engine"
         )
     run_id = ctx.manifest.run_id or "run"
     store = ctx.store.batch_tables(run_id)

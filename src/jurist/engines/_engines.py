@@ -29,7 +29,6 @@ True
 from __future__ import annotations
 
 import contextlib
-import warnings
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol, runtime_checkable
@@ -204,41 +203,22 @@ class BatchAPIEngine(_OptionsEngine):
         return await judge_through_batches(ctx, self.options)
 
 
-def choose_engine(
-    engine: Engine | None,
-    ray: RayOptions | None = None,
-    batch_api: BatchAPIOptions | None = None,
-    *,
-    stacklevel: int = 3,
-) -> Engine:
-    """The engine of a call to :func:`jurist.evaluate`: ``engine``, else the one the
-    deprecated ``ray=`` / ``batch_api=`` keywords name (with a ``DeprecationWarning``),
-    else :class:`LocalEngine`. More than one given is a :class:`ConfigError`."""
-    if ray is not None and batch_api is not None:
-        raise ConfigError("choose one engine: ray= or batch_api=, not both")
-    if engine is not None and (ray is not None or batch_api is not None):
-        old = "ray=" if ray is not None else "batch_api="
-        raise ConfigError(f"choose one engine: engine= or {old}, not both")
-    if engine is not None:
-        if not isinstance(engine, Engine):
-            raise ConfigError(
-                f"engine= takes an engine (LocalEngine(), RayEngine(...), "
-                f"BatchAPIEngine(...)), not {type(engine).__name__}"
-            )
-        return engine
-    if ray is not None:
-        warnings.warn(
-            "evaluate(ray=RayOptions(...)) is deprecated: pass engine=RayEngine(...)",
-            DeprecationWarning,
-            stacklevel=stacklevel,
+def choose_engine(engine: Engine | None) -> Engine:
+    """The engine of a call to :func:`jurist.evaluate`: ``engine``, else
+    :class:`LocalEngine`; anything else is a :class:`ConfigError`.
+
+    >>> choose_engine(None)
+    LocalEngine()
+    >>> choose_engine(RayOptions())
+    Traceback (most recent call last):
+    ...
+    jurist.errors.ConfigError: engine= takes an engine (LocalEngine(), ...), not RayOptions
+    """
+    if engine is None:
+        return LocalEngine()
+    if not isinstance(engine, Engine):
+        raise ConfigError(
+            f"engine= takes an engine (LocalEngine(), RayEngine(...), "
+            f"BatchAPIEngine(...)), not {type(engine).__name__}"
         )
-        return RayEngine(ray)
-    if batch_api is not None:
-        warnings.warn(
-            "evaluate(batch_api=BatchAPIOptions(...)) is deprecated: pass "
-            "engine=BatchAPIEngine(...)",
-            DeprecationWarning,
-            stacklevel=stacklevel,
-        )
-        return BatchAPIEngine(batch_api)
-    return LocalEngine()
+    return engine

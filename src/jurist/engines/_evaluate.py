@@ -31,7 +31,6 @@ from typing import Any
 
 from jurist._secrets import scrub
 from jurist._sync import run_sync
-from jurist.batching import BatchAPIOptions
 from jurist.data._source import ItemSource, open_source
 from jurist.engines._engines import (
     Announce,
@@ -43,7 +42,6 @@ from jurist.engines._engines import (
 )
 from jurist.engines._item_path import ErrorOutcome, check_judge, judge_models
 from jurist.engines._judge_entry import judge_entry_of
-from jurist.engines._ray_options import RayOptions
 from jurist.engines._run_options import RunOptions, with_overrides
 from jurist.engines._session import EngineContext, judge_locally, normalised, run_session
 from jurist.errors import ConfigError
@@ -94,8 +92,6 @@ async def aevaluate(
     adaptive: bool | None = None,
     min_repeats: int | None = None,
     files_root: str | Path | Sequence[str | Path] | None = None,
-    ray: RayOptions | None = None,
-    batch_api: BatchAPIOptions | None = None,
 ) -> Run:
     """Judge every item of ``data`` with ``judge`` into the run folder ``run_dir``.
 
@@ -140,10 +136,8 @@ async def aevaluate(
             from. A data file's images are read from its own folder (real paths: a
             symlink leaving it is refused) and these; items in memory name no folder, so
             none of their local files is read unless given here. See docs/security.md.
-        ray: deprecated, ``engine=RayEngine(options)``.
-        batch_api: deprecated, ``engine=BatchAPIEngine(options)``.
     """
-    chosen = choose_engine(engine, ray, batch_api)
+    chosen = choose_engine(engine)
     given = dict(
         run_dir=run_dir,
         resume=resume,
@@ -315,12 +309,10 @@ def evaluate(
     adaptive: bool | None = None,
     min_repeats: int | None = None,
     files_root: str | Path | Sequence[str | Path] | None = None,
-    ray: RayOptions | None = None,
-    batch_api: BatchAPIOptions | None = None,
 ) -> Run:
     """Sync twin of :func:`aevaluate` (works inside a running event loop too): it
     resolves the options and the engine here and forwards them as two objects."""
-    chosen = choose_engine(engine, ray, batch_api)
+    chosen = choose_engine(engine)
     given = dict(
         run_dir=run_dir,
         resume=resume,

@@ -108,7 +108,9 @@ async def aingest(
     finally:
         store.close()
     if options_seen is None:
-        raise ConfigError(f"{folder}: this run was not started with batch_api=")
+        raise ConfigError(
+            f"{folder}: this run was not started on the batch-API engine (BatchAPIEngine)"
+        )
     if judge is None:
         if entry is None:
             raise ConfigError(

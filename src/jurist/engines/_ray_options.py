@@ -1,4 +1,4 @@
-"""Options of the Ray Data engine (:func:`jurist.engines.aevaluate` with ``ray=``)."""
+"""Options of the Ray Data engine (:class:`~jurist.engines.RayEngine`)."""
 
 from __future__ import annotations
 

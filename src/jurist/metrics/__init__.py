@@ -5,8 +5,8 @@ figures match scipy, scikit-learn and krippendorff, which tests/test_stats_diffe
 checks against on random and real data.
 
 >>> import jurist.metrics as m
->>> m.accuracy([1, 0, 1], [1, 1, 1])
-0.6666666666666666
+>>> round(m.accuracy([1, 0, 1], [1, 1, 1]), 4)
+0.6667
 >>> res = m.agreement([0.1, 0.4, 0.8, 0.9], [1, 2, 4, 5], kind="interval", ci=False)
 >>> round(res["pearson"].value, 4)
 0.9877

@@ -15,8 +15,8 @@ wins among decided pairs, with a two-sided exact binomial test against 0.5.
 >>> position_consistency(["A", "B", "tie", "A"], ["A", "A", "tie", "B"], by="side")
 0.5
 >>> lb = length_bias_pairwise(["A", "A", "B", "tie"], [10, 20, 5, 7], [5, 30, 9, 7])
->>> lb.n, lb.longer_wins
-(3, 0.6666666666666666)
+>>> lb.n, round(lb.longer_wins, 4)
+(3, 0.6667)
 """
 
 from __future__ import annotations
@@ -56,8 +56,8 @@ def position_consistency(
     ``by="side"`` (the default): both lists name the original response (``"A"`` is the
     same response in both orders), so the two verdicts of a consistent judge are equal.
 
-    >>> position_consistency(["A", "B", "tie"], ["A", "A", "tie"])
-    0.6666666666666666
+    >>> round(position_consistency(["A", "B", "tie"], ["A", "A", "tie"]), 4)
+    0.6667
 
     ``by="position"``: both lists name where the winner was shown, so a consistent judge's
     second verdict is the flip of its first (``"first"`` then ``"second"``). Raw pairwise

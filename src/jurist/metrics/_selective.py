@@ -181,8 +181,9 @@ def selective_agreement(
     """``(coverage, agreement)`` of keeping the items at or above ``threshold``: the share
     kept, and the share of those that agree (``None`` when none is kept).
 
-    >>> selective_agreement([0.9, 0.8, 0.6], [True, False, True], 0.8)
-    (0.6666666666666666, 0.5)
+    >>> coverage, agreement = selective_agreement([0.9, 0.8, 0.6], [True, False, True], 0.8)
+    >>> round(coverage, 4), agreement
+    (0.6667, 0.5)
     """
     conf, ok = _vectors(confidence, correct)
     kept = conf >= threshold  # NaN compares False: never kept

@@ -20,8 +20,8 @@ engine uses too: ``aevaluate`` / ``evaluate``); ``compute`` works inside a runni
 >>> res.scores
 [1.0, 0.25, None, 0.75]
 >>> g = res.global_scores
->>> g.mean, g.n_scored, g.n_failed, g.failures
-(0.6666666666666666, 3, 1, {'parse': 1})
+>>> round(g.mean, 4), g.n_scored, g.n_failed, g.failures
+(0.6667, 3, 1, {'parse': 1})
 """
 
 from __future__ import annotations
