@@ -38,8 +38,8 @@ os.environ.pop("PYTHONDONTWRITEBYTECODE", None)  # for the subprocesses and Ray 
 
 _TESTS = Path(__file__).parent / "tests"
 _RAY_MODULES = frozenset(
-    f"tests/{p.name}"
-    for p in _TESTS.glob("test_*.py")
+    p.relative_to(_TESTS.parent).as_posix()
+    for p in _TESTS.rglob("test_*.py")
     if "tests._ray_cluster import" in p.read_text(encoding="utf-8")
 )
 

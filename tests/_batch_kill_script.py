@@ -3,7 +3,7 @@
 ``run`` (forked by tests/_forked.py), or ``python tests/_batch_kill_script.py BASE_URL
 RUN_DIR DATA [RETRIES]``, judges DATA into
 RUN_DIR through the Batch API of the server at BASE_URL, re-asking unreadable verdicts
-RETRIES times (default 0) (see tests/test_batch_resume.py).
+RETRIES times (default 0) (see tests/batching/test_batch_resume.py).
 """
 
 from __future__ import annotations

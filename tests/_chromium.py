@@ -2,7 +2,7 @@
 and a screenshot (``--screenshot``), each in a fresh profile. Tests skip without Chromium.
 
 Screenshots go to ``$JURIST_SCREENSHOTS`` when it names a folder (to look at them:
-``JURIST_SCREENSHOTS=benchmarks/results/screenshots pytest tests/test_leaderboard.py``),
+``JURIST_SCREENSHOTS=benchmarks/results/screenshots pytest tests/runs/test_leaderboard.py``),
 else to the test's temporary folder."""
 
 from __future__ import annotations

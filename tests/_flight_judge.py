@@ -1,4 +1,4 @@
-"""A recorded rubric judge for the flight-booking traces of tests/data/traces, served as an
+"""A recorded rubric judge for the flight-booking traces of tests/fixtures/traces, served as an
 OpenAI-compatible endpoint on 127.0.0.1: its verdicts on the two LLM criteria of
 ``flight_rubric.yaml`` (c1 cheapest_direct, c2 grounded_answer), read off the trajectory
 it is shown. It keeps every request body, to check what it received."""

@@ -4,19 +4,19 @@ own process (the resume needs no fresh interpreter: it only has to be a process 
 the killed one, reading what that one stored).
 
 - ``logged DATA RUN_DIR LOG [HOLD_FROM]``: a mock judge with latency; each answered call
-  appends the item's number to LOG (tests/test_evaluate_kill.py).
+  appends the item's number to LOG (tests/engines/test_evaluate_kill.py).
 - ``repeats DATA RUN_DIR LOG [HOLD_FROM]``: 4 repeats, later repeats answering later; each
-  answered call appends ``item repeat`` to LOG (tests/test_repeats_kill.py).
+  answered call appends ``item repeat`` to LOG (tests/trust/test_repeats_kill.py).
 
 With ``HOLD_FROM`` (the run the test kills), the calls of the items from that number on
 (for ``repeats``: their repeats from the third on) are never answered: the run cannot end
 before the test kills it, however slow the machine, and the process it kills is still at
 work (its other calls in flight) when it does.
 - ``openai DATA RUN_DIR URL``: an ``openai:`` judge on the server at URL
-  (tests/test_run_decisions.py).
+  (tests/runs/test_run_decisions.py).
 - ``batch URL RUN_DIR DATA``: the same through the Batch API, re-asking unreadable verdicts
-  twice (tests/test_run_decisions.py).
-- ``cli ARG...``: ``jurist ARG...``, exiting with its status (tests/test_cli_run_folders.py).
+  twice (tests/runs/test_run_decisions.py).
+- ``cli ARG...``: ``jurist ARG...``, exiting with its status (tests/cli/test_cli_run_folders.py).
 """
 
 from __future__ import annotations

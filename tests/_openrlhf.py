@@ -3,7 +3,7 @@
 openrlhf 0.11.2 pins torch and vLLM, so it is not installed: ``openrlhf/utils/agent.py``
 (the rollout executors that post to ``--reward.remote_url``) and the logging helper it
 imports are extracted from the wheel and imported under their own names. Used by
-``tests/test_reward_server_streams.py`` and ``benchmarks/rewards.py``.
+``tests/rewards/test_reward_server_streams.py`` and ``benchmarks/rewards.py``.
 """
 
 from __future__ import annotations

@@ -49,7 +49,7 @@ def test_uqlm_page_example_runs_as_a_script(
     stand_in.ChatOpenAI = chat_openai  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "langchain_openai", stand_in)
     # the page's script (the UQEnsemble snippet after it needs a server: its test is
-    # tests/test_compat_uqlm_native.py::test_uqensemble_scores_with_the_drop_in)
+    # tests/compat/test_compat_uqlm_native.py::test_uqensemble_scores_with_the_drop_in)
     (block,) = [
         b
         for b in _script_blocks(ROOT / "docs" / "uqlm.md")

@@ -162,7 +162,7 @@ COMMANDS = (
 )
 """Every ``jurist`` command, in the order and the panels of ``jurist --help``; a command
 module is imported when its command runs or shows its help. Each one-line help is the
-first paragraph of the command's own help (tests/test_cli_startup.py checks both)."""
+first paragraph of the command's own help (tests/cli/test_cli_startup.py checks both)."""
 
 app = LazyTyper(
     name="jurist",

@@ -5,7 +5,7 @@ Each numeric flag takes its ``min`` and ``max`` from :data:`BOUNDS` through
 ``--timeout 1e300``) is a usage error that names the flag and the range (exit 2) before
 any model is built or any run folder is made. The upper bounds are far above any sensible
 setting; they exist so that nothing downstream (a semaphore, a SQLite integer, a timer)
-meets a number it cannot hold. ``tests/test_cli_bounds.py`` checks that every numeric flag
+meets a number it cannot hold. ``tests/cli/test_cli_bounds.py`` checks that every numeric flag
 of every command has both bounds.
 
 >>> bounded("retries", help="Re-asks.")

@@ -4,7 +4,7 @@
 default of ``--min-coverage``, ``jurist grade --help`` the rubric aggregations; the modules
 that define them (:mod:`jurist.templates`, :mod:`jurist.judges`) take longer to import
 than the help takes to print, so the help reads these copies instead.
-tests/test_cli_startup.py checks every copy against its source, so a template added to the
+tests/cli/test_cli_startup.py checks every copy against its source, so a template added to the
 built-ins fails there until it is listed here."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Agreement, bias and ranking statistics; knows nothing of models.
 
 numpy alone, so everything here works on the base install (``pip install jurist``); the
-figures match scipy, scikit-learn and krippendorff, which tests/test_stats_differential.py
+figures match scipy, scikit-learn and krippendorff, which tests/metrics/test_stats_differential.py
 checks against on random and real data.
 
 >>> import jurist.metrics as m

@@ -8,7 +8,7 @@ arithmetic. Here each measure has a *kernel*: given the paired values once, it c
 matrix (one resample a row) that computes every row's value in one numpy pass, from the
 same count tables and the same formulas as :mod:`jurist.metrics._stats`: integer counts
 are exact, so the figures agree with the one-at-a-time measure to the last few bits (the
-order of a float sum may differ), NaN where it is NaN. tests/test_stats_differential.py
+order of a float sum may differ), NaN where it is NaN. tests/metrics/test_stats_differential.py
 checks the intervals against scipy's bootstrap of the reference libraries.
 
 >>> from jurist.metrics._measures import accuracy

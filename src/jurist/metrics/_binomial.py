@@ -5,7 +5,7 @@ space (a table of log-factorials, then log-sum-exp), so it holds for thousands o
 without overflow. :func:`clopper_pearson_upper` is the exact one-sided upper confidence
 bound on ``p`` after ``k`` successes in ``n`` trials: the ``p`` at which
 ``P(X <= k) = delta`` (scipy's ``beta.ppf(1 - delta, k + 1, n - k)``), found by bisection
-to machine precision. tests/test_selective.py checks both against scipy.stats.
+to machine precision. tests/trust/test_selective.py checks both against scipy.stats.
 
 >>> round(binomial_cdf(2, 10, 0.3), 10)
 0.3827827864

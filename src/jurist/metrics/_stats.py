@@ -4,7 +4,7 @@ Each function follows the reference implementation it replaces, operation for op
 where that keeps the results identical: scikit-learn's ``cohen_kappa_score`` and
 ``confusion_matrix``, the ``krippendorff`` package's ``alpha``, scipy's ``pearsonr``,
 ``spearmanr``, ``kendalltau`` (tau-b), ``binomtest`` (two-sided) and ``bootstrap``
-(percentile, basic, BCa; the same draws for the same seed). tests/test_stats_differential.py
+(percentile, basic, BCa; the same draws for the same seed). tests/metrics/test_stats_differential.py
 checks each against its reference on random and on real data.
 
 >>> round(kappa([1, 2, 3, 1], [1, 2, 3, 2]), 4)
