@@ -300,6 +300,21 @@ async def _stream(ds: Any, take: Callable[[str], None]) -> None:
                 return
     finally:
         stop.set()
+        if thread.is_alive():  # cancelled (Ctrl-C) while Ray Data still streams
+            _stop_execution(ds, thread)
+
+
+def _stop_execution(ds: Any, thread: threading.Thread) -> None:
+    """Stop Ray Data's executor of ``ds`` and wait for the thread reading it, before Ray
+    itself is shut down: a Ray Data thread that touches the worker after
+    ``ray.shutdown()`` makes Ray end the whole process (exit status 1) before the run can
+    say it was interrupted. ``_current_executor`` is Ray Data's own handle on the running
+    executor (what its blocking calls shut down when they finish)."""
+    executor = getattr(ds, "_current_executor", None)
+    if executor is not None:
+        with contextlib.suppress(Exception):  # already stopping, or another Ray version
+            executor.shutdown(force=True)
+    thread.join(timeout=30)
 
 
 async def judge_on_ray(ctx: EngineContext, options: RayOptions) -> None:
