@@ -22,7 +22,6 @@ from jurist.errors import (
 )
 from jurist.models import CachedModel, LimitedModel, Model, RetryModel, get_model
 from jurist.types import Message, Request
-
 from tests._fault_server import Fault, FaultServer, drop, hang, ok, status
 
 pytestmark = pytest.mark.slow
