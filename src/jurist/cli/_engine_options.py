@@ -32,8 +32,6 @@ jurist.errors.ConfigError: --actors only applies with --engine ray
 
 from __future__ import annotations
 
-import functools
-import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,6 +40,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 import typer
 
 from jurist.cli._bounds import bounded
+from jurist.cli._flag_group import add_flag_group
 from jurist.cli._help import choices_metavar
 from jurist.cli._model_options import ModelOptions
 from jurist.errors import ConfigError
@@ -320,32 +319,14 @@ F = TypeVar("F", bound=Callable[..., Any])
 def engine_options(func: F) -> F:
     """Add the shared engine flags to a typer command; it receives
     ``engine_options: EngineOptions``."""
-    own = inspect.signature(func, eval_str=True)
-    if "engine_options" not in own.parameters:
-        raise TypeError(f"{func.__name__} needs an 'engine_options: EngineOptions' parameter")
-    clash = set(own.parameters) & set(ENGINE_FLAGS)
-    if clash:
-        raise TypeError(f"{func.__name__} redefines shared engine options {sorted(clash)}")
-    params = [p for name, p in own.parameters.items() if name != "engine_options"]
-    for name, (decls, kind, default, info) in ENGINE_FLAGS.items():
-        option = typer.Option(*decls, **{**info, "rich_help_panel": _PANEL})
-        params.append(
-            inspect.Parameter(
-                name,
-                inspect.Parameter.KEYWORD_ONLY,
-                default=default,
-                annotation=Annotated[kind, option],
-            )
-        )
-
-    @functools.wraps(func)
-    def command(*args: Any, **kwargs: Any) -> Any:
-        shared = {name: kwargs.pop(name) for name in ENGINE_FLAGS}
-        return func(*args, engine_options=EngineOptions(**shared), **kwargs)
-
-    sig = own.replace(parameters=params)
-    command.__signature__ = sig  # type: ignore[attr-defined]
-    command.__annotations__ = {p.name: p.annotation for p in params}
-    if own.return_annotation is not inspect.Signature.empty:
-        command.__annotations__["return"] = own.return_annotation
-    return command  # type: ignore[return-value]
+    flags = {
+        name: (default, Annotated[kind, typer.Option(*decls, **info, rich_help_panel=_PANEL)])
+        for name, (decls, kind, default, info) in ENGINE_FLAGS.items()
+    }
+    return add_flag_group(
+        func,
+        "engine_options",
+        flags,
+        lambda shared: EngineOptions(**shared),
+        what="engine options",
+    )

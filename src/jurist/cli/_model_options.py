@@ -10,7 +10,6 @@ the flags cannot drift apart between commands; a command may only change default
 
 from __future__ import annotations
 
-import functools
 import inspect
 import os
 from collections.abc import Callable, Mapping, Sequence
@@ -21,6 +20,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 import typer
 
 from jurist.cli._bounds import bounded
+from jurist.cli._flag_group import add_flag_group
 from jurist.cli._help import choices_metavar
 from jurist.errors import ConfigError
 from jurist.models._backends import (
@@ -345,13 +345,7 @@ def model_options(
         raise TypeError(f"unknown shared model options: {sorted(unknown)}")
 
     def decorate(func: F) -> F:
-        own = inspect.signature(func, eval_str=True)
-        if "options" not in own.parameters:
-            raise TypeError(f"{func.__name__} needs an 'options: ModelOptions' parameter")
-        clash = set(own.parameters) & set(SHARED_OPTIONS)
-        if clash:
-            raise TypeError(f"{func.__name__} redefines shared model options {sorted(clash)}")
-        params = [p for name, p in own.parameters.items() if name != "options"]
+        flags: dict[str, tuple[Any, Any]] = {}
         for name, (kind, default, info) in SHARED_OPTIONS.items():
             info = {**info, "rich_help_panel": _PANEL}
             if name in helps:
@@ -362,27 +356,13 @@ def model_options(
             value = values.get(name, default)
             if name == "model" and model_required:
                 kind, value = str, inspect.Parameter.empty
-            params.append(
-                inspect.Parameter(
-                    name,
-                    inspect.Parameter.KEYWORD_ONLY,
-                    default=value,
-                    annotation=Annotated[kind, typer.Option(**info)],
-                )
-            )
+            flags[name] = (value, Annotated[kind, typer.Option(**info)])
 
-        @functools.wraps(func)
-        def command(*args: Any, **kwargs: Any) -> Any:
-            shared = {name: kwargs.pop(name) for name in SHARED_OPTIONS}
+        def build(shared: dict[str, Any]) -> ModelOptions:
             model = shared.pop("model")
             models = tuple(model or ()) if multiple_models else ((model,) if model else ())
-            return func(*args, options=ModelOptions(models=models, **shared), **kwargs)
+            return ModelOptions(models=models, **shared)
 
-        sig = own.replace(parameters=params)
-        command.__signature__ = sig  # type: ignore[attr-defined]
-        command.__annotations__ = {p.name: p.annotation for p in params}
-        if own.return_annotation is not inspect.Signature.empty:
-            command.__annotations__["return"] = own.return_annotation
-        return command  # type: ignore[return-value]
+        return add_flag_group(func, "options", flags, build, what="model options")
 
     return decorate

@@ -21,8 +21,6 @@ and one field of :class:`RunFlags`.
 
 from __future__ import annotations
 
-import functools
-import inspect
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +29,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 import typer
 
 from jurist.cli._bounds import bounded
+from jurist.cli._flag_group import add_flag_group
 
 if TYPE_CHECKING:
     from jurist.engines import RunOptions
@@ -151,36 +150,14 @@ def run_flags(*, repeats: bool = True, **defaults: Any) -> Callable[[F], F]:
         raise TypeError(f"unknown shared run options: {sorted(unknown)}")
 
     def decorate(func: F) -> F:
-        own = inspect.signature(func, eval_str=True)
-        if "run" not in own.parameters:
-            raise TypeError(f"{func.__name__} needs a 'run: RunFlags' parameter")
-        clash = set(own.parameters) & set(table)
-        if clash:
-            raise TypeError(f"{func.__name__} redefines shared run options {sorted(clash)}")
-        params = [p for name, p in own.parameters.items() if name != "run"]
+        flags: dict[str, tuple[Any, Any]] = {}
         for name, (kind, default, info) in table.items():
             info = {**info, "rich_help_panel": _PANEL}
             if name in helps:
                 info["help"] = helps[name]
-            params.append(
-                inspect.Parameter(
-                    name,
-                    inspect.Parameter.KEYWORD_ONLY,
-                    default=values.get(name, default),
-                    annotation=Annotated[kind, typer.Option(**info)],
-                )
-            )
-
-        @functools.wraps(func)
-        def command(*args: Any, **kwargs: Any) -> Any:
-            shared = {name: kwargs.pop(name) for name in table}
-            return func(*args, run=RunFlags(**shared), **kwargs)
-
-        sig = own.replace(parameters=params)
-        command.__signature__ = sig  # type: ignore[attr-defined]
-        command.__annotations__ = {p.name: p.annotation for p in params}
-        if own.return_annotation is not inspect.Signature.empty:
-            command.__annotations__["return"] = own.return_annotation
-        return command  # type: ignore[return-value]
+            flags[name] = (values.get(name, default), Annotated[kind, typer.Option(**info)])
+        return add_flag_group(
+            func, "run", flags, lambda shared: RunFlags(**shared), what="run options"
+        )
 
     return decorate
