@@ -30,12 +30,13 @@ sqlite3.OperationalError: attempt to write a readonly database
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-__all__ = ["DAMAGED", "connect", "is_damaged", "use_wal"]
+__all__ = ["DAMAGED", "connect", "is_damaged", "transaction", "use_wal"]
 
 DAMAGED = ("malformed", "not a database", "file is encrypted")
 """What SQLite says of a file that is damaged, or that is no SQLite file at all."""
@@ -146,3 +147,23 @@ def use_wal(db: sqlite3.Connection) -> None:
     """Switch ``db`` to WAL with ``synchronous=NORMAL`` (see the module docs)."""
     db.execute("PRAGMA journal_mode=WAL")
     db.execute("PRAGMA synchronous=NORMAL")
+
+
+@contextlib.contextmanager
+def transaction(db: sqlite3.Connection, failing: str) -> Iterator[None]:
+    """One transaction on ``db`` (an autocommit connection): committed when the block
+    ends, rolled back when it raises; a SQLite error becomes an
+    :class:`~jurist.errors.OutputError` reading ``failing: <the error>``."""
+    from jurist.errors import OutputError
+
+    try:
+        db.execute("BEGIN")
+        try:
+            yield
+            db.execute("COMMIT")
+        except BaseException:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise
+    except sqlite3.Error as e:
+        raise OutputError(f"{failing}: {e}") from None

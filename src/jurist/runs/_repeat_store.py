@@ -38,7 +38,7 @@ from typing import Any
 
 import orjson
 
-from jurist.errors import OutputError
+from jurist._sqlite import transaction
 from jurist.types import Usage
 
 __all__ = ["REPEATS_SCHEMA", "RepeatTable", "StoredRepeat"]
@@ -146,44 +146,23 @@ class RepeatTable:
             r.latency,
             time.time(),
         )
-        try:
-            self._db.execute("BEGIN")
-            try:
-                self._db.execute(_KEEP_REPLACED, (r.idx, r.repeat))
-                written = self._db.execute(_INSERT, values).rowcount == 1
-                if not written:
-                    self._db.execute(_KEEP_REFUSED, (r.idx, *spent, u.attempts, r.cost))
-                self._db.execute("COMMIT")
-            except BaseException:
-                if self._db.in_transaction:
-                    self._db.execute("ROLLBACK")
-                raise
-        except sqlite3.Error as e:
-            raise OutputError(
-                f"{self.path}: cannot write repeat {r.repeat} of item {r.idx}: {e}"
-            ) from None
+        with transaction(self._db, f"{self.path}: cannot write repeat {r.repeat} of item {r.idx}"):
+            self._db.execute(_KEEP_REPLACED, (r.idx, r.repeat))
+            written = self._db.execute(_INSERT, values).rowcount == 1
+            if not written:
+                self._db.execute(_KEEP_REFUSED, (r.idx, *spent, u.attempts, r.cost))
         return written
 
     def set_aside(self, idx: int, counted: int) -> int:
         """Remove item ``idx``'s repeats numbered ``counted`` and up (repeats the stopping
         rule no longer counts), moving what they spent to ``superseded`` in the same
         transaction; how many were removed."""
-        try:
-            self._db.execute("BEGIN")
-            try:
-                self._db.execute(_KEEP_UNUSED, (idx, counted))
-                removed = self._db.execute(
-                    "DELETE FROM repeats WHERE idx = ? AND repeat >= ?", (idx, counted)
-                ).rowcount
-                self._db.execute("COMMIT")
-            except BaseException:
-                if self._db.in_transaction:
-                    self._db.execute("ROLLBACK")
-                raise
-        except sqlite3.Error as e:
-            raise OutputError(
-                f"{self.path}: cannot set aside the repeats of item {idx} past {counted}: {e}"
-            ) from None
+        failing = f"{self.path}: cannot set aside the repeats of item {idx} past {counted}"
+        with transaction(self._db, failing):
+            self._db.execute(_KEEP_UNUSED, (idx, counted))
+            removed = self._db.execute(
+                "DELETE FROM repeats WHERE idx = ? AND repeat >= ?", (idx, counted)
+            ).rowcount
         return int(removed)
 
     def of(self, idx: int) -> list[StoredRepeat]:
