@@ -32,6 +32,7 @@ __all__ = [
     "Judgment",
     "Message",
     "OutputFormatUsed",
+    "Reasoning",
     "Request",
     "Role",
     "ScoringMode",
@@ -107,6 +108,58 @@ class Message(BaseModel):
 _UNKEYED = {"timeout", "repeat"}
 
 
+ReasoningEffort = Literal["none", "low", "medium", "high"]
+
+
+class Reasoning(BaseModel):
+    """How long a thinking model may think before its verdict: an effort level or a token
+    budget (one of the two), translated by each backend into its own parameters.
+
+    ``effort="none"`` asks for no thinking at all (where a model can think or not);
+    ``budget_tokens`` is the most the thinking may spend. :meth:`parse` reads the CLI's
+    and catalog's spelling (``none|low|medium|high|TOKENS``).
+
+    >>> Reasoning.parse("high").effort
+    'high'
+    >>> Reasoning.parse("2048").budget_tokens
+    2048
+    >>> Reasoning.parse(None) is None
+    True
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    effort: ReasoningEffort | None = None
+    budget_tokens: int | None = Field(default=None, ge=1)
+
+    def model_post_init(self, context: Any, /) -> None:
+        if (self.effort is None) == (self.budget_tokens is None):
+            raise ValueError(
+                "reasoning: give an effort (none, low, medium, high) or a token budget"
+            )
+
+    @classmethod
+    def parse(cls, value: str | int | dict[str, Any] | Reasoning | None) -> Reasoning | None:
+        """``None`` stays ``None``; an int or a digit string is a token budget; a word is
+        an effort; a mapping is validated as the model."""
+        if value is None or isinstance(value, Reasoning):
+            return value
+        if isinstance(value, bool):
+            raise ValueError(f"reasoning: {value!r} is neither an effort nor a token budget")
+        if isinstance(value, int):
+            return cls(budget_tokens=value)
+        if isinstance(value, str):
+            text = value.strip().lower()
+            if text.isdigit():
+                return cls(budget_tokens=int(text))
+            if text in ("none", "low", "medium", "high"):
+                return cls(effort=text)  # type: ignore[arg-type]
+            raise ValueError(
+                f"reasoning: {value!r} is not none, low, medium, high or a number of tokens"
+            )
+        return cls.model_validate(value)
+
+
 class Request(BaseModel):
     """What a model is asked to do: messages plus everything that shapes the output.
 
@@ -117,7 +170,7 @@ class Request(BaseModel):
     apart and a rerun replays the same sequence. ``repeat`` is the engine's repeat number
     of the item (``repeats=N``): never sent either, and part of the cache key only when
     not 0, so each repeat is a draw of its own while repeat 0 keys as a run without
-    repeats does.
+    repeats does. ``reasoning`` (a thinking budget or effort) is part of the key when set.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -131,6 +184,7 @@ class Request(BaseModel):
     logprobs: bool = False
     top_logprobs: int | None = None
     json_schema: dict[str, Any] | None = None
+    reasoning: Reasoning | None = None
     extra: dict[str, Any] = Field(default_factory=dict)
     attempt: int = 0
     timeout: float | None = None
@@ -147,6 +201,8 @@ class Request(BaseModel):
         [{'sha256': 'ab12', 'detail': None}]
         """
         data = self.model_dump(mode="json", exclude={"timeout"} if self.repeat else _UNKEYED)
+        if data["reasoning"] is None:  # keys of requests without it stay as they were
+            del data["reasoning"]
         for message in data["messages"]:
             if "images" in message:
                 message["images"] = [
