@@ -57,7 +57,9 @@ class Capabilities(BaseModel):
     ``images``: it takes image parts in messages (:attr:`jurist.types.Message.images`);
     ``batch_api``: its requests can travel through its provider's batch API (its
     ``batch_hooks()``, :mod:`jurist.models._batch_hooks`); ``batch_files``: they can be
-    written as Batch API lines for an offline engine (``vllm run-batch``).
+    written as Batch API lines for an offline engine (``vllm run-batch``); ``thinking``: it
+    honours :attr:`jurist.types.Request.reasoning` (a thinking effort or budget), translated
+    into its own parameters.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -71,6 +73,7 @@ class Capabilities(BaseModel):
     images: bool = False
     batch_api: bool = False
     batch_files: bool = False
+    thinking: bool = False
 
 
 class Model(abc.ABC):
