@@ -292,29 +292,27 @@ class Template(BaseModel):
     def render_item(self, values: Mapping[str, Any]) -> str:
         """The item text with its fields placed and their delimiters neutralised."""
         values = self.expand(values)
-        tags = _tag_names(self.item + "".join(self.sections.values()))
+        plan, tags = _item_plan(
+            self.item, self.fields, self.optional_fields, tuple(self.sections.items())
+        )
         missing = [f for f in self.fields if f not in values or values[f] is None]
         if missing:
             raise DataError(
                 f"template {self.name!r} needs field(s) {missing}; the item has {sorted(values)}"
             )
-
-        def value_of(name: str) -> str:
+        parts: list[str] = []
+        for piece in plan:
+            if type(piece) is str:
+                parts.append(piece)
+                continue
+            name, section = piece
             text = field_text(values.get(name))  # lists and dicts as JSON
-            return _neutralise(text, tags) if tags else text
-
-        def place(m: re.Match[str]) -> str:
-            name = m.group(1)
-            if name not in self.fields and name not in self.optional_fields:
-                return m.group(0)
-            section = self.sections.get(name)
             if section is None:
-                return value_of(name)
-            if field_text(values.get(name)) == "":
-                return ""
-            return section.replace("{" + name + "}", value_of(name))
-
-        return _FIELD.sub(place, self.item)
+                parts.append(_neutralise(text, tags) if tags else text)
+            elif text != "":
+                value = _neutralise(text, tags) if tags else text
+                parts.append(section.replace("{" + name + "}", value))
+        return "".join(parts)
 
     def render(
         self,
@@ -500,6 +498,36 @@ def labels_scale(labels: Mapping[str, float] | Mapping[float, list[str]]) -> Lab
 def _system_message(text: str) -> Message:
     """The static system message, built once per text (a frozen message, shared)."""
     return Message(role="system", content=text)
+
+
+Plan = tuple[tuple[str | tuple[str, str | None], ...], frozenset[str]]
+
+
+@lru_cache(maxsize=256)
+def _item_plan(
+    item: str,
+    fields: tuple[str, ...],
+    optional: tuple[str, ...],
+    sections: tuple[tuple[str, str], ...],
+) -> Plan:
+    """A template's item text split once into its literal text and the fields it places
+    (each with its section, if any; other braces stay as they are), and the tag names a
+    value must not open or close."""
+    section_of = dict(sections)
+    tags = _tag_names(item + "".join(section_of.values()))
+    plan: list[str | tuple[str, str | None]] = []
+    at = 0
+    for m in _FIELD.finditer(item):
+        name = m.group(1)
+        if name not in fields and name not in optional:
+            continue
+        if m.start() > at:
+            plan.append(item[at : m.start()])
+        plan.append((name, section_of.get(name)))
+        at = m.end()
+    if at < len(item):
+        plan.append(item[at:])
+    return tuple(plan), tags
 
 
 @lru_cache(maxsize=256)
