@@ -43,8 +43,8 @@ from jurist.metrics._measures import (
     spearman,
 )
 from jurist.metrics._ppi import (
-    PPIInterval,
     PPIEstimate,
+    PPIInterval,
     ppi_agreement,
     ppi_mean,
     ppi_win_rate,
@@ -92,7 +92,6 @@ __all__ = [
     "CriterionInfo",
     "CriterionMetrics",
     "Estimate",
-    "PPIInterval",
     "ItemRepeats",
     "Kind",
     "LengthBias",
@@ -100,6 +99,7 @@ __all__ = [
     "LengthControlledWinRate",
     "MarkdownCounts",
     "PPIEstimate",
+    "PPIInterval",
     "RubricMetrics",
     "SelectiveThreshold",
     "StyleCoefficient",

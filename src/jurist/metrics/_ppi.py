@@ -48,8 +48,9 @@ from jurist.metrics._ppi_core import (
 
 __all__ = [
     "BALANCE_Z",
-    "PPIInterval",
     "PPIEstimate",
+    "PPIInterval",
+    "agreement_hits",
     "ppi_agreement",
     "ppi_mean",
     "ppi_win_rate",
@@ -368,6 +369,25 @@ def ppi_win_rate(judge: Sequence[Any], labels: Sequence[Any], **kwargs: Any) -> 
     probability, for the judge on every pair and people on a few (:func:`ppi_mean`'s
     options)."""
     return ppi_mean([win_value(v) for v in judge], [win_value(v) for v in labels], **kwargs)
+
+
+def agreement_hits(verdicts: Sequence[Any], labels: Sequence[Any]) -> list[float | None]:
+    """Per item, 1.0 where the verdict equals the label (numbers as numbers, text without
+    case or surrounding blanks), 0.0 where not, ``None`` where unlabelled.
+
+    >>> agreement_hits([4.0, "A", None, 2], [4, "a", "B", None])
+    [1.0, 1.0, 0.0, None]
+    """
+
+    def key(v: Any) -> Any:
+        if isinstance(v, int | float) and not isinstance(v, bool):
+            return float(v)
+        return str(v).strip().lower()
+
+    return [
+        None if lab is None else float(v is not None and key(v) == key(lab))
+        for v, lab in zip(verdicts, labels, strict=True)
+    ]
 
 
 def ppi_agreement(

@@ -229,7 +229,8 @@ def run_labels(run: Any, path: str | Path | None = None) -> RunLabels:
     :class:`~jurist.errors.DataError` naming ``file:line``.
     """
     from jurist.data._item_names import item_label
-    from jurist.runs._store import STORE_NAME, RunStore
+    from jurist.runs._folder import STORE_NAME
+    from jurist.runs._store import RunStore
 
     file = Path(path) if path is not None else Path(run.run_dir) / LABELS_NAME
     book = read_labels(file)
