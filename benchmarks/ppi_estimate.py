@@ -16,7 +16,8 @@ truth and its mean width, for:
   or the two judges' disagreement), weighted estimate;
 - ``pilot+chosen``: half the budget drawn uniformly, the other half with probabilities
   from the residuals of that half (the plan ``jurist review RUN --plan N`` makes once
-  labels exist); the two batches' estimates combined by their precision.
+  labels exist); the two batches' estimates weighted by their share of the labels. Not
+  run where a batch would hold fewer than 30 labels: ``jurist estimate`` refuses that.
 
 Run: ``python benchmarks/ppi_estimate.py [--resamples 4000] [--seed 0]``.
 tests/metrics/test_ppi_golden.py runs the same functions with fewer resamples.
@@ -37,8 +38,11 @@ from jurist.metrics._ppi_plan import inclusion_probabilities, residual_spread
 
 HERE = Path(__file__).resolve().parent
 BUDGETS = (50, 100, 200)
-Data = tuple[np.ndarray, np.ndarray, np.ndarray]
-"""(labels, judge, spread from the judge alone) for every item."""
+LEAST_BATCH = 30
+"""The fewest labels ``jurist estimate`` accepts in a batch (its ``min_labels``)."""
+Data = tuple[np.ndarray, np.ndarray, np.ndarray, bool]
+"""(labels, judge, spread from the judge alone, whether that spread is two judges'
+disagreement) for every item."""
 
 
 def realdata() -> Path:
@@ -60,7 +64,7 @@ def trust_or_escalate(root: Path) -> Data:
             y.append(1.0 if r["preferences"]["human"] == 1 else 0.0)
             f.append(a / (a + b))
     fa = np.array(f)
-    return np.array(y), fa, np.sqrt(fa * (1 - fa)) + 0.05
+    return np.array(y), fa, np.sqrt(fa * (1 - fa)) + 0.05, False
 
 
 _WIN = {"1": 1.0, "2": 0.0, "0": 0.5, "tie": 0.5}
@@ -82,7 +86,7 @@ def pandalm(root: Path) -> Data:
         g.append(_WIN[str(b["pandalm_result"])])
     fa, ga = np.array(f), np.array(g)
     fa = np.where(np.isnan(fa), np.nanmean(fa), fa)
-    return np.array(y), fa, np.abs(fa - ga) + 0.1
+    return np.array(y), fa, np.abs(fa - ga), True
 
 
 def _uniform_draws(rng: np.random.Generator, reps: int, big_n: int, n: int) -> np.ndarray:
@@ -110,9 +114,13 @@ def _summary(est: np.ndarray, var: np.ndarray, truth: float, z: float) -> dict[s
     }
 
 
-def study(data: Data, n: int, reps: int, seed: int = 0, level: float = 0.95) -> dict[str, dict]:
-    """Coverage and mean width of each method at ``n`` labels over ``reps`` draws."""
-    y, f, spread = data
+def study(
+    data: Data, n: int, reps: int, seed: int = 0, level: float = 0.95, pilot_reps: int | None = None
+) -> dict[str, dict]:
+    """Coverage and mean width of each method at ``n`` labels over ``reps`` draws
+    (``pilot_reps``: draws of the pilot+chosen method, default ``reps``)."""
+    y, f, raw, disagreement = data
+    spread, _ = residual_spread(f.tolist(), disagreement=raw.tolist() if disagreement else None)
     big_n, truth = y.size, float(y.mean())
     z = NormalDist().inv_cdf(0.5 + level / 2)
     rng = np.random.default_rng(seed)
@@ -126,14 +134,18 @@ def study(data: Data, n: int, reps: int, seed: int = 0, level: float = 0.95) -> 
     xi = _systematic(rng, np.broadcast_to(pi, (reps, big_n)))
     est, var, _ = weighted_ppi(y, f, xi, pi)
     out["chosen"] = _summary(est, var, truth, z)
-    half = n // 2
+    half, reps = n // 2, pilot_reps or reps
+    if half < LEAST_BATCH:  # jurist estimate refuses a batch this small (min_labels)
+        return out
     pilot = _uniform_draws(rng, reps, big_n, half)
     first = uniform_ppi(y[pilot], f[pilot], f)
     pis = np.empty((reps, big_n))
     for r in range(reps):
         labels = np.full(big_n, np.nan)
         labels[pilot[r]] = y[pilot[r]]
-        s, _ = residual_spread(f.tolist(), labels.tolist())
+        s, _ = residual_spread(
+            f.tolist(), labels.tolist(), disagreement=raw.tolist() if disagreement else None
+        )
         pis[r] = inclusion_probabilities(s, n - half)
     xi = _systematic(rng, pis)
     second = weighted_ppi(y, f, xi, pis)
@@ -142,6 +154,7 @@ def study(data: Data, n: int, reps: int, seed: int = 0, level: float = 0.95) -> 
         (first[1], second[1]),
         (first[2], second[2]),
         float(f.var(ddof=1)) / big_n,
+        half / n,
     )
     out["pilot+chosen"] = _summary(est, var, truth, z)
     return out

@@ -145,15 +145,14 @@ def combine_batches(
     var: tuple[Array, Array],
     lam: tuple[Array, Array],
     judge_var: float,
+    share: float,
 ) -> tuple[Array, Array]:
     """Two estimates of one mean from two label batches (the second drawn with
-    probabilities set from the first's labels), weighted by their precision: the
-    estimate and its variance. Both use the judge's mean over the same items, so they
-    covary by ``lam1 * lam2 * judge_var`` (``judge_var``: the judge's variance over N)."""
-    v1, v2 = var
+    probabilities set from the first's labels), weighted ``share`` and ``1 - share``
+    (fixed in advance, e.g. the first batch's share of the labels: weights estimated
+    from small batches would follow their errors): the estimate and its variance. Both
+    use the judge's mean over the same items, so they covary by ``lam1 * lam2 *
+    judge_var`` (``judge_var``: the variance of the judge's mean over the N items)."""
     cov = lam[0] * lam[1] * judge_var
-    denom = v1 + v2 - 2 * cov
-    w1 = np.divide(v2 - cov, denom, out=np.full_like(v1, 0.5), where=denom > 0)
-    w1 = np.clip(w1, 0.0, 1.0)
-    w2 = 1 - w1
-    return w1 * est[0] + w2 * est[1], w1**2 * v1 + w2**2 * v2 + 2 * w1 * w2 * cov
+    w1, w2 = share, 1.0 - share
+    return w1 * est[0] + w2 * est[1], w1**2 * var[0] + w2**2 * var[1] + 2 * w1 * w2 * cov

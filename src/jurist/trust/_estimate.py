@@ -19,7 +19,7 @@ far from the rest's). Labels from a labels file are used as the plan drew them: 
 items of the run's ``plan.jsonl`` (``jurist review RUN --plan N``) are weighted by their
 inclusion probabilities; labels given before the plan are a second, uniform batch only
 when ``random_subset=True`` says they were drawn at random (the two batches' estimates are
-then combined by their precision); labels on items a person picked outside a plan are
+then weighted by their share of the labels); labels on items a person picked outside a plan are
 left out, and the result says how many. Without a plan, labels from a file are refused
 unless ``random_subset=True``.
 """
@@ -257,7 +257,8 @@ def estimate_run(
 
 
 def _two_batches(a: PPIEstimate, b: PPIEstimate, scores: list[Any]) -> PPIEstimate:
-    """Combine a plan's estimate with an earlier uniform batch's (analytic, by precision)."""
+    """Combine a plan's estimate ``a`` with an earlier uniform batch's ``b`` (analytic,
+    each weighted by its share of the labels)."""
     import numpy as np
 
     from jurist.metrics._ppi_core import combine_batches
@@ -267,10 +268,11 @@ def _two_batches(a: PPIEstimate, b: PPIEstimate, scores: list[Any]) -> PPIEstima
     half = _half_z(a.level)
     va, vb = (a.width / (2 * half)) ** 2, (b.width / (2 * half)) ** 2
     est, var = combine_batches(
-        (np.array([a.estimate]), np.array([b.estimate])),
-        (np.array([va]), np.array([vb])),
-        (np.array([a.power]), np.array([b.power])),
+        (np.array([b.estimate]), np.array([a.estimate])),
+        (np.array([vb]), np.array([va])),
+        (np.array([b.power]), np.array([a.power])),
         jv,
+        b.labels / (a.labels + b.labels),
     )
     e, h = float(est[0]), half * math.sqrt(float(var[0]))
     return a.model_copy(
