@@ -79,7 +79,10 @@ def print_estimate(
     )
     if width is not None:
         target, with_judge, alone = width
-        say = lambda n: "out of reach (more than every item)" if n is None else f"{n} labels"  # noqa: E731
+
+        def say(n: int | None) -> str:
+            return "out of reach (more than every item)" if n is None else f"{n} labels"
+
         console.print(
             f"a {pct} interval {target:g} wide needs about {say(with_judge)} with the judge, "
             f"{say(alone)} alone (uniform draw; from the spread of the labels so far)",
@@ -157,13 +160,13 @@ def estimate_command(
     est = estimate_run(
         run,
         labels_arg,
-        kind=kind,
+        kind=kind,  # type: ignore[arg-type]  # checked against _KINDS above
         random_subset=random_subset,
-        strata=strata,  # type: ignore[arg-type]
+        strata=strata,
         level=level,
-        method=method,
+        method=method,  # type: ignore[arg-type]  # checked against _METHODS above
         n_resamples=resamples,
-        min_labels=min_labels,  # type: ignore[arg-type]
+        min_labels=min_labels,
     )
     width = None
     if target_width is not None:

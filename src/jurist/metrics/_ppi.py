@@ -258,9 +258,9 @@ def ppi_mean(
     keys = [str(k) for k in strata] if strata is not None else ["all"] * f.size
     if len(keys) != f.size:
         raise ConfigError(f"{head}{len(keys)} strata keys for {f.size} items")
-    groups: dict[str, np.ndarray] = {}
+    groups: dict[str, list[int]] = {}
     for i, k in enumerate(keys):
-        groups.setdefault(k, []).append(i)  # type: ignore[arg-type]
+        groups.setdefault(k, []).append(i)
     rng = np.random.default_rng(seed)
     parts: dict[str, tuple[float, float, float, float, float, float, int, float]] = {}
     for k, members in groups.items():
