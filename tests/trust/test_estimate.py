@@ -160,6 +160,19 @@ def test_labels_from_a_file_need_a_plan_and_a_plan_gives_an_unbiased_estimate(
     assert got["lower"] <= truth_rate <= got["upper"]
     assert not got["judge_only"]["lower"] <= truth_rate <= got["judge_only"]["upper"]
     assert any("100 of 120 planned items labelled" in n for n in got["notes"])
+    # 60 more labels on random items outside the plan: left out, unless said to be random
+    rest = [i for i in range(N) if i not in {int(str(e.item)[1:]) for e in entries}]
+    extra = [int(i) for i in np.random.default_rng(5).choice(rest, 60, replace=False)]
+    (folder / LABELS_NAME).write_text(_label_lines(folder, planned + extra, truth))
+    code, text = cli(["estimate", str(folder), "--labels", LABELS_NAME, "--json", str(out)], capsys)
+    got = json.loads(out.read_text())
+    assert code == EXIT_OK and got["labels"] == 100 and got["left_out"] == 60
+    args = ["estimate", str(folder), "--labels", LABELS_NAME, "--random-subset", "--json", str(out)]
+    code, text = cli(args, capsys)
+    both = json.loads(out.read_text())
+    assert code == EXIT_OK and both["labels"] == 160 and both["left_out"] == 0
+    assert both["lower"] <= truth_rate <= both["upper"]
+    assert any("outside the plan used as a uniform batch" in n for n in both["notes"])
 
 
 def test_refusals_name_the_reason(
@@ -170,3 +183,65 @@ def test_refusals_name_the_reason(
     assert code == EXIT_USAGE and "150 labels; an interval from labels needs at least 200" in text
     code, text = cli(["estimate", str(folder), "--labels", "nope"], capsys)
     assert code == EXIT_USAGE and "no item has a field 'nope'" in text
+
+
+def test_a_plan_from_the_labels_so_far_says_what_a_width_needs(
+    tmp_path: Path, biased: tuple[Path, float], capsys: pytest.CaptureFixture[str]
+) -> None:
+    import shutil
+
+    from jurist.cli._review_plan import run_plan
+
+    src, _ = biased
+    folder = tmp_path / "run"
+    shutil.copytree(src, folder)
+    assert run_plan(folder, 50, labels="human", target_width=0.1, seed=1) == EXIT_OK
+    text = " ".join(capsys.readouterr().out.split())
+    assert "plan: 50 items to label, in order" in text
+    assert "probabilities from: labels so far" in text
+    assert "an interval 0.1 wide needs about" in text and "from 150 labels so far" in text
+    entries = read_plan(folder)
+    assert entries is not None and len(entries) == 50
+    assert {e.spread for e in entries} == {"labels so far"}
+    run_plan(folder, 40, by="uniform", seed=2)
+    entries = read_plan(folder)
+    assert entries is not None and len(entries) == 40  # a new plan replaces the old
+    assert {round(e.inclusion_probability, 9) for e in entries} == {round(40 / N, 9)}
+
+
+def test_a_pairwise_runs_win_rate_is_corrected_by_labels(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rng = np.random.default_rng(11)
+    n = 300
+    human = np.where(rng.random(n) < 0.45, "A", "B")
+    # the judge prefers the first response of the data (R1) on every A item and, its
+    # planted bias, on 40% of the B items
+    likes_r1 = (human == "A") | (rng.random(n) < 0.40)
+    labelled = np.zeros(n, dtype=bool)
+    labelled[rng.choice(n, 120, replace=False)] = True
+
+    def answer(request: Request) -> str:
+        text = request.messages[-1].content
+        a = text.split("<answer_a>")[1].split("</answer_a>")[0]
+        i = int(a.split("-")[1])
+        first_is_r1 = a.startswith("R1")
+        return "[[A]]" if likes_r1[i] == first_is_r1 else "[[B]]"
+
+    items = []
+    for i in range(n):
+        item = {"prompt": f"q{i}", "response_a": f"R1-{i}-", "response_b": f"R2-{i}-"}
+        if labelled[i]:
+            item["human"] = str(human[i])
+        items.append(item)
+    judge = jurist.PairwiseJudge(jurist.get_model("mock:p", outputs=answer))
+    folder = tmp_path / "pairs"
+    jurist.evaluate(items, judge, run_dir=folder)
+    out = tmp_path / "w.json"
+    code, text = cli(["estimate", str(folder), "--labels", "human", "--json", str(out)], capsys)
+    assert code == EXIT_OK, text
+    got = json.loads(out.read_text())
+    truth = float(np.mean(human == "A"))
+    assert got["kind"] == "win_rate" and got["labels"] == 120
+    assert got["lower"] <= truth <= got["upper"]
+    assert not got["judge_only"]["lower"] <= truth <= got["judge_only"]["upper"]

@@ -15,7 +15,12 @@ stays unbiased (labels weighted by ``1 / probability``):
 It also says how many uniformly drawn labels an interval of ``target_width`` needs, from
 the labels so far, and how much narrower the chosen items should make the interval than a
 uniform draw if the spread it planned from holds. :func:`print_plan` prints that; the
-``review`` command calls both (this module registers no command).
+``review`` command calls :func:`run_plan`, which does both (this module registers no
+command)::
+
+    if plan is not None:   # jurist review RUN --plan N [--labels ...] [--by ...] ...
+        return run_plan(run_dir, plan, labels=labels, by=by, target_width=target_width,
+                        seed=seed)
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ from rich.console import Console
 
 from jurist.errors import ConfigError
 
-__all__ = ["PlanBy", "PlanSummary", "make_plan", "print_plan"]
+__all__ = ["PlanBy", "PlanSummary", "make_plan", "print_plan", "run_plan"]
 
 PlanBy = Literal["auto", "uniform", "spread"]
 
@@ -186,3 +191,33 @@ def print_plan(console: Console, plan: PlanSummary) -> None:
             markup=False,
             highlight=False,
         )
+
+
+def run_plan(
+    run_dir: str | Path,
+    n: int,
+    *,
+    labels: str | None = None,
+    by: str = "auto",
+    uniform_share: float = 0.3,
+    target_width: float | None = None,
+    level: float = 0.95,
+    seed: int | None = None,
+    console: Console | None = None,
+) -> int:
+    """``jurist review RUN --plan N``: :func:`make_plan`, then :func:`print_plan`; the
+    exit status (0)."""
+    from jurist.cli._app import EXIT_OK
+
+    plan = make_plan(
+        run_dir,
+        n,
+        labels=labels,
+        by=by,  # type: ignore[arg-type]  # make_plan checks it
+        uniform_share=uniform_share,
+        target_width=target_width,
+        level=level,
+        seed=seed,
+    )
+    print_plan(console or Console(soft_wrap=True), plan)
+    return EXIT_OK

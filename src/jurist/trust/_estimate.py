@@ -242,7 +242,7 @@ def estimate_run(
     if earlier is not None:
         result = _two_batches(result, one(earlier, None), scores)
         nums = [a if a is not None else b for a, b in zip(nums, numbers(earlier)[1], strict=True)]
-        notes.append("labels before the plan used as a uniform batch, combined by precision")
+        notes.append("labels outside the plan used as a uniform batch, weighted by their share")
     return RunEstimate(
         run=str(run.run_dir),
         kind=chosen,
