@@ -219,7 +219,7 @@ def ppi_mean(
     min_per_stratum: int = 10,
     where: str = "",
 ) -> PPIEstimate:
-    """The mean of ``labels`` over all items, corrected PPI++ estimate (see the module docs).
+    """The mean of ``labels`` over all items: the PPI++ estimate (see the module docs).
 
     ``judge``: every item's judge value (``None``: no score; such items are predicted by
     the judge's mean over the others, and counted in ``unscored``); ``labels``: the
@@ -239,6 +239,10 @@ def ppi_mean(
     y = _numbers(labels, f"{head}labels")
     pi: np.ndarray | None = None
     if probabilities is not None:
+        if len(probabilities) != len(labels):
+            raise ConfigError(
+                f"{head}{len(probabilities)} inclusion probabilities for {len(labels)} items"
+            )
         pi = _numbers(probabilities, f"{head}inclusion probabilities")
         bad = np.flatnonzero(~np.isnan(y) & ~((pi > 0) & (pi <= 1)))
         if bad.size:
