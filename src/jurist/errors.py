@@ -6,6 +6,7 @@ Every error jurist raises derives from :class:`JuristError`::
     ├── UserError                  a usage mistake: fix the call, the file or the flag
     │   ├── ConfigError            bad option, unknown template or provider
     │   ├── DataError              bad input data: names the file, line, item or field
+    │   │   └── UntrustedEstimateError  labels an estimate cannot be trusted on (says why)
     │   └── MissingDependencyError an optional package is not installed (names the pip extra)
     └── JuristRuntimeError         something failed while running
         ├── ModelError             a backend call failed
@@ -59,6 +60,7 @@ __all__ = [
     "ResponseTooLargeError",
     "UnprocessableEntityError",
     "UnsupportedRequestError",
+    "UntrustedEstimateError",
     "UserError",
     "status_error",
 ]
@@ -82,6 +84,12 @@ class ConfigError(UserError, ValueError):
 
 class DataError(UserError, ValueError):
     """Bad input data. The message names the file and line, or the item and field."""
+
+
+class UntrustedEstimateError(DataError):
+    """Labels an estimate from few labels cannot be trusted on: too few, all alike, or a
+    subset that is not a random sample (and carries no inclusion probabilities). The
+    message names the reason, and the file or field the labels came from."""
 
 
 class MissingDependencyError(UserError, ImportError):

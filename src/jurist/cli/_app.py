@@ -114,6 +114,13 @@ COMMANDS = (
         "Exit 1 when the run's interval says it misses the bar; print a markdown summary.",
     ),
     _command(
+        "estimate",
+        "_estimate",
+        _TRUST,
+        "The run's figure corrected by a few labels (PPI++), beside the labels and the judge "
+        "alone.",
+    ),
+    _command(
         "audit",
         "_audit",
         _TRUST,

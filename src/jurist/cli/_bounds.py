@@ -47,6 +47,10 @@ BOUNDS: dict[str, tuple[float, float]] = {
     "min_score": (0.0, 1.0),  # jurist gate: scores are normalised to [0, 1]
     "max_drop": (0.0, 1.0),
     "level": (0.5, 0.9999),  # an interval's confidence level
+    "min_labels": (2, 10**7),  # jurist estimate: the fewest labels an interval rests on
+    "resamples": (100, 100_000),  # jurist estimate --method bootstrap
+    "target_width": (1e-6, 1e9),  # jurist estimate / review --plan: an interval's width
+    "plan": (1, 10**7),  # jurist review --plan N: items to label
     "threshold": (0.0, 1.0),  # jurist audit: a share of verdicts swung
     "pad_factor": (0.0, 100.0),  # jurist audit: filler added, times the reply's length
     "max_tool_chars": (0, 10**7),  # characters of a tool result kept in a conversation

@@ -14,6 +14,10 @@ to resume it). A baseline must be a run of the same kind judged on the same scal
 pairwise baseline for a likert run, or a 1-10 baseline for a 1-5 run, gives a
 meaningless change): another one is refused, naming both.
 
+With ``--labels FIELD|labels.jsonl`` the bar ``--min-score`` is checked against the
+mean score corrected by people's labels (PPI++, :func:`jurist.trust.estimate_run`), not
+the judge's own interval: a judge biased upward no longer passes a run on its bias.
+
 The markdown summary goes to stdout, to ``--summary FILE``, and is appended to
 ``$GITHUB_STEP_SUMMARY`` when that is set (GitHub Actions shows it on the job's page).
 """
@@ -67,6 +71,32 @@ def gate_run(
     )
 
 
+def gate_labelled(run: Run, bar: Bar, labels: str, random_subset: bool) -> tuple[GateResult, str]:
+    """The gate on the run's mean score corrected by ``labels`` (a field or a labels file),
+    and a note giving the labels' source and the judge-only interval beside it."""
+    from jurist.trust._estimate import estimate_run
+    from jurist.trust._gate import gate_corrected
+
+    source: str | Path = Path(labels) if labels.endswith(".jsonl") else labels
+    est = estimate_run(run, source, kind="mean", random_subset=random_subset, level=bar.level)
+    r = est.result
+    if est.judge_on == "verdict":  # labels on the verdict scale: the bar is on 0-1 scores
+        from jurist.runs.report._scale import scale_of
+
+        scale = scale_of(run.manifest.judge)
+        low, high = float(scale.low), float(scale.high)  # type: ignore[union-attr]
+        r = r.model_copy(
+            update={k: (getattr(r, k) - low) / (high - low) for k in ("estimate", "lower", "upper")}
+        )
+    scored = r.items - r.unscored
+    result = gate_corrected(r, bar, items=r.items, scored=scored)
+    note = f"Corrected by {r.labels} labels ({est.source}; PPI++, power {r.power:.3f})."
+    if r.judge_only is not None:
+        j = r.judge_only
+        note += f" The judge alone: {j.estimate:.4f} [{j.lower:.4f}, {j.upper:.4f}]."
+    return result, note
+
+
 @app.command("gate")
 def gate(
     run: Annotated[Path, typer.Argument(help="The run folder to check.")],
@@ -96,6 +126,17 @@ def gate(
     summary: Annotated[
         Path | None, typer.Option(help="Also write the markdown summary to this file.")
     ] = None,
+    labels: Annotated[
+        str | None,
+        typer.Option(
+            help="Decide on the mean score corrected by people's labels (PPI++): an item "
+            "field, or a labels file (labels.jsonl). See jurist estimate."
+        ),
+    ] = None,
+    random_subset: Annotated[
+        bool,
+        typer.Option(help="With --labels FILE: the labels were drawn uniformly at random."),
+    ] = False,
 ) -> int:
     """Exit 1 when the run's interval says it misses the bar; print a markdown summary."""
     if max_drop is not None and baseline is None:
@@ -107,8 +148,13 @@ def gate(
     base = open_finished(baseline, "baseline run") if baseline is not None else None
     if base is not None:
         check_same_kind(the_run, base)
-    result = gate_run(the_run, bar, base)
     note = None
+    if labels is not None:
+        if base is not None:
+            raise ConfigError("--labels decides on --min-score only; it takes no --baseline")
+        result, note = gate_labelled(the_run, bar, labels, random_subset)
+    else:
+        result = gate_run(the_run, bar, base)
     if base is not None:
         how = "paired over the same items" if same_items(the_run, base) else "unpaired"
         note = f"Baseline: `{baseline}` ({how})."

@@ -42,6 +42,20 @@ from jurist.metrics._measures import (
     rmse,
     spearman,
 )
+from jurist.metrics._ppi import (
+    PPIEstimate,
+    PPIInterval,
+    ppi_agreement,
+    ppi_mean,
+    ppi_win_rate,
+    win_value,
+)
+from jurist.metrics._ppi_plan import (
+    draw_plan,
+    inclusion_probabilities,
+    labels_for_width,
+    residual_spread,
+)
 from jurist.metrics._repeats import (
     ItemRepeats,
     flip_rate,
@@ -84,6 +98,8 @@ __all__ = [
     "LengthControlledFit",
     "LengthControlledWinRate",
     "MarkdownCounts",
+    "PPIEstimate",
+    "PPIInterval",
     "RubricMetrics",
     "SelectiveThreshold",
     "StyleCoefficient",
@@ -102,11 +118,14 @@ __all__ = [
     "confidence_from_repeats",
     "confusion",
     "criteria_info",
+    "draw_plan",
     "fit_length_controlled",
     "fleiss_kappa",
     "flip_rate",
+    "inclusion_probabilities",
     "kendall_tau",
     "krippendorff_alpha",
+    "labels_for_width",
     "length_bias",
     "length_bias_pairwise",
     "length_controlled_win_rate",
@@ -114,8 +133,12 @@ __all__ = [
     "markdown_counts",
     "pearson",
     "position_consistency",
+    "ppi_agreement",
+    "ppi_mean",
+    "ppi_win_rate",
     "preference_from_alpaca",
     "repeat_stats",
+    "residual_spread",
     "rmse",
     "rubric_metrics",
     "selective_agreement",
@@ -127,4 +150,5 @@ __all__ = [
     "two_level_interval",
     "win_rate",
     "win_rate_from_ratings",
+    "win_value",
 ]

@@ -20,7 +20,10 @@
 
 - :class:`RepeatModel` / :func:`judge_for_repeat`: a judge asked again (``repeats=N`` in
   :func:`jurist.evaluate`), each repeat its own cache key; :func:`gate_scores`: the CI gate
-  behind ``jurist gate`` (pass, fail or inconclusive from an interval).
+  behind ``jurist gate`` (pass, fail or inconclusive from an interval);
+  :func:`gate_corrected` the same on an interval corrected by people's labels;
+- :func:`estimate_run`: a run's mean score, win rate or agreement corrected by a few
+  labels (PPI++), beside the labels and the judge alone (``jurist estimate``).
 
 The threshold of one judge alone is :func:`jurist.metrics.selective_threshold`.
 """
@@ -31,6 +34,7 @@ from jurist.trust._align_report import AlignPlan, AlignReport, Candidate
 from jurist.trust._calibrate import Calibration, CalibrationReport, FittedOn, fit_calibration
 from jurist.trust._calibrated import CalibratedJudge, CalibratedJudgment, CalibratedResults
 from jurist.trust._cascade import CascadeJudge
+from jurist.trust._estimate import RunEstimate, estimate_run
 from jurist.trust._fit import (
     CascadeFit,
     CascadeReplay,
@@ -40,7 +44,7 @@ from jurist.trust._fit import (
     fit_cascade,
     replay_cascade,
 )
-from jurist.trust._gate import Bar, GateResult, gate_scores
+from jurist.trust._gate import Bar, GateResult, gate_corrected, gate_scores
 from jurist.trust._outcome import (
     CascadeJudgment,
     CascadeResults,
@@ -81,6 +85,7 @@ __all__ = [
     "NotAsked",
     "RepeatModel",
     "RepeatPlan",
+    "RunEstimate",
     "TierFit",
     "TierReplay",
     "TierStep",
@@ -89,9 +94,11 @@ __all__ = [
     "align",
     "align_sync",
     "cascade_summary",
+    "estimate_run",
     "fit_calibration",
     "fit_cascade",
     "fit_recorded",
+    "gate_corrected",
     "gate_scores",
     "guarantee_study",
     "judge_for_repeat",

@@ -30,13 +30,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
 from jurist.errors import ConfigError, DataError
 
-__all__ = ["Bar", "Check", "GateResult", "gate_scores"]
+if TYPE_CHECKING:
+    from jurist.metrics._ppi import PPIEstimate
+
+__all__ = ["Bar", "Check", "GateResult", "gate_corrected", "gate_scores"]
 
 Scores = Sequence[Sequence[float | None]]
 Outcome = Literal["pass", "fail", "inconclusive"]
@@ -155,6 +158,42 @@ def _scored_mean(scores: Scores) -> float:
     return sum(means) / len(means) if means else float("nan")
 
 
+def _status(checks: list[Check], strict: bool) -> Literal["pass", "warn", "fail"]:
+    outcomes = {c.outcome for c in checks}
+    if "fail" in outcomes or (strict and outcomes != {"pass"}):
+        return "fail"
+    if "inconclusive" in outcomes:
+        return "warn"
+    return "pass"
+
+
+def gate_corrected(estimate: PPIEstimate, bar: Bar, *, items: int, scored: int) -> GateResult:
+    """The gate on an estimate corrected by people's labels (``jurist gate --labels``):
+    ``min_score`` against the PPI++ interval (:func:`jurist.metrics.ppi_mean`) instead of
+    the judge's own; the judge-only figure is not checked. ``max_drop`` is refused."""
+    if bar.min_score is None or bar.max_drop is not None:
+        raise ConfigError("a gate on labels checks min_score only (no max_drop / baseline)")
+    if abs(estimate.level - bar.level) > 1e-12:
+        raise ConfigError(f"the estimate's level {estimate.level} is not the bar's {bar.level}")
+    check = Check(
+        name=f"mean score corrected by {estimate.labels} labels",
+        value=estimate.estimate,
+        low=estimate.lower,
+        high=estimate.upper,
+        bar=bar.min_score,
+        outcome=_outcome(estimate.lower, estimate.upper, bar.min_score),
+    )
+    return GateResult(
+        status=_status([check], bar.strict),
+        checks=[check],
+        level=bar.level,
+        strict=bar.strict,
+        items=items,
+        scored=scored,
+        repeats=1,
+    )
+
+
 def gate_scores(
     scores: Scores,
     bar: Bar,
@@ -210,13 +249,7 @@ def gate_scores(
                 outcome=_outcome(low, high, -bar.max_drop),
             )
         )
-    outcomes = {c.outcome for c in checks}
-    if "fail" in outcomes or (bar.strict and outcomes != {"pass"}):
-        status: Literal["pass", "warn", "fail"] = "fail"
-    elif "inconclusive" in outcomes:
-        status = "warn"
-    else:
-        status = "pass"
+    status = _status(checks, bar.strict)
     return GateResult(
         status=status,
         checks=checks,
