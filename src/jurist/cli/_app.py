@@ -114,6 +114,13 @@ COMMANDS = (
         "Exit 1 when the run's interval says it misses the bar; print a markdown summary.",
     ),
     _command(
+        "review",
+        "_review",
+        _TRUST,
+        "Serve a page where people label RUN's items; each label is written at once to "
+        "RUN/labels.jsonl (or --export an offline page, --import its labels).",
+    ),
+    _command(
         "audit",
         "_audit",
         _TRUST,
