@@ -251,6 +251,13 @@ class LabelWriter:
         self._offset, self._line_no = found.offset, found.next_line
         self._seen.update(line.key for line in found.lines)
 
+    def _append(self, data: bytes) -> None:
+        """One line to the end of the file, then ``fsync`` (the lock is held)."""
+        written = os.write(self._fd, data)
+        while written < len(data):  # a regular file takes it whole; to be sure
+            written += os.write(self._fd, data[written:])
+        os.fsync(self._fd)
+
     def write(self, line: LabelLine) -> bool:
         """Append ``line`` whole and durably; ``False`` when the file already holds a line
         with its ``(item, annotator, at)`` (the same label sent again), nothing written."""
@@ -266,10 +273,7 @@ class LabelWriter:
                 if line.key in self._seen:
                     return False
                 try:
-                    written = os.write(self._fd, data)
-                    while written < len(data):  # a regular file takes it whole; to be sure
-                        written += os.write(self._fd, data[written:])
-                    os.fsync(self._fd)
+                    self._append(data)
                 except OSError as e:
                     raise OutputError(f"{self.path}: cannot write a label: {e}") from e
                 self._seen.add(line.key)

@@ -122,7 +122,10 @@ class ReviewApp:
             self._page = review_html(
                 self.found, mode="server", show_verdict=self.show_verdict, token=self.token
             )
-        return web.Response(text=self._page, content_type="text/html", charset="utf-8")
+        response = web.Response(text=self._page, content_type="text/html", charset="utf-8")
+        # the page's own policy is in its <meta>; the header allows what that allows
+        response.headers["Content-Security-Policy"] = "frame-ancestors 'none'"
+        return response
 
     def _follow(self) -> None:
         found = read_labels(self.path, self._offset, self._line)

@@ -183,7 +183,7 @@
     if (counts.length) { table.appendChild(el("p", counts.map(function (a) { return a + ": " + st.counts[a]; }).join(", "), "muted")); }
     if (!st.agreement.length) { return; }
     var t = el("table"), head = el("tr");
-    ["annotators", "shared items", "agreement", "Cohen's kappa", "Krippendorff's alpha"].forEach(function (h) { head.appendChild(el("th", h)); });
+    ["annotators", "shared items", "same label", "Cohen's kappa", "Krippendorff's alpha"].forEach(function (h) { head.appendChild(el("th", h)); });
     t.appendChild(head);
     st.agreement.forEach(function (a) {
       var tr = el("tr");
