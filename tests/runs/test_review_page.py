@@ -32,6 +32,12 @@ ROOT = Path(__file__).resolve().parents[2]
 HOSTILE = '</script><script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2">'
 HOSTILE_NAME = 'eve"><img src=x onerror="window.__pwned=3">'
 TOKEN = "test-token-0123456789abcdef"
+SAVED = "document.getElementById('status').textContent === 'all labels saved'"
+
+
+def shows(element: str, text: str) -> str:
+    """A page expression: the element's text holds ``text``."""
+    return f"document.getElementById({json.dumps(element)}).innerText.includes({json.dumps(text)})"
 
 
 def _png(rgb: tuple[int, int, int], size: int = 24) -> str:
@@ -267,7 +273,7 @@ def test_two_annotators_label_at_once_with_keys_and_clicks(
             ana.wait("document.getElementById('agreement-table') !== null", "the agreement table")
             ana.key("ArrowLeft")
             ana.key("ArrowLeft")
-            ana.wait("document.getElementById('others').innerText.includes('eve')", "eve's label")
+            ana.wait(shows("others", "eve"), "eve's label")
             assert ana.eval("window.__pwned") is None
             assert HOSTILE_NAME in ana.eval("document.getElementById('others').innerText")
             assert ana.eval("document.querySelectorAll('#side img').length") == 0
@@ -345,7 +351,7 @@ def test_a_server_killed_mid_write_loses_tears_and_doubles_nothing(
             )
         ana.key("n")
         ana.key("5")
-        ana.wait("document.getElementById('status').textContent === 'all labels saved'", "saved")
+        ana.wait(SAVED, "saved")
         ana.screenshot(shots / "review-after-restart.png")
     finally:
         ana.close()
