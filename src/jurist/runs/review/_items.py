@@ -2,7 +2,8 @@
 the judge's verdicts, read from a run folder.
 
 The scale comes from the run's judge (a 1-5 template: ``1`` ... ``5``; a label template:
-its labels; a pairwise judge: ``A``, ``B``, ``tie``) or from ``--scale``: whole numbers
+its labels; a pairwise judge: ``A``, ``B``, ``tie``; a cascade or a panel whose judges
+share one scale: that one) or from ``--scale``: whole numbers
 ``LOW-HIGH`` (at most 10 points: the number keys) or labels ``a,b,c``.
 
 >>> parse_scale("1-5").points, parse_scale("yes, no").points
@@ -96,6 +97,11 @@ def scale_from_run(judge: Mapping[str, Any]) -> ReviewScale:
             ["A", "B", "tie"], ["A is better", "B is better", "tie"], "nominal", "pairwise judge"
         )
     scale = scale_of(judge)
+    parts = judge.get("tiers") or judge.get("judges")
+    if scale is None and isinstance(parts, list) and parts:  # a cascade's or a panel's tiers
+        scales = [scale_of(p) if isinstance(p, Mapping) else None for p in parts]
+        if scales[0] is not None and all(s == scales[0] for s in scales):
+            scale = scales[0]
     if isinstance(scale, LabelScale) and len(scale.labels) <= MAX_POINTS:
         names = [label.name for label in scale.labels]
         return ReviewScale(list(names), names, "nominal", "the judge's template")

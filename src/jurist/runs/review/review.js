@@ -8,7 +8,7 @@
   var verdicts = byId("review-verdicts") ? read("review-verdicts") : {};
   var server = meta.mode === "server";
   var KEY = "jurist-review:" + meta.run_id;
-  var position = new Map();
+  var position = new Map(), asked = {};
   items.forEach(function (it, i) { position.set(it.idx, i); });
   var st = {
     pos: 0, annotator: "", offset: 0, labels: new Map(), pending: [], given: [],
@@ -156,7 +156,12 @@
     var open = meta.show_verdict || labelled(it.idx);
     box.className = open ? "" : "hidden-verdict";
     if (!open) { box.textContent = "Hidden until you give your label (so it cannot sway it)."; return; }
-    if (!v) { box.textContent = "Loading..."; if (server) { fetchVerdict(it.idx); } return; }
+    if (!v) {
+      var waiting = st.pending.some(function (l) { return l.item === it.idx; });
+      box.textContent = waiting ? "Shown once your label is saved." : "Loading...";
+      if (server && !waiting && !asked[it.idx]) { asked[it.idx] = true; fetchVerdict(it.idx); }
+      return;
+    }
     var dl = el("dl");
     [["verdict", v.verdict], ["score", v.score], ["error", v.error]].forEach(function (f) {
       if (f[1] !== null && f[1] !== undefined) { dl.appendChild(el("dt", f[0])); dl.appendChild(el("dd", f[1])); }
@@ -282,7 +287,8 @@
   }
   function fetchVerdict(item) {
     request("GET", "api/verdict?item=" + item + "&annotator=" + encodeURIComponent(st.annotator)).then(function (r) { return r.json(); })
-      .then(function (body) { if (body.verdict) { verdicts[item] = body.verdict; render(); } }).catch(function () { /* shown as loading */ });
+      .then(function (body) { if (body.verdict) { verdicts[item] = body.verdict; render(); } else { delete asked[item]; } })
+      .catch(function () { delete asked[item]; });
   }
   function poll() {
     request("GET", "api/state?since=" + st.offset).then(function (r) { return r.json(); }).then(function (body) {

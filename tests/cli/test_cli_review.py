@@ -1,0 +1,141 @@
+"""``jurist review``: the offline page (``--export``) labelled in headless Chromium, its
+download added to the run (``--import``, once however often); a cascade's ``review.jsonl``
+opened as the queue; scales from the run or ``--scale``, and the refusals."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import jurist
+from jurist.runs.review import load_items
+from tests._cdp import Browser, shared_browser
+from tests._chromium import shots_dir
+from tests._cli_run import run
+from tests.runs.test_review_page import Tab
+from tests.trust.test_cascade import items as cascade_items
+from tests.trust.test_cascade import tiers
+
+ITEMS = [{"id": f"q{i}", "prompt": f"What is {i} + {i}?", "response": str(2 * i)} for i in range(5)]
+
+
+@pytest.fixture(scope="module")
+def likert_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("cli-review") / "run"
+    model = jurist.get_model("mock:judge", outputs=["4"] * len(ITEMS))
+    jurist.evaluate(ITEMS, jurist.LLMJudge(model, template="likert"), run_dir=folder)
+    return folder
+
+
+def _download_to(browser: Browser, tab: Tab, folder: Path) -> None:
+    browser.send(
+        "Browser.setDownloadBehavior",
+        behavior="allow",
+        downloadPath=str(folder),
+        browserContextId=tab.context,
+    )
+
+
+def test_an_exported_page_works_offline_and_its_download_imports_once(
+    likert_run: Path,
+    tmp_path: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    page = tmp_path / "review.html"
+    code, out = run(["review", str(likert_run), "--export", str(page)], capsys)
+    assert code == 0, out
+    html = page.read_text()
+    assert "connect-src 'none'" in html and "http://" not in html.split("<style>")[0]
+    browser = shared_browser(tmp_path_factory)
+    tab = Tab(browser, page.as_uri() + "?annotator=kim")
+    downloads = tmp_path / "downloads"
+    downloads.mkdir()
+    try:
+        _download_to(browser, tab, downloads)
+        tab.key("5")
+        tab.wait("document.getElementById('verdict').innerText.includes('score')", "the verdict")
+        tab.key("n")
+        tab.key("2")
+        tab.key("u")
+        tab.key("3")
+        tab.key("s")
+        tab.click("#scale button[data-point='0']")
+        tab.screenshot(shots_dir(tmp_path) / "review-export.png")
+        tab.click("#download")
+        deadline = time.monotonic() + 60
+        while not list(downloads.glob("*.jsonl")) and time.monotonic() < deadline:
+            time.sleep(0.05)  # waiting for the browser to finish the download
+    finally:
+        tab.close()
+    (got,) = downloads.glob("*.jsonl")
+    lines = [json.loads(x) for x in got.read_text().splitlines()]
+    assert [(x["item"], x["label"]) for x in lines] == [(0, 5), (1, 2), (1, None), (1, 3), (2, 1)]
+    assert all(x["annotator"] == "kim" and len(x["item_hash"]) > 8 for x in lines)
+    code, out = run(["review", str(likert_run), "--import", str(got)], capsys)
+    assert code == 0 and "5 added" in out, out
+    code, out = run(["review", str(likert_run), "--import", str(got)], capsys)
+    assert code == 0 and "0 added" in out and "5 already there" in out, out
+    assert len((likert_run / "labels.jsonl").read_text().splitlines()) == 5
+    (likert_run / "labels.jsonl").unlink()
+
+
+def test_an_import_with_a_foreign_hash_or_label_is_refused_whole(
+    likert_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    good: dict[str, Any] = {
+        "item": 0,
+        "item_hash": load_items(likert_run).hashes[0],
+        "label": 4,
+        "annotator": "kim",
+        "at": "2026-12-02T03:00:00Z",
+        "note": None,
+    }
+    for bad, why in (({"item_hash": "other"}, "hash"), ({"label": 7}, "not on the scale")):
+        f = tmp_path / "in.jsonl"
+        f.write_text(json.dumps(good) + "\n" + json.dumps({**good, **bad}) + "\n")
+        code, out = run(["review", str(likert_run), "--import", str(f)], capsys)
+        assert code == 2 and f"{f}:2" in out and why in out, out
+        assert (
+            not (likert_run / "labels.jsonl").exists()
+            or not (likert_run / "labels.jsonl").read_text()
+        )
+
+
+def test_a_cascades_review_file_opens_as_the_queue(tmp_path: Path) -> None:
+    _, _, judges = tiers()
+    cascade = jurist.trust.CascadeJudge(judges, thresholds=[0.9, 0.95])
+    jurist.evaluate(cascade_items(40), cascade, run_dir=tmp_path / "run")
+    review = tmp_path / "run" / "review.jsonl"
+    left = [json.loads(x) for x in review.read_text().splitlines()]
+    found = load_items(review.parent, queue=review)
+    assert [it["fields"]["prompt"] for it in found.items] == [x["prompt"] for x in left]
+    assert len(found.items) == 5 and all(it["reason"] for it in found.items)
+    assert found.scale.points == ["Correct", "Incorrect"]  # the tiers' shared scale
+    assert all("tiers" in found.verdicts[it["idx"]] for it in found.items)
+
+
+def test_scales_from_the_run_or_the_flag_and_the_refusals(
+    likert_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert load_items(likert_run).scale.points == [1, 2, 3, 4, 5]
+    assert load_items(likert_run, scale="good, bad").scale.points == ["good", "bad"]
+    model = jurist.get_model("mock:judge", outputs=["0.7"])
+    jurist.evaluate(
+        ITEMS[:1], jurist.LLMJudge(model, template="continuous"), run_dir=tmp_path / "c"
+    )
+    code, out = run(["review", str(tmp_path / "c"), "--export", str(tmp_path / "x.html")], capsys)
+    assert code == 2 and "no short scale" in out and "--scale" in out, out
+    code, out = run(["review", str(likert_run), "--scale", "1-40"], capsys)
+    assert code == 2 and "--scale '1-40'" in out, out
+    code, out = run(["review", str(likert_run), "--token", "short"], capsys)
+    assert code == 2 and "--token" in out, out
+    pair = jurist.PairwiseJudge(jurist.get_model("mock:judge", outputs=["[[A]]"] * 2))
+    jurist.evaluate(
+        [{"prompt": "q", "response_a": "a", "response_b": "b"}], pair, run_dir=tmp_path / "p"
+    )
+    assert load_items(tmp_path / "p").scale.points == ["A", "B", "tie"]
