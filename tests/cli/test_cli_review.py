@@ -139,3 +139,31 @@ def test_scales_from_the_run_or_the_flag_and_the_refusals(
         [{"prompt": "q", "response_a": "a", "response_b": "b"}], pair, run_dir=tmp_path / "p"
     )
     assert load_items(tmp_path / "p").scale.points == ["A", "B", "tie"]
+
+
+def test_agreement_and_calibrate_read_the_runs_labels_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from jurist.runs._label_writer import LabelLine, LabelWriter
+
+    items = [{"id": f"q{i}", "prompt": f"q{i}", "response": f"a{i}"} for i in range(30)]
+    verdicts = [str(1 + i % 5) for i in range(30)]
+    model = jurist.get_model("mock:judge", outputs=verdicts)
+    folder = tmp_path / "run"
+    jurist.evaluate(items, jurist.LLMJudge(model, template="likert"), run_dir=folder, concurrency=1)
+    hashes = load_items(folder).hashes
+    writer = LabelWriter(folder / "labels.jsonl")
+    for i in range(30):
+        for who, label in (("ana", 1 + i % 5), ("bo", 1 + i % 5 if i % 3 else 1 + (i + 1) % 5)):
+            at = f"2026-12-02T03:00:{i:02d}Z"
+            writer.write(LabelLine(item=i, item_hash=hashes[i], label=label, annotator=who, at=at))
+    writer.close()
+    code, out = run(["agreement", str(folder), "--labels", "labels.jsonl:ana"], capsys)
+    assert code == 0 and "30 pairs" in out and "accuracy │ 1.0000" in out, out
+    code, out = run(["agreement", str(folder), "--labels", "labels.jsonl"], capsys)
+    assert code == 0 and "20 pairs; 10 left out" in out, out  # split items: no label
+    code, out = run(["agreement", str(folder), "--labels", "labels.jsonl:zed"], capsys)
+    assert code == 2 and "no labels by 'zed'" in out and "['ana', 'bo']" in out, out
+    code, out = run(["calibrate", str(folder), "--labels", "labels.jsonl:bo"], capsys)
+    # bo's labels read: fitted and tested (exit 1: the gain's interval does not clear zero)
+    assert "fitted on 15 items, tested on 15 held-out items (ordinal labels)" in out, out
