@@ -167,3 +167,42 @@ def test_agreement_and_calibrate_read_the_runs_labels_file(
     code, out = run(["calibrate", str(folder), "--labels", "labels.jsonl:bo"], capsys)
     # bo's labels read: fitted and tested (exit 1: the gain's interval does not clear zero)
     assert "fitted on 15 items, tested on 15 held-out items (ordinal labels)" in out, out
+
+
+def test_pairs_show_side_by_side_and_a_graders_rubric_under_the_item(
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    from jurist.runs.review import write_export
+
+    pair = jurist.PairwiseJudge(jurist.get_model("mock:judge", outputs=["[[A]]"] * 2))
+    poem = "Rain taps the window\nsoft grey hours folding inward\nthe kettle answers"
+    item = {"prompt": "A haiku about rain.", "response_a": poem, "response_b": "Rain is wet."}
+    jurist.evaluate([item], pair, run_dir=tmp_path / "p")
+    rubric = jurist.Rubric.from_dict(
+        [
+            {"name": "correct", "requirement": "Says that 2 + 2 is 4", "weight": 10},
+            {"name": "rude", "requirement": "Is rude to the user", "weight": -5},
+        ]
+    )
+    answer = json.dumps(
+        {
+            "c1": {"explanation": "Says 4.", "verdict": "MET"},
+            "c2": {"explanation": "Kind.", "verdict": "UNMET"},
+        }
+    )
+    grader = jurist.CriterionGrader(
+        judges=[jurist.get_model("mock:judge", outputs=[answer], cycle=True)], shuffle_options=False
+    )
+    graded = grader.for_rubric(rubric, submission_field="response", query_field="prompt")
+    jurist.evaluate([{"prompt": "2 + 2?", "response": "4, buddy"}], graded, run_dir=tmp_path / "g")
+    browser = shared_browser(tmp_path_factory)
+    shots = shots_dir(tmp_path)
+    pairs = write_export(load_items(tmp_path / "p"), tmp_path / "p.html")
+    dom = browser.load(pairs.as_uri() + "?annotator=kim", png=shots / "review-pair.png").dom
+    a, b = dom.split('class="side-a"')[1].split('class="side-b"')
+    assert "Rain taps the window" in a and "Rain is wet." in b and "Rain is wet." not in a
+    assert "A is better" in dom and "B is better" in dom
+    graded_page = write_export(load_items(tmp_path / "g", scale="1-5"), tmp_path / "g.html")
+    dom = browser.load(graded_page.as_uri(), png=shots / "review-rubric.png").dom
+    rubric_box = dom.split('id="rubric"')[1]
+    assert "requirement: Says that 2 + 2 is 4" in rubric_box and "weight: -5" in rubric_box

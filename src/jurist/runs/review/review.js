@@ -126,9 +126,11 @@
     criteria.forEach(function (c) {
       var li = el("li");
       li.appendChild(el("strong", c && c.name !== undefined ? c.name : ""));
-      var rest = {};
-      Object.keys(c || {}).forEach(function (k) { if (k !== "name") { rest[k] = c[k]; } });
-      li.appendChild(value(rest));
+      Object.keys(c || {}).forEach(function (k) {
+        if (k === "name") { return; }
+        var v = c[k];
+        li.appendChild(el("div", k + ": " + (typeof v === "string" ? v : JSON.stringify(v)), "criterion"));
+      });
       list.appendChild(li);
     });
     box.appendChild(list);
