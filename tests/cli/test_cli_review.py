@@ -206,3 +206,37 @@ def test_pairs_show_side_by_side_and_a_graders_rubric_under_the_item(
     dom = browser.load(graded_page.as_uri(), png=shots / "review-rubric.png").dom
     rubric_box = dom.split('id="rubric"')[1]
     assert "requirement: Says that 2 + 2 is 4" in rubric_box and "weight: -5" in rubric_box
+
+
+def test_a_queue_with_inclusion_probabilities_carries_them_into_each_label(
+    likert_run: Path, tmp_path: Path
+) -> None:
+    import asyncio
+
+    from aiohttp.test_utils import TestClient, TestServer
+
+    from jurist.runs.review import ReviewApp
+
+    plan = tmp_path / "plan.jsonl"
+    plan.write_text(
+        '{"item": 3, "inclusion_probability": 0.25}\n{"item": 1, "inclusion_probability": 1}\n'
+    )
+    found = load_items(likert_run, queue=plan)
+    assert [it["idx"] for it in found.items] == [3, 1]
+    state = ReviewApp(found, token="t" * 20)
+
+    async def label(body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        async with TestClient(TestServer(state.app(), host="127.0.0.1")) as client:
+            r = await client.post("/api/label?token=" + "t" * 20, json=body)
+            return r.status, await r.json()
+
+    given = {"item": 3, "label": 2, "annotator": "kim", "at": "2026-12-02T03:00:00Z"}
+    status, body = asyncio.run(label(given))
+    assert status == 200 and body["new"] and body["verdict"]["verdict"] == "4"
+    status, body = asyncio.run(label({**given, "item": 0}))  # not in the queue
+    assert status == 400 and "not one of the items" in body["error"]
+    status, body = asyncio.run(label({**given, "label": 9}))
+    assert status == 400 and "not on the scale" in body["error"]
+    (line,) = [json.loads(x) for x in (likert_run / "labels.jsonl").read_text().splitlines()]
+    assert line["inclusion_probability"] == 0.25 and line["item_hash"] == found.hashes[3]
+    (likert_run / "labels.jsonl").unlink()
