@@ -237,6 +237,7 @@ def test_a_queue_with_inclusion_probabilities_carries_them_into_each_label(
     assert status == 400 and "not one of the items" in body["error"]
     status, body = asyncio.run(label({**given, "label": 9}))
     assert status == 400 and "not on the scale" in body["error"]
+    state.close()
     (line,) = [json.loads(x) for x in (likert_run / "labels.jsonl").read_text().splitlines()]
     assert line["inclusion_probability"] == 0.25 and line["item_hash"] == found.hashes[3]
     (likert_run / "labels.jsonl").unlink()

@@ -352,6 +352,8 @@ def test_a_server_killed_mid_write_loses_tears_and_doubles_nothing(
         ana.key("n")
         ana.key("5")
         ana.wait(SAVED, "saved")
+        # the page follows the restarted server's file: both annotators, counted
+        ana.wait(shows("agreement", "ana: 3, bob: 2"), "the counts after the restart")
         ana.screenshot(shots / "review-after-restart.png")
     finally:
         ana.close()

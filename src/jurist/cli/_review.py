@@ -85,8 +85,10 @@ def review_command(
         if queue is not None:
             raise ConfigError("give RUN as a folder when --queue names the queue")
         target, queue = target.parent, target
-    # `--plan N` (choosing which items to label) writes a queue of items with their
-    # inclusion probabilities; the page opens it with --queue.
+    # Choosing which items to label (`--plan N`) goes here: a plan is a queue, one line per
+    # chosen item with its `item` key and its `inclusion_probability`, which the page opens
+    # as any --queue file is opened (load_items(target, queue=...)), and every label given
+    # for a planned item carries its inclusion probability into labels.jsonl.
     if token is not None and (len(token) < 16 or not token.isascii() or not token.isprintable()):
         raise ConfigError("--token: at least 16 printable ASCII characters")
     found = load_items(target, scale=scale, queue=queue)

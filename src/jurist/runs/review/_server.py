@@ -90,10 +90,10 @@ class ReviewApp:
         app.router.add_get("/api/state", self._state)
         app.router.add_get("/api/verdict", self._verdict)
         app.router.add_get("/image/{sha:[0-9a-f]{64}}", self._image)
-        app.on_cleanup.append(self._close)
         return app
 
-    async def _close(self, _app: web.Application) -> None:
+    def close(self) -> None:
+        """Release the labels file."""
         self.writer.close()
 
     @web.middleware
@@ -279,20 +279,20 @@ async def serve(
     ``ready(url)`` is called with the page's address (its token in it) once it listens."""
     state = ReviewApp(found, token=token, show_verdict=show_verdict)
     runner = web.AppRunner(state.app(), access_log=None)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", port)
-    await site.start()
-    bound = runner.addresses[0][1]
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
-    if ready is not None:
-        ready(f"http://127.0.0.1:{bound}/?token={state.token}")
     try:
+        await runner.setup()
+        await web.TCPSite(runner, "127.0.0.1", port).start()
+        bound = runner.addresses[0][1]
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        if ready is not None:
+            ready(f"http://127.0.0.1:{bound}/?token={state.token}")
         await stop.wait()
     finally:
         await runner.cleanup()
+        state.close()
 
 
 def write_export(found: ReviewItems, path: str | Path, *, show_verdict: bool = False) -> Path:

@@ -347,7 +347,7 @@
   });
   byId("scale").addEventListener("click", function (e) {
     var b = e.target.closest("button");
-    if (b) { give(meta.scale.points[Number(b.dataset.point)]); }
+    if (b) { b.blur(); give(meta.scale.points[Number(b.dataset.point)]); }  // Enter then means "next"
   });
   byId("annotator").addEventListener("change", function () { setName(byId("annotator").value); });
   byId("prev").addEventListener("click", function () { move(st.pos - 1); });
