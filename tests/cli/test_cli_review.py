@@ -164,6 +164,27 @@ def test_agreement_and_calibrate_read_the_runs_labels_file(
     assert code == 0 and "20 pairs; 10 left out" in out, out  # split items: no label
     code, out = run(["agreement", str(folder), "--labels", "labels.jsonl:zed"], capsys)
     assert code == 2 and "no labels by 'zed'" in out and "['ana', 'bo']" in out, out
+    stale = LabelWriter(folder / "labels.jsonl")  # a label given before the data changed
+    stale.write(
+        LabelLine(item=0, item_hash="f00", label=2, annotator="cy", at="2026-12-02T04:00:00Z")
+    )
+    stale.close()
+    code, out = run(["agreement", str(folder), "--labels", "labels.jsonl:ana"], capsys)
+    assert code == 2 and "item 0 was labelled as another item" in out, out
+    with (folder / "labels.jsonl").open("a") as f:  # cy takes it back: the file reads again
+        f.write(
+            json.dumps(
+                {
+                    "item": 0,
+                    "item_hash": hashes[0],
+                    "label": None,
+                    "annotator": "cy",
+                    "at": "2026-12-02T04:00:01Z",
+                    "note": None,
+                }
+            )
+            + "\n"
+        )
     code, out = run(["calibrate", str(folder), "--labels", "labels.jsonl:bo"], capsys)
     # bo's labels read: fitted and tested (exit 1: the gain's interval does not clear zero)
     assert "fitted on 15 items, tested on 15 held-out items (ordinal labels)" in out, out
