@@ -262,3 +262,22 @@ def test_a_queue_with_inclusion_probabilities_carries_them_into_each_label(
     (line,) = [json.loads(x) for x in (likert_run / "labels.jsonl").read_text().splitlines()]
     assert line["inclusion_probability"] == 0.25 and line["item_hash"] == found.hashes[3]
     (likert_run / "labels.jsonl").unlink()
+
+
+def test_a_plan_names_items_by_their_label_with_their_hash(
+    likert_run: Path, tmp_path: Path
+) -> None:
+    hashes = load_items(likert_run).hashes
+    plan = tmp_path / "plan.jsonl"
+    entry = {"inclusion_probability": 0.5, "rank": 1, "planned_at": "2026-12-02T04:10:00Z"}
+    plan.write_text(
+        json.dumps({"item": "q4", "item_hash": hashes[4], **entry})
+        + "\n"
+        + json.dumps({"item": "q2", "item_hash": hashes[2], **entry, "rank": 2})
+        + "\n"
+    )
+    found = load_items(likert_run, queue=plan)
+    assert [it["idx"] for it in found.items] == [4, 2] and found.probabilities == {4: 0.5, 2: 0.5}
+    plan.write_text(json.dumps({"item": "q4", "item_hash": "other", **entry}) + "\n")
+    with pytest.raises(jurist.errors.DataError, match=r"plan\.jsonl:1: item 'q4' is not the item"):
+        load_items(likert_run, queue=plan)

@@ -14,9 +14,11 @@ Traceback (most recent call last):
 jurist.errors.ConfigError: --scale 'pass': ...
 
 A queue file (the cascade's ``review.jsonl``, or any JSON Lines file of items to label)
-narrows the page to its items, in its order: a line names its item by ``item`` (the run
-store's key) or holds the item's own fields (as ``review.jsonl`` does), and may carry an
-``inclusion_probability`` (copied to each label given for it) and a ``reason`` (shown).
+narrows the page to its items, in its order: a line holds the item's own fields (as
+``review.jsonl`` does) or names its item by ``item`` (the run store's 0-based key, or the
+item's label: its id, else its 1-based row number; with ``item_hash``, checked), as a
+plan's ``plan.jsonl`` does; it may carry an ``inclusion_probability`` (copied to each label
+given for it) and a ``reason`` (shown).
 """
 
 from __future__ import annotations
@@ -45,6 +47,15 @@ __all__ = ["ReviewItems", "ReviewScale", "load_items", "parse_scale"]
 MAX_POINTS = 10
 _SHA = re.compile(r"sha256:([0-9a-f]{64})")
 _QUEUE_EXTRA = ("reason", "tiers", "inclusion_probability")
+_PLAN_KEYS = {
+    "item",
+    "item_hash",
+    "inclusion_probability",
+    "rank",
+    "planned_at",
+    "spread",
+    "reason",
+}
 
 
 @dataclass(frozen=True)
@@ -256,7 +267,7 @@ def load_items(
         store.close()
     order: list[tuple[int, dict[str, Any]]] = [(i, {}) for i in rows]
     if queue is not None:
-        order = _queued(queue, rows)
+        order = _queued(queue, rows, found.hashes)
     for idx, extra in order:
         row = rows[idx]
         _refs(row["item"], found.images)
@@ -279,19 +290,27 @@ def load_items(
     return found
 
 
-def _queued(path: Path, rows: dict[int, dict[str, Any]]) -> list[tuple[int, dict[str, Any]]]:
+def _queued(
+    path: Path, rows: dict[int, dict[str, Any]], hashes: dict[int, str]
+) -> list[tuple[int, dict[str, Any]]]:
     by_fields: dict[bytes, int] = {}
+    by_label: dict[str, int] = {}
     for key, row in rows.items():
         by_fields.setdefault(_canon(row["item"]), key)
+        by_label.setdefault(item_label(key, row["item"]), key)
     out: list[tuple[int, dict[str, Any]]] = []
     seen: set[int] = set()
     for n, line in _queue(path):
-        fields = {k: v for k, v in line.items() if k not in _QUEUE_EXTRA}
-        # a review.jsonl line holds the item's own fields; a plan's names it by `item`
-        idx = by_fields.get(_canon(fields))
+        # a review.jsonl line holds the item's own fields (and the cascade's reason)
+        idx = by_fields.get(_canon({k: v for k, v in line.items() if k not in _QUEUE_EXTRA}))
         ref = line.get("item")
-        if idx is None and isinstance(ref, int) and not isinstance(ref, bool) and ref in rows:
-            idx = ref
+        if idx is None and set(line) <= _PLAN_KEYS:  # a plan's line names its item
+            if isinstance(ref, int) and not isinstance(ref, bool):
+                idx = ref if ref in rows else None
+            elif isinstance(ref, str):
+                idx = by_label.get(ref)
+            if idx is not None and line.get("item_hash") not in (None, hashes.get(idx)):
+                raise DataError(f"{path}:{n}: item {ref!r} is not the item planned (its hash)")
         if idx is None:
             raise DataError(f"{path}:{n}: no item of the run matches this line")
         if idx not in seen:
