@@ -11,27 +11,31 @@ import os
 import sys
 import threading
 
-from jurist.cli._main import main
+from jurist.cli._main import main as cli_main
 from jurist.runs._label_writer import LabelWriter
 
-_calls = [0]
-_tear_at = int(os.environ.get("JURIST_TEST_TEAR", "1"))
-_original = LabelWriter._append
 
+def main() -> int:
+    """Patch the writer (in this process only: never at import, so collecting this module
+    for doctests changes nothing), then run ``jurist review ARG...``."""
+    calls = [0]
+    tear_at = int(os.environ.get("JURIST_TEST_TEAR", "1"))
+    original = LabelWriter._append
 
-def _tearing(self: LabelWriter, data: bytes) -> None:
-    _calls[0] += 1
-    if _calls[0] < _tear_at:
-        _original(self, data)
-        return
-    half = len(data) // 2
-    os.write(self._fd, data[:half])
-    os.fsync(self._fd)
-    print(f"TORN {half} of {len(data)} bytes", flush=True)
-    threading.Event().wait()  # killed here
+    def tearing(self: LabelWriter, data: bytes) -> None:
+        calls[0] += 1
+        if calls[0] < tear_at:
+            original(self, data)
+            return
+        half = len(data) // 2
+        os.write(self._fd, data[:half])
+        os.fsync(self._fd)
+        print(f"TORN {half} of {len(data)} bytes", flush=True)
+        threading.Event().wait()  # killed here
 
+    LabelWriter._append = tearing  # type: ignore[method-assign]
+    return cli_main(["review", *sys.argv[1:]])
 
-LabelWriter._append = _tearing  # type: ignore[method-assign]
 
 if __name__ == "__main__":
-    sys.exit(main(["review", *sys.argv[1:]]))
+    sys.exit(main())
