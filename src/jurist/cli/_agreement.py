@@ -82,7 +82,13 @@ def _print_rubric(console: Console, m: RubricMetrics) -> None:
 @app.command("agreement")
 def agreement_command(
     run_dir: Annotated[str, typer.Argument(help="A run folder (jurist judge --out ...).")],
-    labels: Annotated[str, typer.Option(help="The item field holding the human labels.")],
+    labels: Annotated[
+        str,
+        typer.Option(
+            help="The item field holding the human labels; "
+            "labels.jsonl: those given on the review page (labels.jsonl:NAME: one annotator's)."
+        ),
+    ],
     kind: Annotated[
         str,
         typer.Option(
@@ -96,13 +102,13 @@ def agreement_command(
     from jurist.data._item_names import item_label, item_name
     from jurist.metrics import agreement, criteria_info, rubric_metrics
     from jurist.metrics._labels import check_labels, label_missing
-    from jurist.runs import Run
+    from jurist.runs._people_labels import open_run
     from jurist.runs._state import partial_note
     from jurist.runs.report._scale import as_number, choose, scale_of, text_verdicts, verdict_text
 
     if kind not in ("auto", "nominal", "ordinal", "interval"):
         raise ConfigError(f"--kind must be auto, nominal, ordinal or interval, not {kind!r}")
-    run = Run(run_dir)
+    run = open_run(run_dir, labels)
     console = Console(width=max(140, Console().width))
     note = partial_note(run)
     if note is not None:  # the figures stand for the items judged so far, and say so

@@ -36,6 +36,7 @@ from jurist.cli._model_options import ModelOptions, model_options, resolve_model
 from jurist.errors import ConfigError, DataError
 from jurist.metrics._labels import label_missing
 from jurist.runs import Run
+from jurist.runs._people_labels import open_run
 from jurist.runs._state import require_finished
 from jurist.trust import Alignment, align_sync
 
@@ -58,7 +59,12 @@ KINDS = ("auto", "nominal", "ordinal", "interval")
 def align_command(
     run_dir: Annotated[str, typer.Argument(help="A run folder (jurist judge --out ...).")],
     labels: Annotated[
-        str, typer.Option(metavar="FIELD", help="The item field holding people's labels.")
+        str,
+        typer.Option(
+            metavar="FIELD",
+            help="The item field holding people's labels; labels.jsonl: those given on the "
+            "review page (labels.jsonl:NAME: one annotator's).",
+        ),
     ],
     max_examples: Annotated[
         int,
@@ -135,7 +141,7 @@ def align_command(
     def say(line: str) -> None:
         console.print(line, markup=False, highlight=False)
 
-    run = Run(run_dir)
+    run = open_run(run_dir, labels)
     require_finished(run)
     judge = run_judge(run, options)
     items, truth, scores, keys = labelled_rows(run, labels)

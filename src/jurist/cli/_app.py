@@ -121,6 +121,13 @@ COMMANDS = (
         "alone.",
     ),
     _command(
+        "review",
+        "_review",
+        _TRUST,
+        "Serve a page where people label RUN's items; each label is written at once to "
+        "RUN/labels.jsonl (or --plan which items to label, --export an offline page).",
+    ),
+    _command(
         "audit",
         "_audit",
         _TRUST,

@@ -28,6 +28,7 @@ from jurist.cli._help import choices_metavar
 from jurist.errors import ConfigError, DataError
 from jurist.metrics._labels import label_missing
 from jurist.runs import Run
+from jurist.runs._people_labels import open_run
 from jurist.runs._state import require_finished
 from jurist.trust import CalibratedJudge, CalibrationReport, fit_calibration
 
@@ -40,7 +41,13 @@ EXIT_NO_GAIN = 1
 @app.command("calibrate")
 def calibrate_command(
     run_dir: Annotated[str, typer.Argument(help="A run folder (jurist judge --out ...).")],
-    labels: Annotated[str, typer.Option(help="The item field holding numeric labels.")],
+    labels: Annotated[
+        str,
+        typer.Option(
+            help="The item field holding numeric labels; "
+            "labels.jsonl: those given on the review page (labels.jsonl:NAME: one annotator's)."
+        ),
+    ],
     kind: Annotated[
         str,
         typer.Option(
@@ -75,7 +82,7 @@ def calibrate_command(
     """
     if kind not in ("auto", "ordinal", "interval"):
         raise ConfigError(f"--kind must be auto, ordinal or interval, not {kind!r}")
-    run = Run(run_dir)
+    run = open_run(run_dir, labels)
     require_finished(run)
     if save is not None and not overwrite:
         refuse_existing(save, catalog_dir)  # before the fit, naming the flag
