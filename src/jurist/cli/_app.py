@@ -125,7 +125,8 @@ COMMANDS = (
         "_review",
         _TRUST,
         "Serve a page where people label RUN's items; each label is written at once to "
-        "RUN/labels.jsonl (or --plan which items to label, --export an offline page).",
+        "RUN/labels.jsonl (or --plan which items to label, --export an offline page, "
+        "--import its labels).",
     ),
     _command(
         "audit",
