@@ -107,13 +107,14 @@ def _print_plan(suite: Suite, the_plan: Plan) -> None:
     for c in the_plan.cells:
         num = [("-" if v is None else str(v)) for v in (c.calls, c.prompt_tokens,
                c.completion_tokens)]  # fmt: skip
-        cost = _money(c.cost) + (f" ({c.note})" if c.note else "")
-        table.add_row(c.dataset, c.judge, str(c.items), str(c.done), *num, escape(cost))
+        table.add_row(c.dataset, c.judge, str(c.items), str(c.done), *num, _money(c.cost))
     console.print(table)
     for c in the_plan.cells:
-        if c.bars:
-            console.print(f"bars of {c.dataset} x {c.judge}: " + "; ".join(c.bars),
-                          highlight=False, markup=False, soft_wrap=True)  # fmt: skip
+        lines = [f"bars: {'; '.join(c.bars)}"] if c.bars else []
+        lines += [f"cost unknown: {c.note}"] if c.note else []
+        for line in lines:
+            console.print(f"{c.dataset} x {c.judge}: {line}", highlight=False, markup=False,
+                          soft_wrap=True)  # fmt: skip
     console.print(
         f"worst-case cost: {_money(the_plan.cost)} over {len(the_plan.cells)} cells "
         f"(every item judged, every retry taken, every answer as long as allowed); "

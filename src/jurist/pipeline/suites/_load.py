@@ -160,6 +160,7 @@ def _problem(path: Path, doc: YamlDoc, error: ValidationError) -> ConfigError:
         message = "unknown key"
     elif first["type"] == "string_pattern_mismatch" and "[key]" in loc:
         message = "a name is letters, digits, _ and -, and does not start with a digit"
+        loc.remove("[key]")
     elif len(loc) >= 3 and loc[0] == "judges" and loc[2] in _UNION_MEMBERS:
         message = (
             "a judge is a catalog name, an inline catalog entry (a mapping with kind), or "
@@ -212,10 +213,13 @@ def _judge(suite: Suite, name: str, spec: Any, graders: GraderLoader | None) -> 
     lines.setdefault("kind", suite_line(suite, ("judges", name)))
     entry = EntryFile(name=f"judges.{name}", path=suite.path, source="suite", data=data,
                       lines=lines)  # fmt: skip
-    try:
-        from jurist.catalog._entries import entry_model
+    from jurist.catalog._entries import entry_model
 
+    try:
         entry_model(data["kind"])
+    except ConfigError as e:
+        raise ConfigError(f"{suite.where('judges', name, 'kind')}: {e}") from None
+    try:
         return build_entry(entry, root=root)
     except ConfigError as e:
         raise ConfigError(_with_key(suite, name, str(e))) from None
