@@ -5,7 +5,8 @@ run by pytest) without a Markdown fence around them. Read as Markdown, such a bl
 paragraph: its lines run together and ``x["a"]["b"]`` reads as a reference link. This
 hook adds a Markdown preprocessor, seen by the pages and by mkdocstrings' docstrings
 alike, that fences every doctest block outside a fence as ``pycon`` code: from a ``>>>``
-line to the next blank line.
+line to the next blank line. It also writes the docstrings' Sphinx roles
+(``:class:`~jurist.models.Model```) as the code they name (``Model``).
 """
 
 from __future__ import annotations
@@ -19,6 +20,12 @@ from mkdocs.plugins import event_priority
 
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _PROMPT = re.compile(r"^(\s*)>>> ")
+_ROLE = re.compile(r":(?:class|func|meth|mod|attr|data|exc|obj|const):`(~?)([^`]+)`")
+
+
+def _role(match: re.Match[str]) -> str:
+    name = match.group(2)
+    return f"`{name.rsplit('.', 1)[-1] if match.group(1) else name}`"
 
 
 class _DoctestBlocks(Preprocessor):
@@ -43,7 +50,7 @@ class _DoctestBlocks(Preprocessor):
                 if out and out[-1].strip():
                     out.append("")
                 continue
-            out.append(line)
+            out.append(line if fenced else _ROLE.sub(_role, line))
         return out[:-1] if out and out[-1] == "" and (not lines or lines[-1] != "") else out
 
 
