@@ -93,7 +93,9 @@ def locate(root: Any, loc: Sequence[str | int]) -> tuple[int | None, str]:
     last part that a mapping lacks (a missing key) is named, at the mapping's line."""
     import yaml
 
-    node, line, used = root, None, []
+    node: Any = root
+    line: int | None = None
+    used: list[str | int] = []
     if node is not None:
         line = node.start_mark.line + 1
     for i, part in enumerate(loc):
