@@ -130,7 +130,9 @@ def _print_plan(suite: Suite, the_plan: Plan) -> None:
 def _run(suite: Suite, *, progress: bool, resume: bool) -> int:
     from jurist._secrets import scrub
     from jurist.cli._run import run_engine
-    from jurist.engines import LocalEngine, RunOptions
+    from jurist.cli._run_flags import RunFlags
+    from jurist.engines import LocalEngine
+    from jurist.engines._run_options import with_overrides
     from jurist.pipeline.suites import cell_data, cell_fields, cell_judge, check_bars
     from jurist.pipeline.suites._page import CellRow
 
@@ -146,16 +148,16 @@ def _run(suite: Suite, *, progress: bool, resume: bool) -> int:
             markup=False,
             soft_wrap=True,
         )
-        options = RunOptions(
-            run_dir=cell.run_dir,
+        flags = RunFlags(
+            progress=progress,
             resume=resume,
             retry_failed=settings.retry_failed,
-            fields=cell_fields(cell),
             retries=settings.retries,
-            concurrency=settings.concurrency,
-            progress=progress,
-            prices=settings.prices or None,
         )
+        options = flags.options(
+            cell.run_dir, fields=cell_fields(cell), concurrency=settings.concurrency
+        )
+        options = with_overrides(options, {"prices": settings.prices or None})
         data = cell_data(suite, cell, cache)
         run = run_engine(cell_judge(suite, cell), data, options, LocalEngine(), command="run")
         summary = run.summary()

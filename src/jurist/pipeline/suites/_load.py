@@ -41,7 +41,7 @@ from pydantic import ValidationError
 
 from jurist.errors import ConfigError
 from jurist.pipeline.suites._model import BAR_KEYS, DatasetSpec, GraderJudge, SuiteFile
-from jurist.pipeline.suites._yaml_lines import YamlDoc, key_lines, locate, read_yaml
+from jurist.pipeline.suites._yaml_lines import YamlDoc, child, key_lines, locate, read_yaml
 
 __all__ = ["Cell", "GraderLoader", "Suite", "load_suite"]
 
@@ -208,9 +208,8 @@ def _judge(suite: Suite, name: str, spec: Any, graders: GraderLoader | None) -> 
     from jurist.catalog._store import EntryFile
 
     data = {"kind": "judge", **spec}
-    node = locate_node(suite, ("judges", name))
-    lines = key_lines(node)
-    lines.setdefault("kind", suite_line(suite, ("judges", name)))
+    lines = key_lines(_node(suite, ("judges", name)))
+    lines.setdefault("kind", locate(suite.doc.node, ("judges", name))[0] or 0)
     entry = EntryFile(name=f"judges.{name}", path=suite.path, source="suite", data=data,
                       lines=lines)  # fmt: skip
     from jurist.catalog._entries import entry_model
@@ -225,17 +224,11 @@ def _judge(suite: Suite, name: str, spec: Any, graders: GraderLoader | None) -> 
         raise ConfigError(_with_key(suite, name, str(e))) from None
 
 
-def locate_node(suite: Suite, loc: tuple[str, ...]) -> Any:
-    from jurist.pipeline.suites._yaml_lines import _child
-
+def _node(suite: Suite, loc: tuple[str, ...]) -> Any:
     node = suite.doc.node
     for part in loc:
-        node = _child(node, part)
+        node = child(node, part)
     return node
-
-
-def suite_line(suite: Suite, loc: tuple[str, ...]) -> int:
-    return locate(suite.doc.node, loc)[0] or 0
 
 
 def _with_key(suite: Suite, name: str, message: str) -> str:

@@ -25,7 +25,7 @@ from typing import Any
 from jurist._files import read_utf8
 from jurist.errors import ConfigError
 
-__all__ = ["YamlDoc", "key_lines", "locate", "read_yaml"]
+__all__ = ["YamlDoc", "child", "key_lines", "locate", "read_yaml"]
 
 
 @dataclass(frozen=True)
@@ -52,7 +52,7 @@ def read_yaml(path: Path, *, what: str) -> YamlDoc:
     return YamlDoc(path=path, data=data, node=node)
 
 
-def _child(node: Any, part: str | int) -> Any:
+def child(node: Any, part: str | int) -> Any:
     """The node under ``node`` at ``part`` (a mapping key or a list index), else ``None``."""
     import yaml
 
@@ -99,11 +99,11 @@ def locate(root: Any, loc: Sequence[str | int]) -> tuple[int | None, str]:
     if node is not None:
         line = node.start_mark.line + 1
     for i, part in enumerate(loc):
-        child = _child(node, part)
-        if child is not None:
+        under = child(node, part)
+        if under is not None:
             key = _key_node(node, part)
-            line = (key if key is not None else child).start_mark.line + 1
-            node, used = child, [*used, part]
+            line = (key if key is not None else under).start_mark.line + 1
+            node, used = under, [*used, part]
         elif i == len(loc) - 1 and isinstance(node, yaml.MappingNode) and isinstance(part, str):
             used.append(part)
     return line, _joined(used)
