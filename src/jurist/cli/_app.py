@@ -84,6 +84,13 @@ COMMANDS = (
         "folder (results.jsonl, summary.json, report.html) that resumes.",
     ),
     _command(
+        "run",
+        "_run_suite",
+        _RUN,
+        "Run a suite file: every dataset with every judge, each cell a resumable run folder; "
+        "exit 1 when a cell misses a bar.",
+    ),
+    _command(
         "ingest",
         "_ingest",
         _RUN,

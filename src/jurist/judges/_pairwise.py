@@ -108,12 +108,13 @@ class PairwiseJudge(Declared, ManyItemsJudge[PairJudgment, PairwiseResults]):
         swap: also judge with the responses swapped (position-bias control).
         consistency: what a pair whose two orders disagree becomes, ``"tie"`` or
             ``"inconsistent"`` (see the module doc).
-        explanations, temperature, max_tokens, max_calls_per_min, concurrency, name,
-            turn, max_tool_chars: how items holding two conversations (``messages_a``,
-                ``messages_b``) are judged, as for :class:`~jurist.judges.LLMJudge`: each
-                one's judged turn is its response, and their context (the same) the prompt;
-                ``turn="all"`` compares them whole.
-            **model_options: as for :class:`~jurist.judges.LLMJudge`.
+        explanations, temperature, max_tokens, max_calls_per_min, concurrency, name: as
+            for :class:`~jurist.judges.LLMJudge`.
+        turn, max_tool_chars: how items holding two conversations (``messages_a``,
+            ``messages_b``) are judged, as for :class:`~jurist.judges.LLMJudge`: each
+            one's judged turn is its response, and their context (the same) the prompt;
+            ``turn="all"`` compares them whole.
+        **model_options: as for :class:`~jurist.judges.LLMJudge`.
     """
 
     config: PairwiseConfig
