@@ -20,9 +20,9 @@ import jurist
 from jurist.cli import EXIT_OK, EXIT_USAGE
 from jurist.cli._gate import EXIT_GATE_FAILED
 from jurist.runs import Run
+from jurist.runs._estimate import estimate_run
 from jurist.runs._labels import LABELS_NAME
 from jurist.runs._plan import read_plan
-from jurist.trust._estimate import estimate_run
 from jurist.types import Request
 from tests._cli_run import run as cli
 

@@ -1,5 +1,8 @@
 """A run's figure corrected by people's labels: what ``jurist estimate`` computes.
 
+It lives with the run store (it reads a run, its ``labels.jsonl`` and its ``plan.jsonl``);
+the statistics are :mod:`jurist.metrics._ppi`'s.
+
 :func:`estimate_run` reads a finished run and its labels, from an item field
 (``labels="human"``) or a labels file (``labels.jsonl`` in the run folder, or a path),
 and gives the PPI++ estimate (:func:`jurist.metrics.ppi_mean`) of:
