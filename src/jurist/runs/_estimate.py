@@ -129,6 +129,10 @@ def _from_file(
         notes.append(f"{got.ties} items whose annotators tie have no label")
     values = list(got.values)
     plan = read_plan(run.run_dir)
+    carried = [got.probabilities[i] for i, v in enumerate(values) if v is not None]
+    if plan is None and carried and all(p is not None for p in carried):
+        notes.append("every label carries its inclusion probability: weighted by them")
+        return values, list(got.probabilities), None, 0, got.path
     if plan is None:
         if not random_subset:
             raise UntrustedEstimateError(
