@@ -61,6 +61,8 @@ CHOICES = [
     (["grade"], "--nominal-aggregation", NOMINAL_AGGREGATIONS),
     (["agreement"], "--kind", ("auto", "nominal", "ordinal", "interval")),
     (["calibrate"], "--kind", ("auto", "ordinal", "interval")),
+    (["estimate"], "--kind", ("auto", "mean", "win_rate", "agreement")),
+    (["estimate"], "--method", ("analytic", "bootstrap")),
     (["align"], "--kind", ("auto", "nominal", "ordinal", "interval")),
     (["audit"], "--probe", PROBES),
     (["audit"], "--own", ("a", "b")),

@@ -50,6 +50,15 @@ def test_the_last_line_per_item_and_annotator_wins_and_a_torn_tail_is_counted(
     assert got.value == "A" and got.agreeing == 2 and got.annotators == 3
 
 
+def test_a_null_label_takes_the_annotators_label_back(tmp_path: Path) -> None:
+    path = tmp_path / LABELS_NAME
+    path.write_text(
+        _line(0, 4) + _line(0, None) + _line(1, 2) + _line(1, 3, "bo") + _line(1, None, "bo")
+    )
+    latest = read_labels(path).latest()
+    assert list(latest) == [(1, "h")] and list(latest[(1, "h")]) == ["ana"]
+
+
 def test_a_tie_between_annotators_gives_no_label_and_numbers_average() -> None:
     from jurist.runs._labels import LabelLine
 

@@ -20,9 +20,9 @@ import jurist
 from jurist.cli import EXIT_OK, EXIT_USAGE
 from jurist.cli._gate import EXIT_GATE_FAILED
 from jurist.runs import Run
+from jurist.runs._estimate import estimate_run
 from jurist.runs._labels import LABELS_NAME
 from jurist.runs._plan import read_plan
-from jurist.trust._estimate import estimate_run
 from jurist.types import Request
 from tests._cli_run import run as cli
 
@@ -143,6 +143,14 @@ def test_labels_from_a_file_need_a_plan_and_a_plan_gives_an_unbiased_estimate(
     (folder / LABELS_NAME).write_text(_label_lines(folder, list(range(80)), truth))
     code, text = cli(["estimate", str(folder), "--labels", LABELS_NAME], capsys)
     assert code == EXIT_USAGE and "not a random sample" in text and "--plan" in text
+    # the same items with the probability each was drawn with (every one 80/600): weighted
+    lines = _label_lines(folder, list(range(80)), truth).replace(
+        '"note": null', f'"note": null, "inclusion_probability": {80 / N}'
+    )
+    (folder / LABELS_NAME).write_text(lines)
+    est = estimate_run(Run(folder), LABELS_NAME, min_labels=30)
+    assert est.result.design == "weighted" and est.result.labels == 80
+    assert any("carries its inclusion probability" in n for n in est.notes)
     (folder / LABELS_NAME).unlink()
     plan = make_plan(folder, 120, seed=3, target_width=0.1)
     assert plan.planned == 120 and plan.spread == "judge uncertainty"

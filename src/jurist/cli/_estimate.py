@@ -1,7 +1,7 @@
 """``jurist estimate RUN --labels FIELD|labels.jsonl``: the run's figure corrected by labels.
 
 The judge scored every item; people labelled a few. The command prints the PPI++
-estimate (:func:`jurist.trust.estimate_run`) with its interval, beside the labels alone
+estimate (:func:`jurist.runs._estimate.estimate_run`) with its interval, beside the labels alone
 and the judge alone, and how many labels alone the corrected interval is worth.
 ``--json FILE`` writes the corrected figure at the top level (``estimate``, ``lower``,
 ``upper``, ``labels``) and ``labels_only`` / ``judge_only`` with the same keys.
@@ -29,7 +29,7 @@ from jurist.cli._help import choices_metavar
 from jurist.errors import ConfigError
 
 if TYPE_CHECKING:
-    from jurist.trust._estimate import RunEstimate
+    from jurist.runs._estimate import RunEstimate
 
 __all__ = ["estimate_command", "print_estimate"]
 
@@ -149,7 +149,7 @@ def estimate_command(
 ) -> int:
     """The run's figure corrected by a few labels (PPI++), beside the labels and the judge alone."""
     from jurist.cli._gate import open_finished
-    from jurist.trust._estimate import estimate_run
+    from jurist.runs._estimate import estimate_run
 
     if kind not in _KINDS:
         raise ConfigError(f"--kind must be one of {', '.join(_KINDS)}, not {kind!r}")

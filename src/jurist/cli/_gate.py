@@ -15,7 +15,7 @@ pairwise baseline for a likert run, or a 1-10 baseline for a 1-5 run, gives a
 meaningless change): another one is refused, naming both.
 
 With ``--labels FIELD|labels.jsonl`` the bar ``--min-score`` is checked against the
-mean score corrected by people's labels (PPI++, :func:`jurist.trust.estimate_run`), not
+mean score corrected by people's labels (PPI++, :func:`jurist.runs._estimate.estimate_run`), not
 the judge's own interval: a judge biased upward no longer passes a run on its bias.
 
 The markdown summary goes to stdout, to ``--summary FILE``, and is appended to
@@ -74,7 +74,7 @@ def gate_run(
 def gate_labelled(run: Run, bar: Bar, labels: str, random_subset: bool) -> tuple[GateResult, str]:
     """The gate on the run's mean score corrected by ``labels`` (a field or a labels file),
     and a note giving the labels' source and the judge-only interval beside it."""
-    from jurist.trust._estimate import estimate_run
+    from jurist.runs._estimate import estimate_run
     from jurist.trust._gate import gate_corrected
 
     source: str | Path = Path(labels) if labels.endswith(".jsonl") else labels

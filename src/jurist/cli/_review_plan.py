@@ -64,9 +64,9 @@ def _inputs(run: Any, labels: str | None) -> tuple[list[Any], list[Any], list[An
     item's panel disagreement (``None`` for a single judge), and the labels' source."""
     from jurist.metrics._labels import label_missing
     from jurist.metrics._ppi import win_value
+    from jurist.runs._estimate import judge_values
     from jurist.runs._labels import LABELS_NAME, run_labels
     from jurist.runs.report._scale import scale_of
-    from jurist.trust._estimate import judge_values
 
     rows = list(run.rows())
     outcomes = [r["outcome"] if isinstance(r["outcome"], dict) else {} for r in rows]

@@ -10,7 +10,8 @@ The review page writes one JSON object per line, appended as each label is given
   store's 0-based position;
 - ``item_hash``: the item's hash in the run store; a label whose hash is not the item's
   (the data changed since it was labelled) is refused, naming the line;
-- ``label``: a number or a string; ``annotator``: who; ``at``: when (ISO-8601, UTC);
+- ``label``: a number or a string (``null``: the annotator takes their label back);
+  ``annotator``: who; ``at``: when (ISO-8601, UTC);
   ``note``: free text or null; optional ``inclusion_probability`` (in (0, 1]) or
   ``weight`` (its inverse, at least 1) when the item was drawn with a known probability.
 
@@ -71,7 +72,8 @@ class LabelLine(BaseModel):
 
     item: str | int
     item_hash: str
-    label: float | str
+    label: float | str | None
+    """``None``: the annotator took their label back (undo)."""
     annotator: str = Field(min_length=1)
     at: datetime
     note: str | None = None
@@ -122,11 +124,13 @@ class LabelBook(BaseModel):
     torn: int = 0
 
     def latest(self) -> dict[tuple[str | int, str], dict[str, LabelLine]]:
-        """Per (item, item_hash), each annotator's last line."""
+        """Per (item, item_hash), each annotator's last line (a last line with a null
+        label, an undo, leaves that annotator out; an item no one labels, out)."""
         out: dict[tuple[str | int, str], dict[str, LabelLine]] = {}
         for rec in self.lines:
             out.setdefault((rec.item, rec.item_hash), {})[rec.annotator] = rec
-        return out
+        kept = {k: {a: r for a, r in per.items() if r.label is not None} for k, per in out.items()}
+        return {k: per for k, per in kept.items() if per}
 
     @property
     def annotators(self) -> list[str]:
@@ -170,7 +174,7 @@ def read_labels(path: str | Path) -> LabelBook:
     return LabelBook(path=str(p), lines=lines, torn=torn)
 
 
-def _number(v: float | str) -> float | None:
+def _number(v: float | str | None) -> float | None:
     if isinstance(v, float | int):
         return float(v)
     return None

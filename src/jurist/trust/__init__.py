@@ -21,9 +21,8 @@
 - :class:`RepeatModel` / :func:`judge_for_repeat`: a judge asked again (``repeats=N`` in
   :func:`jurist.evaluate`), each repeat its own cache key; :func:`gate_scores`: the CI gate
   behind ``jurist gate`` (pass, fail or inconclusive from an interval);
-  :func:`gate_corrected` the same on an interval corrected by people's labels;
-- :func:`estimate_run`: a run's mean score, win rate or agreement corrected by a few
-  labels (PPI++), beside the labels and the judge alone (``jurist estimate``).
+  :func:`gate_corrected` the same on an interval corrected by people's labels (a run's
+  is :func:`jurist.runs._estimate.estimate_run`, behind ``jurist estimate``).
 
 The threshold of one judge alone is :func:`jurist.metrics.selective_threshold`.
 """
@@ -34,7 +33,6 @@ from jurist.trust._align_report import AlignPlan, AlignReport, Candidate
 from jurist.trust._calibrate import Calibration, CalibrationReport, FittedOn, fit_calibration
 from jurist.trust._calibrated import CalibratedJudge, CalibratedJudgment, CalibratedResults
 from jurist.trust._cascade import CascadeJudge
-from jurist.trust._estimate import RunEstimate, estimate_run
 from jurist.trust._fit import (
     CascadeFit,
     CascadeReplay,
@@ -85,7 +83,6 @@ __all__ = [
     "NotAsked",
     "RepeatModel",
     "RepeatPlan",
-    "RunEstimate",
     "TierFit",
     "TierReplay",
     "TierStep",
@@ -94,7 +91,6 @@ __all__ = [
     "align",
     "align_sync",
     "cascade_summary",
-    "estimate_run",
     "fit_calibration",
     "fit_cascade",
     "fit_recorded",

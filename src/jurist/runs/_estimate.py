@@ -1,5 +1,8 @@
 """A run's figure corrected by people's labels: what ``jurist estimate`` computes.
 
+It lives with the run store (it reads a run, its ``labels.jsonl`` and its ``plan.jsonl``);
+the statistics are :mod:`jurist.metrics._ppi`'s.
+
 :func:`estimate_run` reads a finished run and its labels, from an item field
 (``labels="human"``) or a labels file (``labels.jsonl`` in the run folder, or a path),
 and gives the PPI++ estimate (:func:`jurist.metrics.ppi_mean`) of:
@@ -126,6 +129,10 @@ def _from_file(
         notes.append(f"{got.ties} items whose annotators tie have no label")
     values = list(got.values)
     plan = read_plan(run.run_dir)
+    carried = [got.probabilities[i] for i, v in enumerate(values) if v is not None]
+    if plan is None and carried and all(p is not None for p in carried):
+        notes.append("every label carries its inclusion probability: weighted by them")
+        return values, list(got.probabilities), None, 0, got.path
     if plan is None:
         if not random_subset:
             raise UntrustedEstimateError(
