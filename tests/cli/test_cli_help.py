@@ -50,6 +50,7 @@ def templates(kind: str) -> tuple[str, ...]:
 # (command, option, its fixed values, from the code that checks them)
 CHOICES = [
     (["judge"], "--scoring", get_args(ScoringChoice)),
+    (["review"], "--by", ("auto", "uniform", "spread")),
     (["judge"], "--low-coverage", get_args(LowCoverage)),
     (["judge"], "--output", ("auto", "text", "json")),
     (["judge"], "--template", templates("single")),

@@ -87,8 +87,9 @@ def review_command(
     labels: Annotated[
         str | None,
         typer.Option(
-            metavar="FIELD|FILE",
-            help="With --plan: the labels so far (default: RUN/labels.jsonl if there is one).",
+            metavar="LABELS",
+            help="With --plan: the labels so far, an item field or a labels file (default: "
+            "RUN/labels.jsonl if there is one).",
         ),
     ] = None,
     by: Annotated[
