@@ -51,8 +51,6 @@ def suite(tmp_path: Path, text: str) -> Path:
         (GOOD.replace("  qa:\n", "  9qa:\n"), 3, "datasets.9qa: a name is letters"),
         (GOOD + "settings:\n  retries: -1\n", 12,
          "settings.retries: Input should be greater than or equal to 0"),
-        (GOOD + "  - corrected_mean: 0.5\n    labels: human\n", 11,
-         "bars[1].corrected_mean: a corrected interval from labels is not available"),
         (GOOD.replace("  j:\n    model", "  j:\n    grader: g.json\n    model"), 7,
          "judges.j.grader: unknown key"),
         (GOOD + "  - max_drop: 0.1\n    baseline: base\n", 12,

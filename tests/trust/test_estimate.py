@@ -253,3 +253,25 @@ def test_a_pairwise_runs_win_rate_is_corrected_by_labels(
     assert got["kind"] == "win_rate" and got["labels"] == 120
     assert got["lower"] <= truth <= got["upper"]
     assert not got["judge_only"]["lower"] <= truth <= got["judge_only"]["upper"]
+
+
+def test_a_suites_corrected_mean_bar_reads_the_corrected_interval(
+    biased: tuple[Path, float],
+) -> None:
+    from jurist.pipeline.suites._bars import check_bars
+    from jurist.pipeline.suites._model import CorrectedMeanBar, MeanScoreBar, Settings
+    from jurist.runs import Run
+
+    folder, truth = biased  # the judge says 0.74, the truth is about 0.59
+    bars = [
+        MeanScoreBar(mean_score=0.66),
+        CorrectedMeanBar(corrected_mean=0.66, labels="human"),
+        CorrectedMeanBar(corrected_mean=0.66, labels="nobody"),
+    ]
+    judged, corrected, unlabelled = check_bars(
+        Run(folder), bars, Settings(), dataset="d", judge="j", resolve=Path
+    )
+    assert judged.outcome == "pass"  # on the judge alone the biased run clears the bar
+    assert corrected.outcome == "fail" and corrected.high is not None
+    assert corrected.low is not None and corrected.low <= truth <= corrected.high
+    assert unlabelled.outcome == "fail" and unlabelled.note  # no labels: refused, with why

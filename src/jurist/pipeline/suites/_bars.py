@@ -14,8 +14,10 @@ misses every bar (there is no interval to read).
   cell of a baseline suite run (``FOLDER/<dataset>/<judge>``), or from the run in
   ``FOLDER`` itself; paired over items when both judged the same data;
 - ``corrected_mean: X`` with ``labels: FIELD``: the mean corrected with a few human
-  labels; :func:`corrected_available` says whether this jurist has the estimate (when it
-  has not, a suite that asks for it stops before any call).
+  labels (PPI++, :func:`jurist.runs._estimate.estimate_run`, the items with a label taken
+  as a uniform random subset, as ``jurist gate --labels FIELD`` takes them); labels that
+  cannot be trusted (too few, all alike, a subset that does not look random) fail the bar
+  with the reason.
 
 >>> r = BarResult(dataset="qa", judge="j", bar="mean score ≥ 0.6", value=0.5, low=0.4,
 ...               high=0.55, outcome="fail")
@@ -40,7 +42,7 @@ from jurist.pipeline.suites._model import (
 )
 from jurist.runs import Run
 
-__all__ = ["BarResult", "bar_text", "baseline_folder", "check_bars", "corrected_available"]
+__all__ = ["BarResult", "bar_text", "baseline_folder", "check_bars"]
 
 
 class BarResult(BaseModel):
@@ -61,12 +63,6 @@ class BarResult(BaseModel):
     @property
     def passed(self) -> bool:
         return self.outcome == "pass" or (self.outcome == "inconclusive" and not self.strict)
-
-
-def corrected_available() -> bool:
-    """Whether this jurist has the corrected estimate from few labels a
-    ``corrected_mean`` bar reads (the hook a later version fills)."""
-    return False
 
 
 def baseline_folder(base: Path, dataset: str, judge: str) -> Path:
@@ -128,8 +124,21 @@ def check_bars(
                 paired = a.hash is not None and a.hash == b.hash and a.items == b.items
                 result = gate_scores(scores, gate, baseline=baseline.item_scores(), paired=paired)
             else:
-                raise ConfigError(f"{text}: not available in this version of jurist")
-        except DataError as e:
+                assert isinstance(bar, CorrectedMeanBar)
+                from jurist.runs._estimate import estimate_run
+                from jurist.trust import gate_corrected
+
+                gate = Bar(
+                    min_score=bar.corrected_mean, level=settings.level, strict=settings.strict
+                )
+                estimate = estimate_run(run, bar.labels, kind="mean", level=settings.level)
+                result = gate_corrected(
+                    estimate.result,
+                    gate,
+                    items=len(scores),
+                    scored=sum(any(s is not None for s in item) for item in scores),
+                )
+        except (DataError, ConfigError) as e:  # a bar that cannot be read fails, with why
             out.append(BarResult(**base, outcome="fail", strict=settings.strict, note=str(e)))
             continue
         check = result.checks[0]

@@ -135,16 +135,6 @@ def load_suite(
         suite.out = suite.resolve(settings.out)
     else:
         suite.out = path.parent / "runs" / suite.name
-    for i, bar in enumerate(file.bars):
-        if hasattr(bar, "corrected_mean"):
-            from jurist.pipeline.suites._bars import corrected_available
-
-            if not corrected_available():
-                raise ConfigError(
-                    f"{suite.where('bars', i, 'corrected_mean')}: a corrected interval from "
-                    "labels is not available in this version of jurist; use mean_score or "
-                    "pass_rate"
-                )
     suite.judges = {n: _judge(suite, n, spec, graders) for n, spec in file.judges.items()}
     return suite
 
