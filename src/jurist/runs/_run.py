@@ -223,6 +223,13 @@ class Run:
             cost_of_priced_items=totals.cost_known,
             cost_unknown_items=totals.cost_unknown,
             cost_estimated_items=totals.cost_estimated,
+            cache_write_tokens=totals.usage.cache_write_tokens,
+            cost_without_prompt_cache=totals.cost_uncached,
+            prompt_cache_saved=(
+                None
+                if totals.cost_uncached is None or totals.cost is None
+                else totals.cost_uncached - totals.cost
+            ),
             seconds=seconds,
             sessions=sessions,
             superseded=totals.superseded,
