@@ -124,7 +124,7 @@ def judge(
             metavar="FILE",
             help="An OpenAI grader JSON (one grader, a list, or an eval's testing_criteria) "
             "instead of --template: {{ item.x }} is the row, {{ sample.output_text }} the "
-            "--response-field. Model graders call openai:<their model> unless --model is given.",
+            "--response-field. Model graders call their OpenAI model unless --model is given.",
         ),
     ] = None,
     allow_python_graders: Annotated[
@@ -239,7 +239,7 @@ def judge(
     run_options = run.options(run_dir, fields=fields, files_root=roots)
     done = run_engine(the_judge, data, run_options, engine, command="judge")
     spec = ", ".join(m.spec for m in judge_models)
-    return finish_run(done, out_path, extra={"model": spec, "template": template})
+    return finish_run(done, out_path, extra={"model": spec, "template": template}, otel=run.otel)
 
 
 def _judge_with_grader(
@@ -258,6 +258,7 @@ def _judge_with_grader(
     from jurist.compat.openai_graders import load_grader
     from jurist.data import open_source
     from jurist.judges._protocol import models_of
+    from jurist.models import server_spec
 
     limits = engine_options.model_limits
     given = options.build(options.spec, limits=limits) if options.models else None
@@ -265,7 +266,7 @@ def _judge_with_grader(
         grader,
         model=given
         if given is not None
-        else (lambda name: options.build(f"openai:{name}", limits=limits)),
+        else (lambda name: options.build(server_spec(name), limits=limits)),
         allow_python=allow_python,
     )
     specs = [m.spec for m in models_of(the_judge)]
@@ -279,7 +280,7 @@ def _judge_with_grader(
     run_options = run.options(run_dir, fields=fields, files_root=roots)
     done = run_engine(the_judge, data, run_options, engine, command="judge")
     spec = ", ".join(specs) or "none"
-    return finish_run(done, out_path, extra={"model": spec, "grader": str(grader)})
+    return finish_run(done, out_path, extra={"model": spec, "grader": str(grader)}, otel=run.otel)
 
 
 def _run_name(template: str) -> str:

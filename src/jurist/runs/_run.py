@@ -246,6 +246,16 @@ class Run:
 
     # -- exports ---------------------------------------------------------------------------
 
+    def to_otel(self, target: str | Path) -> int:
+        """Each judgment as a ``gen_ai.evaluation.result`` OpenTelemetry event, OTLP/JSON
+        to a file or OTLP/HTTP to a collector (``http(s)://...``); the number sent (see
+        :mod:`jurist.runs._otel`)."""
+        from jurist.runs._otel import write_otel
+
+        judge = self.manifest.judge
+        name = str(judge.get("name", judge.get("kind", "judge")))
+        return write_otel(str(target), self.rows(), name)
+
     def to_jsonl(self, path: str | Path) -> Path:
         """Write the records as JSON Lines (atomically: a temporary file, then a rename)."""
         out = Path(path)

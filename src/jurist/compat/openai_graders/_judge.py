@@ -37,7 +37,7 @@ from jurist.compat.openai_graders._spec import (
 from jurist.compat.openai_graders._template import render
 from jurist.errors import ConfigError, JuristError
 from jurist.judges._results import JudgeResults
-from jurist.models import Model, get_model
+from jurist.models import Model, get_model, server_spec
 from jurist.types import Judgment, Usage
 
 __all__ = ["Grade", "GraderJudge", "namespaces_of"]
@@ -319,4 +319,5 @@ def _model_for(name: str, choice: ModelChoice) -> Model:
         return choice
     if callable(choice):
         return choice(name)
-    return get_model(choice if isinstance(choice, str) else f"openai:{name}")
+    # OpenAI's model names: the backend of the OpenAI-compatible protocol serves them
+    return get_model(choice if isinstance(choice, str) else server_spec(name))
