@@ -108,9 +108,9 @@ RUN_FLAGS: dict[str, tuple[Any, Any, dict[str, Any]]] = {
         str | None,
         None,
         {
-            "metavar": "FILE|URL",
+            "metavar": "TARGET",
             "help": "Also send each judgment as an OpenTelemetry gen_ai.evaluation.result "
-            "event: OTLP/JSON to FILE, or OTLP/HTTP to a collector URL (http://host:4318); "
+            "event: TARGET is a file (OTLP/JSON) or a collector URL (OTLP/HTTP, http://host:4318); "
             "items from `jurist traces` are linked to the span they evaluate.",
         },
     ),
