@@ -142,7 +142,8 @@ async def ask_model_grader(
 ) -> ModelGrade:
     """Ask ``model`` as ``grader`` for the item in ``namespaces``."""
     request = request_for(grader, namespaces, json_schema=model.capabilities.json_schema)
-    prompt = request.messages[-1].content
+    users = [m.content for m in request.messages if m.role == "user"]
+    prompt = users[-1] if users else request.messages[-1].content  # the item's message
     try:
         completion = await model.complete(request)
     except JuristError as e:
