@@ -242,7 +242,9 @@ class Usage(BaseModel):
     ``cache_hits``); ``attempts`` counts the requests sent to a backend, failed ones and
     retries included, so ``attempts - calls`` requests got no completion.
     ``batch_calls`` counts the completions among ``calls`` that a provider's batch API
-    served (billed at its batch rate).
+    served (billed at its batch rate). ``cached_tokens`` (prompt tokens a provider read
+    from its prompt cache) and ``cache_write_tokens`` (prompt tokens it wrote to it,
+    Anthropic's ``cache_creation_input_tokens``) are both part of ``prompt_tokens``.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -254,6 +256,15 @@ class Usage(BaseModel):
     cache_hits: int = 0
     attempts: int = 0
     batch_calls: int = 0
+    cache_write_tokens: int = 0
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # no cache writes: dumped as before they were counted (records, cache entries)
+        data: dict[str, Any] = handler(self)
+        if not self.cache_write_tokens:
+            data.pop("cache_write_tokens", None)
+        return data
 
     @property
     def total_tokens(self) -> int:
@@ -268,6 +279,7 @@ class Usage(BaseModel):
             cache_hits=self.cache_hits + other.cache_hits,
             attempts=self.attempts + other.attempts,
             batch_calls=self.batch_calls + other.batch_calls,
+            cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
         )
 
 
@@ -348,6 +360,7 @@ def _billed(usage: Usage, attempts: int) -> Usage:
         calls=usage.calls,
         cache_hits=usage.cache_hits,
         attempts=attempts,
+        cache_write_tokens=usage.cache_write_tokens,
         batch_calls=usage.batch_calls,
     )
 

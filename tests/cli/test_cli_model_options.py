@@ -25,6 +25,8 @@ SHARED_FLAGS = (
     "--no-cache",
     "--cache-path",
     "--json-mode",
+    "--prompt-cache",
+    "--no-prompt-cache",
     "--concurrency",
     "--temperature",
     "--model-option",

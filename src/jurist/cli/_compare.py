@@ -215,7 +215,7 @@ def compare(
         "baseline": baseline,
         **figures,
     }
-    code = finish_run(done, run_dir / "results.jsonl", extra=extra)
+    code = finish_run(done, run_dir / "results.jsonl", extra=extra, otel=run.otel)
     if len(names) > 2:
         Console().print(f"rank them: jurist leaderboard {run_dir}", highlight=False, markup=False)
     return code

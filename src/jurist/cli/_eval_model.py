@@ -152,10 +152,21 @@ def eval_model(
     )
     run_options = run.options(run_dir, concurrency=options.concurrency, files_root=roots)
     done = run_engine(both, data, run_options, LocalEngine(), command="eval-model")
-    return _finish(done, metric, out_path, data=data, judge=judge, model=under_test.spec)
+    return _finish(
+        done, metric, out_path, data=data, judge=judge, model=under_test.spec, otel=run.otel
+    )
 
 
-def _finish(run: Any, metric: Any, out_path: Path, *, data: Path, judge: str, model: str) -> int:
+def _finish(
+    run: Any,
+    metric: Any,
+    out_path: Path,
+    *,
+    data: Path,
+    judge: str,
+    model: str,
+    otel: str | None = None,
+) -> int:
     """Write the instance records, the summary and the report; print them."""
     from jurist._files import replaced_atomically
     from jurist._secrets import scrub
@@ -213,6 +224,14 @@ def _finish(run: Any, metric: Any, out_path: Path, *, data: Path, judge: str, mo
         raise OutputError(f"{target}: cannot write the summary: {e.strerror or e}") from None
     report = run.report(report_path(out_path))
     _print(summary, first_failures(run), report)
+    if otel:
+        sent = run.to_otel(otel)
+        Console().print(
+            f"OpenTelemetry: {sent} gen_ai.evaluation.result events -> {scrub(otel)}",
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
+        )
     return EXIT_FAILED_ITEMS if g.n_failed else EXIT_OK
 
 

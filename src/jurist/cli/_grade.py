@@ -129,5 +129,8 @@ def grade(
     engine = engine_options.build(options)
     done = run_engine(judge, data, run.options(run_dir, files_root=roots), engine, command="grade")
     return finish_run(
-        done, out_path, extra={"model": ", ".join(m.spec for m in models), "rubric": str(rubric)}
+        done,
+        out_path,
+        extra={"model": ", ".join(m.spec for m in models), "rubric": str(rubric)},
+        otel=run.otel,
     )

@@ -118,6 +118,22 @@ def judge(
             help="Judge answer format: auto (JSON where the backend takes a schema), text, json.",
         ),
     ] = "auto",
+    grader: Annotated[
+        Path | None,
+        typer.Option(
+            metavar="FILE",
+            help="An OpenAI grader JSON (one grader, a list, or an eval's testing_criteria) "
+            "instead of --template: {{ item.x }} is the row, {{ sample.output_text }} the "
+            "--response-field. Model graders call their OpenAI model unless --model is given.",
+        ),
+    ] = None,
+    allow_python_graders: Annotated[
+        bool,
+        typer.Option(
+            help="Run the grader file's python graders (code from the file) in a separate, "
+            "time- and memory-bounded process; refused without this flag.",
+        ),
+    ] = False,
     turn: Annotated[str, typer.Option(help=TURN_HELP)] = "last",
     max_tool_chars: Annotated[
         int, typer.Option(**bounded("max_tool_chars", help=MAX_TOOL_CHARS_HELP))
@@ -137,6 +153,23 @@ def judge(
     from jurist.templates._criteria import criteria_template
 
     roots = roots_of(files_root, what="--files-root")
+    if grader is not None:
+        if judge_name is not None or criteria is not None or template != DEFAULT_TEMPLATE:
+            raise ConfigError("--grader names the judge: give no --template, --criteria or --judge")
+        return _judge_with_grader(
+            data,
+            grader,
+            allow_python=allow_python_graders,
+            fields={
+                "prompt": prompt_field,
+                "response": response_field,
+                **_parse_field_flags(field or []),
+            },
+            roots=roots,
+            options=options,
+            engine_options=engine_options,
+            run=run,
+        )
     refuse_with_judge(judge_name, template=template != DEFAULT_TEMPLATE, criteria=bool(criteria))
     _check_scoring(scoring, criteria)
     if criteria is not None:
@@ -206,7 +239,48 @@ def judge(
     run_options = run.options(run_dir, fields=fields, files_root=roots)
     done = run_engine(the_judge, data, run_options, engine, command="judge")
     spec = ", ".join(m.spec for m in judge_models)
-    return finish_run(done, out_path, extra={"model": spec, "template": template})
+    return finish_run(done, out_path, extra={"model": spec, "template": template}, otel=run.otel)
+
+
+def _judge_with_grader(
+    data: Path,
+    grader: Path,
+    *,
+    allow_python: bool,
+    fields: dict[str, str],
+    roots: Any,
+    options: ModelOptions,
+    engine_options: EngineOptions,
+    run: RunFlags,
+) -> int:
+    """``jurist judge DATA --grader FILE``: the grader file's graders as the judge."""
+    from jurist.cli._run import check_outputs, finish_run, run_engine
+    from jurist.compat.openai_graders import load_grader
+    from jurist.data import open_source
+    from jurist.judges._protocol import models_of
+    from jurist.models import server_spec
+
+    limits = engine_options.model_limits
+    given = options.build(options.spec, limits=limits) if options.models else None
+    the_judge = load_grader(
+        grader,
+        model=given
+        if given is not None
+        else (lambda name: options.build(server_spec(name), limits=limits)),
+        allow_python=allow_python,
+    )
+    specs = [m.spec for m in models_of(the_judge)]
+    engine_options.check(specs)
+    out_path = _output_path(run.out, data, grader.stem)
+    run_dir = check_outputs(out_path, [data], overwrite=run.overwrite)
+    source = open_source(data, files_root=roots)
+    if source.scan(fields, the_judge.required_fields).items == 0:
+        raise ConfigError(f"{data}: no items to judge")
+    engine = engine_options.build(options)
+    run_options = run.options(run_dir, fields=fields, files_root=roots)
+    done = run_engine(the_judge, data, run_options, engine, command="judge")
+    spec = ", ".join(specs) or "none"
+    return finish_run(done, out_path, extra={"model": spec, "grader": str(grader)}, otel=run.otel)
 
 
 def _run_name(template: str) -> str:

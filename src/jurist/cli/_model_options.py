@@ -184,6 +184,7 @@ class ModelOptions:
     concurrency: int
     temperature: float
     model_option: Sequence[str] | None = None
+    prompt_cache: bool = True
 
     def __repr__(self) -> str:  # never show the API key (nor option values: may be keys)
         key = None if self.api_key is None else "***"
@@ -230,9 +231,19 @@ class ModelOptions:
             cache=self.cache,
             cache_path=self.cache_path,
             json_mode=self.json_mode,
-            backend_options=parse_backend_options(self.model_option),
+            backend_options=self._backend_options(spec or self.spec),
             held=held,
         )
+
+    def _backend_options(self, spec: str) -> dict[str, Any]:
+        """``--model-option`` pairs, and ``prompt_cache=False`` for a backend that asks
+        for prompt caching (``anthropic:``) under ``--no-prompt-cache``."""
+        from jurist.models import parse_spec
+
+        options = parse_backend_options(self.model_option)
+        if not self.prompt_cache and backend_info(parse_spec(spec).provider).prompt_cache:
+            options.setdefault("prompt_cache", False)
+        return options
 
     def rebuild(self, model: Model, *, limits: bool = True) -> Model:
         """``model`` (a catalog entry's, a run's) built again through these options: its
@@ -307,6 +318,15 @@ SHARED_OPTIONS: dict[str, tuple[Any, Any, dict[str, Any]]] = {
             "help": "How an OpenAI-compatible server takes a JSON schema: json_schema "
             "(OpenAI, vLLM), json_object (llama-cpp-python), none (no JSON output).",
             "metavar": choices_metavar(JSON_MODES),
+        },
+    ),
+    "prompt_cache": (
+        bool,
+        True,
+        {
+            "help": "Ask Anthropic models to cache the judge's static text (system, "
+            "instructions, few-shot examples) where it is long enough (--no-prompt-cache "
+            "to turn off).",
         },
     ),
     "concurrency": (int, 32, bounded("concurrency", help="Model calls in flight at once.")),

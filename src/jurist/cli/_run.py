@@ -200,7 +200,7 @@ def _say_interrupted(run_dir: Path, command: str, *, batch: bool = False) -> Non
     )
 
 
-def finish_run(run: Run, out_path: Path, *, extra: dict[str, Any]) -> int:
+def finish_run(run: Run, out_path: Path, *, extra: dict[str, Any], otel: str | None = None) -> int:
     """Write the results, the summary (:func:`summary_path`) and the HTML report
     (:func:`report_path`), print the summary and the report's path; the exit code.
 
@@ -224,6 +224,14 @@ def finish_run(run: Run, out_path: Path, *, extra: dict[str, Any]) -> int:
         return EXIT_OK
     console = Console()
     print_summary(console, summary, first_failures(run))
+    if otel:
+        sent = run.to_otel(otel)
+        console.print(
+            f"OpenTelemetry: {sent} gen_ai.evaluation.result events -> {scrub(otel)}",
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
+        )
     report = run.report(report_path(out_path))
     console.print(f"report: {report}", highlight=False, markup=False, soft_wrap=True)
     return EXIT_FAILED_ITEMS if summary["failed"] else EXIT_OK

@@ -56,6 +56,7 @@ class RunFlags:
     repeats: int = 1
     adaptive: bool = False
     min_repeats: int | None = None
+    otel: str | None = None
 
     def options(
         self,
@@ -103,6 +104,16 @@ RUN_FLAGS: dict[str, tuple[Any, Any, dict[str, Any]]] = {
     "retry_failed": (bool, True, {"help": RETRY_FAILED_HELP}),
     "overwrite": (bool, False, {"help": OVERWRITE_HELP}),
     "retries": (int, 2, bounded("retries", help="Re-asks for an unreadable verdict.")),
+    "otel": (
+        str | None,
+        None,
+        {
+            "metavar": "TARGET",
+            "help": "Also send each judgment as an OpenTelemetry gen_ai.evaluation.result "
+            "event: TARGET is a file (OTLP/JSON) or a collector URL (OTLP/HTTP, http://host:4318); "
+            "items from `jurist traces` are linked to the span they evaluate.",
+        },
+    ),
 }
 REPEAT_FLAGS: dict[str, tuple[Any, Any, dict[str, Any]]] = {
     "repeats": (

@@ -61,6 +61,7 @@ def print_summary(
             f"{summary['prompt_tokens']} / {summary['completion_tokens']}",
         ),
         ("cost", cost_text(summary)),
+        *((("prompt cache", cached),) if (cached := _cache_text(summary)) else ()),
         ("time", f"{summary['seconds']:.2f} s"),
         ("run", str(summary.get("run_dir", ""))),
         ("results", str(summary["results"])),
@@ -143,6 +144,12 @@ def _repeat_rows(summary: dict[str, Any]) -> list[tuple[str, str]]:
     from jurist.runs._run_types import RepeatSummary
 
     return RepeatSummary.model_validate(r).rows(int(summary["items"]))
+
+
+def _cache_text(summary: dict[str, Any]) -> str | None:
+    from jurist.runs._cost import cache_text
+
+    return cache_text(summary)
 
 
 def cost_text(summary: dict[str, Any]) -> str:

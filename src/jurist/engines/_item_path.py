@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict
 from jurist.errors import ConfigError, JuristRuntimeError
 from jurist.judges._panel import Panel
 from jurist.judges._protocol import ItemJudge, models_of
-from jurist.runs._cost import Price, PriceTable, bill
+from jurist.runs._cost import Price, PriceTable, bill, uncached
 from jurist.runs._store import StoredResult
 from jurist.types import Usage
 
@@ -86,8 +86,10 @@ class Coster:
     def priced(self) -> bool:
         return self.price is not None or (bool(self.subs) and all(s.priced for s in self.subs))
 
-    def cost(self, outcome: Any) -> tuple[float | None, bool]:
-        usage: Usage = outcome.usage
+    def cost(self, outcome: Any, *, prompt_cache: bool = True) -> tuple[float | None, bool]:
+        """The outcome's cost and whether it is an estimate; ``prompt_cache=False``: what
+        it would have cost with no provider prompt caching (:func:`~jurist.runs._cost.uncached`)."""
+        usage: Usage = outcome.usage if prompt_cache else uncached(outcome.usage)
         if usage.calls == 0 and usage.attempts == 0 and usage.cache_hits > 0:
             return 0.0, False  # answered from the cache alone: nothing was billed
         if usage.calls == 0 and usage.cache_hits == 0 and usage.total_tokens == 0:
@@ -95,13 +97,13 @@ class Coster:
             # one may have billed anything, so its cost stays unknown
             return (0.0, False) if self.priced else (None, False)
         if self.price is not None:
-            return bill(outcome.usage, self.price)
+            return bill(usage, self.price)
         parts = getattr(outcome, "judgments", None)
         if not self.subs or parts is None or len(parts) != len(self.subs):
             return None, False
         total, estimated = 0.0, False
         for coster, part in zip(self.subs, parts, strict=True):
-            cost, est = coster.cost(part)
+            cost, est = coster.cost(part, prompt_cache=prompt_cache)
             if cost is None:
                 return None, False
             total, estimated = total + cost, estimated or est
@@ -170,6 +172,12 @@ def stored_result(
 ) -> StoredResult:
     """The store row for one item's outcome (priced by ``coster``)."""
     cost, estimated = coster.cost(outcome)
+    u = outcome.usage
+    cost_uncached = (
+        coster.cost(outcome, prompt_cache=False)[0]
+        if u.cached_tokens or u.cache_write_tokens
+        else cost
+    )
     dumped = outcome.model_dump(mode="json", exclude={"usage"})
     return StoredResult(
         idx=idx,
@@ -182,4 +190,5 @@ def stored_result(
         cost=cost,
         cost_estimated=estimated,
         latency=float(dumped.get("latency") or 0.0),
+        cost_uncached=cost_uncached,
     )

@@ -76,6 +76,7 @@ def encode_result(result: StoredResult) -> str:
             "cost": result.cost,
             "cost_estimated": result.cost_estimated,
             "latency": result.latency,
+            "cost_uncached": result.cost_uncached,
         }
     )
 

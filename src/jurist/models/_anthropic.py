@@ -10,7 +10,20 @@ Options: ``base_url`` (default ``$ANTHROPIC_BASE_URL``, else
 ``x-api-key``, never part of :meth:`AnthropicModel.identity`), ``timeout`` (seconds per
 call, default 60), ``max_tokens`` (the Messages API requires one: used when a request
 sets none, default 1024), ``version`` (the ``anthropic-version`` header, default
-``2023-06-01``), ``headers`` (extra headers on every call).
+``2023-06-01``), ``headers`` (extra headers on every call), ``prompt_cache`` (default
+True: see below).
+
+Prompt caching: a judge's static text comes first (the system message with the
+template's instructions, then any few-shot turns) and the item last. With
+``prompt_cache`` the last block before the final message (the system text when there are
+no few-shot turns) carries a ``cache_control`` breakpoint, so Anthropic caches that
+prefix: reads bill at a tenth of the input price, writes at 1.25x. The breakpoint is set
+only where the prefix may reach the model's documented minimum (1,024 tokens; 2,048 for
+Sonnet 4.6 and the Haiku 3 family; 4,096 for Opus 4.5 and 4.6 and Haiku 4.5), reckoned
+generously at 3 characters a token (a breakpoint on a shorter prefix is only ignored).
+The answer's ``cache_read_input_tokens`` and ``cache_creation_input_tokens`` are read
+into :attr:`Usage.cached_tokens <jurist.types.Usage>` and ``cache_write_tokens``; both are
+part of ``prompt_tokens`` (Anthropic leaves them out of ``input_tokens``).
 
 System messages go in the body's ``system``; the reply's text blocks are joined into the
 completion's text. The API returns no logprobs and takes no JSON schema here
@@ -61,6 +74,60 @@ __all__ = ["DEFAULT_BASE_URL", "AnthropicModel", "build_anthropic"]
 
 DEFAULT_BASE_URL = "https://api.anthropic.com/v1"
 API_VERSION = "2023-06-01"
+_CACHE_MINIMUMS = (
+    ("claude-opus-4-6", 4096),
+    ("claude-opus-4-5", 4096),
+    ("claude-haiku-4-5", 4096),
+    ("claude-sonnet-4-6", 2048),
+    ("claude-3-5-haiku", 2048),
+    ("claude-3-haiku", 2048),
+)
+CHARS_PER_TOKEN = 3
+"""How many characters a token is reckoned (generously) when deciding on a breakpoint."""
+CACHE_CONTROL = {"type": "ephemeral"}
+
+
+def cache_minimum(name: str) -> int:
+    """The fewest prompt tokens Anthropic caches for model ``name``.
+
+    >>> cache_minimum("claude-sonnet-4-5"), cache_minimum("claude-haiku-4-5-20251001")
+    (1024, 4096)
+    """
+    return next((n for prefix, n in _CACHE_MINIMUMS if name.startswith(prefix)), 1024)
+
+
+def mark_cache(body: dict[str, Any], minimum: int) -> bool:
+    """Put a ``cache_control`` breakpoint on the end of ``body``'s static prefix (all but
+    the last message) when it may be ``minimum`` tokens long; whether it did.
+
+    >>> body = {"system": "x" * 4000, "messages": [{"role": "user", "content": "item"}]}
+    >>> mark_cache(body, 1024), body["system"][0]["cache_control"]
+    (True, {'type': 'ephemeral'})
+    """
+    messages = body["messages"]
+    system = body.get("system")
+    prefix = messages[:-1]
+    chars = len(system or "") + sum(len(_text_of(m["content"])) for m in prefix)
+    if chars < minimum * CHARS_PER_TOKEN or not (prefix or system):
+        return False
+    if prefix:
+        last = prefix[-1]
+        last["content"] = [
+            {
+                "type": "text",
+                "text": _text_of(last["content"]),
+                "cache_control": dict(CACHE_CONTROL),
+            }
+        ]
+    else:
+        body["system"] = [{"type": "text", "text": system, "cache_control": dict(CACHE_CONTROL)}]
+    return True
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    return "".join(str(b.get("text", "")) for b in content if isinstance(b, dict))
 
 
 class AnthropicModel(Model):
@@ -78,6 +145,7 @@ class AnthropicModel(Model):
         max_tokens: int = 1024,
         version: str = API_VERSION,
         headers: Mapping[str, str] | None = None,
+        prompt_cache: bool = True,
     ) -> None:
         if not name:
             raise ConfigError("anthropic: a model name is required (anthropic:NAME)")
@@ -88,6 +156,7 @@ class AnthropicModel(Model):
         self.timeout = float(timeout)
         self.max_tokens = max_tokens
         self.version = version
+        self.prompt_cache = bool(prompt_cache)
         self._api_key = api_key
         self._extra_headers = dict(headers or {})
         self._given: dict[str, Any] = {
@@ -97,6 +166,7 @@ class AnthropicModel(Model):
                 ("timeout", self.timeout, 60.0),
                 ("max_tokens", max_tokens, 1024),
                 ("version", version, API_VERSION),
+                ("prompt_cache", self.prompt_cache, True),
             )
             if v != default
         }
@@ -144,7 +214,7 @@ class AnthropicModel(Model):
 
     def rebuild_options(self) -> dict[str, Any]:
         """The options given that differ from the defaults (``base_url``, ``timeout``,
-        ``max_tokens``, ``version``); never a key or a header."""
+        ``max_tokens``, ``version``, ``prompt_cache``); never a key or a header."""
         return dict(self._given)
 
     def __repr__(self) -> str:
@@ -204,6 +274,8 @@ class AnthropicModel(Model):
             body["top_p"] = request.top_p
         if request.stop:
             body["stop_sequences"] = list(request.stop)
+        if self.prompt_cache:
+            mark_cache(body, cache_minimum(self.name))
         if request.extra:
             body.update(request.extra)
         return body
@@ -216,12 +288,14 @@ class AnthropicModel(Model):
             text = "".join(b.get("text", "") for b in blocks if b.get("type") == "text")
             usage = payload.get("usage") or {}
             cached = int(usage.get("cache_read_input_tokens") or 0)
+            written = int(usage.get("cache_creation_input_tokens") or 0)
             return Completion(
                 text=text,
                 usage=Usage(
-                    prompt_tokens=int(usage.get("input_tokens") or 0) + cached,
+                    prompt_tokens=int(usage.get("input_tokens") or 0) + cached + written,
                     completion_tokens=int(usage.get("output_tokens") or 0),
                     cached_tokens=cached,
+                    cache_write_tokens=written,
                     calls=1,
                     attempts=1,
                 ),

@@ -76,7 +76,9 @@ class BackendInfo:
     ``identity_options``: identity key -> constructor option,
     for the identity values a catalog entry keeps to build the same model again;
     ``list_prices``: published prices (USD per million tokens: ``prompt``, ``cached``,
-    ``completion``) of its widely used models, by name; ``aliases``: other names users
+    ``cache_write``, ``completion``) of its widely used models, by name; ``prompt_cache``:
+    its models take a ``prompt_cache`` option (they ask the provider to cache the static
+    prompt, ``--no-prompt-cache`` turns it off); ``aliases``: other names users
     give the provider (``transformers`` for ``hf``); ``option_examples``: backend options
     of its own worth showing (``KEY=VALUE``, the command line's ``--model-option``).
     """
@@ -92,6 +94,7 @@ class BackendInfo:
     scripted: bool = False
     identity_options: Mapping[str, str] = field(default_factory=dict)
     list_prices: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    prompt_cache: bool = False
     aliases: tuple[str, ...] = ()
     option_examples: tuple[str, ...] = ()
 
@@ -145,6 +148,19 @@ _OPENAI_PRICES: dict[str, dict[str, float]] = {
     "gpt-3.5-turbo": {"prompt": 0.5, "completion": 1.5},
 }
 
+# Anthropic bills cache reads at a tenth of the input price and 5-minute cache writes at 1.25x
+_ANTHROPIC_PRICES: dict[str, dict[str, float]] = {
+    name: {"prompt": p, "cached": p / 10, "cache_write": p * 1.25, "completion": c}
+    for name, p, c in (
+        ("claude-opus-4-5", 5.0, 25.0),
+        ("claude-opus-4-1", 15.0, 75.0),
+        ("claude-sonnet-4-5", 3.0, 15.0),
+        ("claude-sonnet-4", 3.0, 15.0),
+        ("claude-haiku-4-5", 1.0, 5.0),
+        ("claude-3-5-haiku", 0.8, 4.0),
+    )
+}
+
 _INFOS: dict[str, BackendInfo] = {}
 
 
@@ -171,6 +187,9 @@ for _info in (
         takes=frozenset({"timeout"}),
         key_env=("ANTHROPIC_API_KEY",),
         batch_api="Message Batches",
+        list_prices=_ANTHROPIC_PRICES,
+        prompt_cache=True,
+        option_examples=("prompt_cache=false",),
     ),
     BackendInfo(
         "hf",

@@ -2,7 +2,11 @@
 
 Prices are US dollars per million tokens: ``prompt`` for uncached input, ``cached`` for
 input the provider served from its prompt cache (``Usage.cached_tokens``, part of
-``prompt_tokens``), ``completion`` for output. Local backends (``mock``, ``hf``, ``vllm``)
+``prompt_tokens``), ``cache_write`` for input it wrote to its prompt cache
+(``Usage.cache_write_tokens``, part of ``prompt_tokens`` too: Anthropic bills them at 1.25x
+the input price), ``completion`` for output. :func:`uncached` gives the usage as it would
+have been billed with no prompt caching, so ``bill(usage) - bill(uncached(usage))`` is
+what caching saved (negative while it only writes). Local backends (``mock``, ``hf``, ``vllm``)
 cost nothing. A model with no price is *unknown*: its cost is ``None``, never a made-up 0.
 
 Answers from jurist's own cache are not billed twice: a judgment whose calls were all
@@ -31,6 +35,12 @@ True
 (0.075, False)
 >>> bill(Usage(prompt_tokens=1_000_000, calls=1, batch_calls=1), price)
 (None, False)
+>>> sonnet = table.price_for("anthropic:claude-sonnet-4-5")
+>>> [round(bill(u, sonnet)[0], 4) for u in (
+...     Usage(prompt_tokens=1_000_000, cached_tokens=900_000, calls=1),
+...     Usage(prompt_tokens=1_000_000, cache_write_tokens=900_000, calls=1),
+...     uncached(Usage(prompt_tokens=1_000_000, cached_tokens=900_000, calls=1)))]
+[0.57, 3.675, 3.0]
 """
 
 from __future__ import annotations
@@ -44,24 +54,31 @@ from pydantic import BaseModel, ConfigDict, Field
 from jurist.errors import ConfigError
 from jurist.types import Usage
 
-__all__ = ["Price", "PriceTable", "bill"]
+__all__ = ["Price", "PriceTable", "bill", "cache_text", "uncached"]
 
 
 class Price(BaseModel):
-    """Dollars per million tokens; ``cached`` defaults to the prompt price."""
+    """Dollars per million tokens; ``cached`` and ``cache_write`` default to the prompt
+    price."""
 
     model_config = ConfigDict(frozen=True)
 
     prompt: float = Field(ge=0)
     completion: float = Field(ge=0)
     cached: float | None = Field(default=None, ge=0)
+    cache_write: float | None = Field(default=None, ge=0)
     batch_prompt: float | None = Field(default=None, ge=0)
     batch_completion: float | None = Field(default=None, ge=0)
     batch_cached: float | None = Field(default=None, ge=0)
+    batch_cache_write: float | None = Field(default=None, ge=0)
 
     @property
     def cached_rate(self) -> float:
         return self.prompt if self.cached is None else self.cached
+
+    @property
+    def cache_write_rate(self) -> float:
+        return self.prompt if self.cache_write is None else self.cache_write
 
     @property
     def batch_rates(self) -> tuple[float, float, float] | None:
@@ -130,13 +147,25 @@ class PriceTable(BaseModel):
         return self.prices[max(matches, key=len)]
 
 
-def _at(usage: Usage, prompt: float, cached_rate: float, completion: float) -> float:
+def _at(
+    usage: Usage, prompt: float, cached_rate: float, completion: float, write_rate: float
+) -> float:
     cached = min(usage.cached_tokens, usage.prompt_tokens)
+    written = min(usage.cache_write_tokens, usage.prompt_tokens - cached)
     return (
-        (usage.prompt_tokens - cached) * prompt
+        (usage.prompt_tokens - cached - written) * prompt
         + cached * cached_rate
+        + written * write_rate
         + usage.completion_tokens * completion
     ) / 1_000_000
+
+
+def uncached(usage: Usage) -> Usage:
+    """``usage`` with no prompt-cache reads or writes: what the same calls would have been
+    billed for without prompt caching (every prompt token at the input price)."""
+    if not usage.cached_tokens and not usage.cache_write_tokens:
+        return usage
+    return usage.model_copy(update={"cached_tokens": 0, "cache_write_tokens": 0})
 
 
 def bill(usage: Usage, price: Price) -> tuple[float | None, bool]:
@@ -144,7 +173,7 @@ def bill(usage: Usage, price: Price) -> tuple[float | None, bool]:
     batch and live calls, mixed in); ``None`` for batch calls the price has no rate for."""
     if usage.calls == 0 and usage.cache_hits > 0:
         return 0.0, False
-    live = _at(usage, price.prompt, price.cached_rate, price.completion)
+    live = _at(usage, price.prompt, price.cached_rate, price.completion, price.cache_write_rate)
     estimated = False
     full = live
     batch_calls = min(usage.batch_calls, usage.calls)
@@ -152,7 +181,8 @@ def bill(usage: Usage, price: Price) -> tuple[float | None, bool]:
         rates = price.batch_rates
         if rates is None:
             return None, False
-        batched = _at(usage, *rates)
+        write = price.batch_cache_write if price.batch_cache_write is not None else rates[0]
+        batched = _at(usage, *rates, write)
         if batch_calls == usage.calls:
             full = batched
         else:  # tokens are not split by call: share them by calls
@@ -169,3 +199,25 @@ def resolve_prices(prices: PriceTable | Mapping[str, Any] | None) -> PriceTable:
         return prices
     table = PriceTable.default()
     return table.with_prices(prices) if prices else table
+
+
+def cache_text(summary: dict[str, Any]) -> str | None:
+    """What the provider's prompt cache did: tokens read and written, and what it saved
+    against the same calls with no caching; ``None`` when it did nothing.
+
+    >>> cache_text({"cached_tokens": 900, "cache_write_tokens": 100, "prompt_tokens": 1200,
+    ...             "cost": 0.25, "cost_without_prompt_cache": 1.0, "prompt_cache_saved": 0.75})
+    '900 prompt tokens read, 100 written (of 1200); saved $0.7500 (75%; $1.0000 without)'
+    >>> cache_text({"cached_tokens": 0, "cache_write_tokens": 0}) is None
+    True
+    """
+    read = int(summary.get("cached_tokens") or 0)
+    written = int(summary.get("cache_write_tokens") or 0)
+    if not read and not written:
+        return None
+    text = f"{read} prompt tokens read, {written} written (of {summary.get('prompt_tokens', 0)})"
+    saved, without = summary.get("prompt_cache_saved"), summary.get("cost_without_prompt_cache")
+    if saved is None or without is None:
+        return text + "; saving unknown (no price)"
+    share = f"{saved / without:.0%}; " if without else ""
+    return f"{text}; saved ${saved:.4f} ({share}${without:.4f} without)"

@@ -223,6 +223,13 @@ class Run:
             cost_of_priced_items=totals.cost_known,
             cost_unknown_items=totals.cost_unknown,
             cost_estimated_items=totals.cost_estimated,
+            cache_write_tokens=totals.usage.cache_write_tokens,
+            cost_without_prompt_cache=totals.cost_uncached,
+            prompt_cache_saved=(
+                None
+                if totals.cost_uncached is None or totals.cost is None
+                else totals.cost_uncached - totals.cost
+            ),
             seconds=seconds,
             sessions=sessions,
             superseded=totals.superseded,
@@ -238,6 +245,16 @@ class Run:
         )
 
     # -- exports ---------------------------------------------------------------------------
+
+    def to_otel(self, target: str | Path) -> int:
+        """Each judgment as a ``gen_ai.evaluation.result`` OpenTelemetry event, OTLP/JSON
+        to a file or OTLP/HTTP to a collector (``http(s)://...``); the number sent (see
+        :mod:`jurist.runs._otel`)."""
+        from jurist.runs._otel import write_otel
+
+        judge = self.manifest.judge
+        name = str(judge.get("name", judge.get("kind", "judge")))
+        return write_otel(str(target), self.rows(), name)
 
     def to_jsonl(self, path: str | Path) -> Path:
         """Write the records as JSON Lines (atomically: a temporary file, then a rename)."""

@@ -104,6 +104,13 @@ class RunSummary(BaseModel):
     cost_unknown_items: int
     cost_estimated_items: int
     seconds: float
+    cache_write_tokens: int = 0
+    """Prompt tokens the provider wrote to its prompt cache (part of ``prompt_tokens``, as
+    ``cached_tokens``, the ones it read from it, are)."""
+    cost_without_prompt_cache: float | None = None
+    """What ``cost`` would have been with no provider prompt caching (every prompt token
+    at the input price); ``prompt_cache_saved`` is the difference (``None``: unknown)."""
+    prompt_cache_saved: float | None = None
     sessions: int
     notes: dict[str, int] = {}
     coverage: CoverageSummary | None = None

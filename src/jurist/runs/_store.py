@@ -84,7 +84,9 @@ CREATE TABLE IF NOT EXISTS results (
     cost_estimated INTEGER NOT NULL DEFAULT 0,
     latency REAL NOT NULL DEFAULT 0,
     finished REAL NOT NULL,
-    attempts INTEGER NOT NULL DEFAULT 0
+    attempts INTEGER NOT NULL DEFAULT 0,
+    cache_write_tokens INTEGER NOT NULL DEFAULT 0,
+    cost_uncached REAL
 );
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS superseded (
@@ -117,7 +119,9 @@ _COLUMNS = (
     "latency",
     "finished",
 )
-_WRITTEN = (*_COLUMNS, "attempts")
+# ``cache_write_tokens`` and ``cost_uncached`` (the cost with no prompt caching) came later
+# still, and are added when missing, as ``attempts`` is
+_WRITTEN = (*_COLUMNS, "attempts", "cache_write_tokens", "cost_uncached")
 _INSERT = (
     f"INSERT INTO results ({', '.join(_WRITTEN)}) VALUES ({', '.join('?' * len(_WRITTEN))}) "
     "ON CONFLICT(idx) DO UPDATE SET "
@@ -174,6 +178,8 @@ class StoredResult:
     cost: float | None
     cost_estimated: bool = False
     latency: float = 0.0
+    cost_uncached: float | None = None
+    """What the item would have cost with no provider prompt caching (``None``: unknown)."""
 
 
 @dataclass(frozen=True)
@@ -191,6 +197,10 @@ class Totals:
     superseded: int = 0
     """Results replaced by a later session (a failure judged again) or refused (the item
     had a score); what they spent is in ``usage`` and ``cost``."""
+    cost_uncached: float | None = None
+    """``cost`` as it would have been with no provider prompt caching (what superseded
+    results spent counts as it was); ``None`` when a priced result's is unknown (a store
+    written before it was kept, a run with repeats)."""
 
 
 class Bitmap:
@@ -295,6 +305,8 @@ def _row(r: StoredResult) -> tuple[tuple[Any, ...], dict[str, tuple[str, bytes]]
         r.latency,
         time.time(),
         u.attempts,
+        u.cache_write_tokens,
+        r.cost_uncached,
     )
     return values, images
 
@@ -312,9 +324,9 @@ class RunStore:
             )
             if readonly:
                 problem = _schema_problem(self._db)
-                self._attempts = "attempts" in {
-                    r[1] for r in self._db.execute("PRAGMA table_info(results)")
-                }
+                columns = {r[1] for r in self._db.execute("PRAGMA table_info(results)")}
+                self._attempts = "attempts" in columns
+                self._caching = "cost_uncached" in columns
                 tables = {r[0] for r in self._db.execute("SELECT name FROM sqlite_master")}
                 self._superseded = "superseded" in tables
                 self._repeats = "repeats" in tables
@@ -324,12 +336,16 @@ class RunStore:
                     use_wal(self._db)
                     self._db.executescript(_SCHEMA + IMAGES_SCHEMA)
                     columns = {r[1] for r in self._db.execute("PRAGMA table_info(results)")}
-                    if "attempts" not in columns:  # a store written before attempts were kept
-                        self._db.execute(
-                            "ALTER TABLE results ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0"
-                        )
+                    for column, kind in (
+                        ("attempts", "INTEGER NOT NULL DEFAULT 0"),
+                        ("cache_write_tokens", "INTEGER NOT NULL DEFAULT 0"),
+                        ("cost_uncached", "REAL"),
+                    ):
+                        if column not in columns:  # a store written before it was kept
+                            self._db.execute(f"ALTER TABLE results ADD COLUMN {column} {kind}")
                     self._db.executescript(REPEATS_SCHEMA)  # older stores get it empty
                     self._attempts = True
+                    self._caching = True
                     self._superseded = True
         except sqlite3.DatabaseError as e:
             raise self._error("open", e) from None
@@ -338,6 +354,7 @@ class RunStore:
             raise ConfigError(f"{self.path}: not a jurist run store: {problem}")
 
     _repeats = True
+    _caching = True
 
     def _error(self, doing: str, e: sqlite3.Error) -> JuristError:
         return store_error(self.path, doing, e)
@@ -512,7 +529,8 @@ class RunStore:
         sql = (
             "SELECT idx, item, score, error, outcome, prompt_tokens, completion_tokens, "
             "cached_tokens, calls, cache_hits, cost, cost_estimated, latency, "
-            f"{'attempts' if self._attempts else '0'} FROM results"
+            f"{'attempts' if self._attempts else '0'}, "
+            f"{'cache_write_tokens' if self._caching else '0'} FROM results"
         )
         if failed_only:
             sql += " WHERE score IS NULL"
@@ -533,6 +551,7 @@ class RunStore:
                     calls=row[8],
                     cache_hits=row[9],
                     attempts=row[13],
+                    cache_write_tokens=row[14],
                 ),
                 "cost": row[10],
                 "cost_estimated": bool(row[11]),
@@ -558,7 +577,13 @@ class RunStore:
             "SELECT COUNT(*), COUNT(score), AVG(score), TOTAL(prompt_tokens), "
             "TOTAL(completion_tokens), TOTAL(cached_tokens), TOTAL(calls), TOTAL(cache_hits), "
             "TOTAL(cost), SUM(cost IS NULL), TOTAL(cost_estimated), "
-            f"TOTAL({'attempts' if self._attempts else '0'}) FROM results"
+            f"TOTAL({'attempts' if self._attempts else '0'}), "
+            + (
+                "TOTAL(cache_write_tokens), TOTAL(COALESCE(cost_uncached, cost)), "
+                "SUM(cost IS NOT NULL AND cost_uncached IS NULL) FROM results"
+                if self._caching
+                else "0, TOTAL(cost), COUNT(cost) FROM results"
+            )
         ).fetchone()
         old = (0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0)
         if self._superseded:
@@ -587,6 +612,7 @@ class RunStore:
                 calls=int(row[6] + old[4]),
                 cache_hits=int(row[7] + old[5]),
                 attempts=int(row[11] + old[6]),
+                cache_write_tokens=int(row[12]),
             ),
             # one unpriced item makes the total unknown: never a sum that looks complete
             cost=None if unknown or old[8] else float(row[8] + old[7]),
@@ -594,4 +620,6 @@ class RunStore:
             cost_unknown=unknown,
             cost_estimated=int(row[10]),
             superseded=int(old[0]),
+            # superseded results count at what they cost: their caching is not reckoned
+            cost_uncached=None if unknown or old[8] or row[14] else float(row[13] + old[7]),
         )

@@ -133,7 +133,13 @@ def _metadata(trace_id: str, spans: list[Span], source: str) -> dict[str, Any]:
         ):
             if isinstance(a.get(key), int):
                 tokens[name] += a[key]
-    meta: dict[str, Any] = {"trace_id": trace_id, "spans": len(spans), "models": models, **tokens}
+    meta: dict[str, Any] = {
+        "trace_id": trace_id,
+        "span_id": _root(spans).span_id,  # the span an evaluation of the run belongs to
+        "spans": len(spans),
+        "models": models,
+        **tokens,
+    }
     if source:
         meta["source"] = source
     errors = [f"{s.name}: {s.status_error}" for s in spans if s.status_error is not None]

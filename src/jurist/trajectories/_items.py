@@ -4,7 +4,9 @@
 :func:`jurist.evaluate` take: ``id``, ``prompt`` (the task), ``trajectory`` (the compact
 text the ``trajectory`` template reads), ``final_answer``, ``tools`` (the tools called, in
 order) and ``trace`` (the messages in the OpenAI chat format, what the checks read);
-``reference`` when given. :func:`trajectory_from_item` reads a trajectory back from an
+``reference`` when given; ``trace_id`` and ``span_id`` (the trace's root span) when the
+trajectory came from exported spans, so ``--otel`` links each evaluation to its span.
+:func:`trajectory_from_item` reads a trajectory back from an
 item's ``trace`` (or ``messages``): a :class:`Trajectory`, a list of message dicts, or that
 list as JSON text (a CSV cell).
 
@@ -55,6 +57,9 @@ def trajectory_items(
             "tools": t.tool_names,
             "trace": t.to_messages(),
         }
+        for key in ("trace_id", "span_id"):
+            if isinstance(t.metadata.get(key), str):
+                item[key] = t.metadata[key]
         if references is not None and references[i] is not None:
             item["reference"] = references[i]
         items.append(item)

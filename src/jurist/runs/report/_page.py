@@ -47,6 +47,7 @@ from jurist._version import __version__
 from jurist.data._item_names import item_label
 from jurist.errors import MissingDependencyError
 from jurist.judges._pairwise_results import side
+from jurist.runs._cost import cache_text
 from jurist.runs._coverage import coverages
 from jurist.runs._run_types import ReportSource, RunSummary
 from jurist.runs.report._browse import (
@@ -317,6 +318,7 @@ def _summary_section(s: RunSummary, systems: str | None = None) -> str:
             "cost",
             cost + (f" ({s.cost_unknown_items} items unpriced)" if s.cost_unknown_items else ""),
         ),
+        ("prompt cache", cache_text(s.model_dump())),
         ("time", f"{s.seconds:.2f} s over {s.sessions} session(s)"),
         ("errors", ", ".join(f"{k}: {v}" for k, v in sorted(s.errors.items())) or None),
         ("decided during the run", "; ".join(s.decisions) or None),
