@@ -24,6 +24,7 @@ from jurist.benchmark._figures import (
 )
 from jurist.benchmark._page import write_bench_page
 from jurist.benchmark._readers import (
+    READERS,
     read_judge_bench,
     read_judgebench,
     read_llmbar,
@@ -36,6 +37,7 @@ from jurist.benchmark._result import BenchResult
 from jurist.benchmark._setups import Setup, setup_of, setups_of
 
 __all__ = [
+    "READERS",
     "BenchDataset",
     "BenchResult",
     "CascadeFigures",

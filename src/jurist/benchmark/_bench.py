@@ -53,10 +53,18 @@ def _datasets(data: Any) -> list[BenchDataset]:
     return out
 
 
-def _check_replays(setup: Setup, dataset: BenchDataset) -> None:
-    if isinstance(setup.judge, RecordedJudge | ScoresJudge):
-        for item in order_items(dataset):
-            setup.judge.check(item)
+def _applies(setup: Setup, dataset: BenchDataset) -> bool:
+    """Whether ``setup`` judges ``dataset``: always, but for a replay whose name no row
+    holds (a replay naming only some rows is refused, naming the first without it)."""
+    judge = setup.judge
+    if not isinstance(judge, RecordedJudge | ScoresJudge):
+        return True
+    key = judge.recorded_name if isinstance(judge, RecordedJudge) else judge.scores_name
+    if not any(key in (row.get(judge.column) or {}) for row in dataset.rows):
+        return False
+    for item in order_items(dataset):
+        judge.check(item)
+    return True
 
 
 async def abench(
@@ -97,11 +105,15 @@ async def abench(
 
     folder = Path(out) if out is not None else Path(tempfile.mkdtemp(prefix="jurist-bench-"))
     datasets = _datasets(data)
-    built = {d.name: setups_of(setups, d.kind) for d in datasets}
-    for d in datasets:
-        for s in built[d.name]:
-            _check_replays(s, d)
-    first = next(iter(built.values()))
+    every = {d.name: setups_of(setups, d.kind) for d in datasets}
+    first = next(iter(every.values()))
+    built = {d.name: [s for s in every[d.name] if _applies(s, d)] for d in datasets}
+    notes = [
+        f"{s.name}: not on {d.name} (no row holds its replay column)"
+        for d in datasets
+        for s in every[d.name]
+        if s not in built[d.name]
+    ]
     names = [s.name for s in first]
     for pair in cascades:
         missing = [n for n in pair if n not in names]
@@ -134,6 +146,8 @@ async def abench(
             if d.kind == "pairwise":
                 outcomes[s.name] = (s.name, s.judge, pair_outcomes(d, rows))
         for cheap, strong in cascades if d.kind == "pairwise" else ():
+            if cheap not in outcomes or strong not in outcomes:
+                continue
             found.append(
                 cascade_figures(
                     outcomes[cheap],
@@ -150,6 +164,7 @@ async def abench(
         setups=[{"name": s.name, "spec": s.spec} for s in first],
         tables=tables,
         cascades=found,
+        notes=notes,
     )
     result.to_json(folder / "figures.json")
     write_bench_page(result, folder / "bench.html")

@@ -220,6 +220,13 @@ def _cascades(result: BenchResult) -> str:
     )
 
 
+def _notes(result: BenchResult) -> str:
+    if not result.notes:
+        return ""
+    items = "".join(f"<li>{escape(scrub(n))}</li>" for n in result.notes)
+    return f"<h2>Notes</h2><ul id='notes'>{items}</ul>"
+
+
 def write_bench_page(result: BenchResult, path: Path) -> Path:
     """Write ``result``'s page to ``path`` (atomically) and return the path."""
     sections = []
@@ -241,7 +248,7 @@ def write_bench_page(result: BenchResult, path: Path) -> Path:
         f"{escape(__version__)}: {len(result.setups)} setups on {len(result.datasets)} "
         "dataset(s). Pairs are judged in both orders; accuracy is the two-order rule "
         "(see docs/bench.md), intervals are 95% bootstrap intervals.</p>"
-        f"{''.join(sections)}{_cascades(result)}</body></html>"
+        f"{''.join(sections)}{_cascades(result)}{_notes(result)}</body></html>"
     )
     path.parent.mkdir(parents=True, exist_ok=True)
     with replaced_atomically(path, what="the bench page") as tmp:

@@ -40,6 +40,7 @@ from jurist.benchmark._data import BenchDataset, bench_dataset
 from jurist.errors import DataError
 
 __all__ = [
+    "READERS",
     "read_judge_bench",
     "read_judgebench",
     "read_llmbar",
@@ -247,3 +248,14 @@ def read_judge_bench(folder: str | Path) -> list[BenchDataset]:
     if not out:
         raise DataError(f"{folder}: no JUDGE-BENCH instances with human labels")
     return out
+
+
+READERS = {
+    "judgebench": read_judgebench,
+    "llmbar": read_llmbar,
+    "rewardbench2": read_rewardbench2,
+    "mtbench-human": read_mtbench_human,
+    "pandalm": read_pandalm,
+    "judge-bench": read_judge_bench,
+}
+"""Each public layout's reader by the name ``jurist bench LAYOUT:FOLDER`` gives it."""

@@ -26,6 +26,7 @@ class BenchResult(BaseModel):
     setups: list[dict[str, Any]]
     tables: list[TableFigures]
     cascades: list[CascadeFigures]
+    notes: list[str] = []
 
     def ranked(self, dataset: str) -> list[TableFigures]:
         """The setups on ``dataset``, best headline figure first (ties: fewer abstentions,
