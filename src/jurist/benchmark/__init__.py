@@ -22,7 +22,7 @@ from jurist.benchmark._figures import (
     pair_outcomes,
     table_figures,
 )
-from jurist.benchmark._page import write_bench_page
+from jurist.benchmark._page import front_plot, write_bench_page
 from jurist.benchmark._readers import (
     READERS,
     read_judge_bench,
@@ -52,6 +52,7 @@ __all__ = [
     "bench",
     "bench_dataset",
     "cascade_figures",
+    "front_plot",
     "order_items",
     "pair_outcomes",
     "read_judge_bench",

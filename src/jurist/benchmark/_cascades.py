@@ -13,7 +13,8 @@ For each split, the cheap tier's threshold is the smallest one certified (at ``d
 to keep its decided pairs at least ``target`` accurate on the fitting half
 (:func:`~jurist.metrics.selective_threshold`); ``target`` defaults to the strong setup's
 own two-order accuracy on that half (keep the cheap decision where it is as good as the
-strong judge). The strong tier then decides every pair sent on. On the test half:
+strong judge), kept inside [0.001, 0.999] (a bound is certified inside (0, 1) only).
+The strong tier then decides every pair sent on. On the test half:
 
 - ``accuracy``: the share of pairs the cascade decides correctly (abstentions wrong);
 - ``sent_on``: the share of pairs the cheap tier passed to the strong one (its cost);
@@ -110,6 +111,7 @@ def cascade_figures(
         order = rng.permutation(n)
         fit_idx, test_idx = order[: n // 2], order[n // 2 :]
         aim = target if target is not None else _accuracy([high[i] for i in fit_idx])
+        aim = min(max(aim, 0.001), 0.999)  # a bound is certified inside (0, 1) only
         fitted = fit_recorded(
             cascade,
             [[t[i] for i in fit_idx] for t in tiers],

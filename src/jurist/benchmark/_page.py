@@ -150,14 +150,19 @@ def front_plot(points: Sequence[tuple[str, float, float]], *, x_label: str) -> s
             f'<polyline class="front" points="{path}" fill="none" stroke="#c0661a" '
             'stroke-width="2" stroke-dasharray="5 3"/>'
         )
-    for name, x, y in points:
+    taken: list[tuple[float, float]] = []  # label spots used: a label never covers another
+    for name, x, y in sorted(points, key=lambda p: -p[2]):
         on = any(p[0] == name for p in front)
+        lx, ly = px(x) + 8, py(y) + 4
+        while any(abs(lx - tx) < 120 and abs(ly - ty) < 12 for tx, ty in taken):
+            ly += 12
+        taken.append((lx, ly))
         parts.append(
             f'<circle cx="{px(x):.1f}" cy="{py(y):.1f}" r="5" '
             f'fill="{"#c0661a" if on else "#4a78b5"}"><title>{escape(name)}: '
             f"{100 * y:.1f}% at {x:.4g}</title></circle>"
-            f'<text x="{px(x) + 8:.1f}" y="{py(y) + 4:.1f}" font-size="11">'
-            f"{escape(scrub(name)[:24])}</text>"
+            f'<text x="{lx:.1f}" y="{ly:.1f}" font-size="11">'
+            f"{escape(scrub(name)[:24])} {100 * y:.1f}</text>"
         )
     parts.append("</svg>")
     return "".join(parts)
@@ -179,7 +184,15 @@ def _front(tables: Sequence[TableFigures]) -> str:
         for t in tables
         if t.value.value == t.value.value
     ]
-    return front_plot(points, x_label=label) if points else ""
+    if not points:
+        return ""
+    note = ""
+    if not any(p[1] for p in points):
+        note = (
+            "<p class='muted'>No setup here made a call (replays cost nothing): every "
+            "point sits at 0 and the front is the most accurate setup.</p>"
+        )
+    return front_plot(points, x_label=label) + note
 
 
 def _sources(tables: Sequence[TableFigures]) -> str:
