@@ -69,6 +69,9 @@ def test_a_right_judge_and_a_position_biased_one(tmp_path: Path) -> None:
     assert first.value.value == 0.0 and first.first_order_accuracy.value == 0.5
     assert first.position_consistency == 0.0 and first.first_position_wins == 1.0
     assert first.first_position_p < 0.001
+    # the audit's position probe on the same two orders
+    assert (first.position_probe.effect, first.position_probe.verdict) == (1.0, "fail")
+    assert (right.position_probe.effect, right.position_probe.verdict) == (0.0, "pass")
     assert [t.setup for t in result.ranked("toy")] == ["right", "first"]
     # the right judge prefers the shorter response every time
     assert right.longer_wins == 0.0
@@ -200,6 +203,8 @@ def test_setups_are_checked_before_anything_runs(tmp_path: Path) -> None:
     some[0]["scores"] = {"rm": [1, 0]}
     with pytest.raises(DataError, match=r"item 'p1:ab': no 'scores' object"):
         jurist.bench({"toy": some}, ["scores:rm"], out=tmp_path / "b")
+    with pytest.raises(ConfigError, match=r"setup 'scores:typo' replays a column no dataset"):
+        jurist.bench({"toy": some}, ["scores:typo"], out=tmp_path / "b")
     every = [{**r, "scores": {"rm": [1, 0]}} for r in _pairs()]
     with pytest.raises(ConfigError, match="no setup named"):
         jurist.bench(

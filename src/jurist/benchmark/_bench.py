@@ -108,6 +108,11 @@ async def abench(
     every = {d.name: setups_of(setups, d.kind) for d in datasets}
     first = next(iter(every.values()))
     built = {d.name: [s for s in every[d.name] if _applies(s, d)] for d in datasets}
+    for s in first:
+        if not any(s.name in {b.name for b in built[d.name]} for d in datasets):
+            raise ConfigError(
+                f"setup {s.name!r} replays a column no dataset holds (no row has its name)"
+            )
     notes = [
         f"{s.name}: not on {d.name} (no row holds its replay column)"
         for d in datasets

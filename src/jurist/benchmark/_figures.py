@@ -18,8 +18,13 @@ shown first (``A`` in order ``ab``, ``B`` in order ``ba``), below 0.5 the second
   response shown first (0.5 for a judge without position bias), with the two-sided exact
   binomial p-value against 0.5; ``longer_wins``: among decided pairs of responses of
   unequal length, the share won by the longer one, with its p-value
-  (:func:`jurist.metrics.length_bias_pairwise`) -- the audit's position and verbosity
-  probes, read from the bench's own two orders.
+  (:func:`jurist.metrics.length_bias_pairwise`);
+- ``position_probe``: the audit's position probe (:class:`jurist.audit.ProbeResult`) on
+  the bench's own two orders: per pair decided in both, ``p_ab + p_ba - 1`` (the two
+  preferences for the response shown first, less one: 0 without position bias, 1 when
+  the first shown always wins), its mean with a bootstrap interval, and ``pass`` /
+  ``fail`` / ``inconclusive`` against the audit's default threshold (0.1). The audit's
+  verbosity and format probes need the judge to see rewritten copies: ``jurist audit``.
 
 **Pointwise.** Categorical labels: ``accuracy`` of the judge's verdict (the scale's label
 name, compared case-insensitively), abstentions wrong. Labels all 0 or 1: ``accuracy``
@@ -40,6 +45,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from jurist.audit import DEFAULT_THRESHOLD, ProbeResult
 from jurist.benchmark._data import BenchDataset
 from jurist.metrics import (
     Estimate,
@@ -113,6 +119,7 @@ class TableFigures(BaseModel):
     first_position_p: float | None = None
     longer_wins: float | None = None
     longer_p: float | None = None
+    position_probe: ProbeResult | None = None
     abstained: int
     abstained_items: int
     errors: dict[str, int]
@@ -261,6 +268,19 @@ def _pairwise(
         if s in ("A", "B")
     ]
     winners = [p.decision for p in pairs]
+    by_id = {str(r["item"].get("id")): r["score"] for r in rows}
+    effects: list[float] = []
+    for row in dataset.rows:
+        ab, ba = by_id.get(f"{row['id']}:ab"), by_id.get(f"{row['id']}:ba")
+        if ab is not None and ba is not None:
+            effects.append(ab + ba - 1.0)
+    probe = ProbeResult.measured(
+        "position",
+        effects,
+        threshold=DEFAULT_THRESHOLD,
+        n_failed=len(pairs) - len(effects),
+        n_resamples=n_resamples,
+    )
     a = [r["response_a"] for r in dataset.rows]
     b = [r["response_b"] for r in dataset.rows]
     lengths = length_bias_pairwise(winners, a, b)
@@ -283,6 +303,7 @@ def _pairwise(
         first_position_p=binom_test(sum(orders), len(orders)) if orders else None,
         longer_wins=lengths.longer_wins,
         longer_p=lengths.p_value,
+        position_probe=probe,
         abstained=sum(1 for p in pairs if p.decision is None),
         abstained_items=sum(1 for r in rows if r["score"] is None),
         errors=_errors(rows),

@@ -42,6 +42,8 @@ table { border-collapse: collapse; margin: .5em 0; font-size: .85em; }
 th, td { border: 1px solid #ddd; padding: .25em .5em; text-align: left; vertical-align: middle; }
 th { background: #f4f4f4; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
 .muted { color: #777; } .chart { background: #fafafa; border: 1px solid #eee; }
+table.sources th { max-width: 9em; overflow-wrap: anywhere; }
+table.sources td.num { white-space: nowrap; }
 """
 
 
@@ -75,22 +77,40 @@ def _bar(e: Estimate) -> str:
     )
 
 
+def _probe(t: TableFigures) -> str:
+    """The audit's position probe: effect [interval] and verdict; the share of decisive
+    orders the first shown won, with its p-value, below."""
+    p = t.position_probe
+    if p is None or p.effect is None:
+        return "-"
+    shown = (
+        f"<br><span class='muted'>1st won {_num(t.first_position_wins)} "
+        f"(p {_num(t.first_position_p, 2)})</span>"
+        if t.first_position_wins is not None
+        else ""
+    )
+
+    def signed(v: float | None) -> str:
+        return "-" if v is None else f"{round(v, 3) + 0.0:+.3f}"  # no "-0.000"
+
+    return (
+        f"{signed(p.effect)} <b>{escape(p.verdict)}</b><br>[{signed(p.lower)}, "
+        f"{signed(p.upper)}]{shown}"
+    )
+
+
 def _ranked(tables: Sequence[TableFigures]) -> str:
     h = escape(tables[0].headline)
     head = (
         f"<tr><th>#</th><th>setup</th><th>{h} [95% interval]</th><th></th>"
-        "<th>first order</th><th>position consistency</th><th>first shown wins (p)</th>"
+        "<th>first order</th><th>position consistency</th><th>position probe</th>"
         "<th>longer wins (p)</th><th>abstained</th><th>tokens / item</th>"
         "<th>cost / item</th><th>cost / correct</th><th>latency / item (s)</th></tr>"
     )
     rows = []
     for k, t in enumerate(tables, 1):
         c = t.cost
-        probe = (
-            f"{_num(t.first_position_wins)} ({_num(t.first_position_p, 2)})"
-            if t.first_position_wins is not None
-            else "-"
-        )
+        probe = _probe(t)
         longer = f"{_num(t.longer_wins)} ({_num(t.longer_p, 2)})" if t.longer_wins else "-"
         rows.append(
             f"<tr><td class='num'>{k}</td><td>{escape(scrub(t.setup))}</td>"
