@@ -100,3 +100,18 @@ def test_recorded_pointwise_output() -> None:
 def test_replay_judges_call_no_model() -> None:
     assert RecordedJudge("g").models() == () and ScoresJudge("r").models() == ()
     assert ScoresJudge("r").describe() == {"kind": "scores", "name": "scores:r", "temperature": 1.0}
+
+
+def test_setup_specs_with_options() -> None:
+    from jurist.benchmark import setup_of
+    from jurist.errors import ConfigError
+
+    assert setup_of("scores:rm[temperature=2]", "pairwise").judge.temperature == 2.0
+    llm = setup_of("fast=mock:j@arena_hard[max_tokens=32,temperature=0]", "pairwise")
+    assert llm.name == "fast" and llm.judge.config.max_tokens == 32
+    with pytest.raises(ConfigError, match="takes no options"):
+        setup_of("recorded:g@arena_hard[temperature=1]", "pairwise")
+    with pytest.raises(ConfigError, match="takes temperature, not"):
+        setup_of("scores:rm[x=1]", "pairwise")
+    with pytest.raises(ConfigError, match="pointwise data needs a judge"):
+        setup_of("mock:j@arena_hard", "pointwise")

@@ -10,15 +10,19 @@ A spec string (the command line's ``--setup``), optionally ``NAME=SPEC``:
 
 - ``recorded:JUDGE@TEMPLATE``: the ``recorded`` column's outputs of ``JUDGE``, read with
   ``TEMPLATE`` (default ``mt_bench_pair`` for pairs, ``true_false_uncertain`` otherwise);
-- ``scores:MODEL``: the ``scores`` column's rewards of ``MODEL``;
+- ``scores:MODEL`` (``scores:MODEL[temperature=2]``): the ``scores`` column's rewards;
 - ``judges.…`` (any catalog name, overrides allowed): that catalog judge;
-- ``PROVIDER:MODEL@TEMPLATE``: an LLM judge of that model with that template.
+- ``PROVIDER:MODEL@TEMPLATE[key=value,...]``: an LLM judge of that model with that
+  template and those options (``[temperature=0,max_tokens=256]``), written as a catalog
+  name's overrides are.
 
 >>> s = setup_of("rm=scores:Skywork", "pairwise")
 >>> s.name, s.judge.name
 ('rm', 'scores:Skywork')
 >>> setup_of("recorded:gpt-4@arena_hard", "pairwise").judge.template.name
 'arena_hard'
+>>> setup_of("mock:j@mt_bench_pair[max_tokens=64]", "pairwise").judge.config.max_tokens
+64
 """
 
 from __future__ import annotations
@@ -71,12 +75,17 @@ def _single_order(judge: ItemJudge) -> ItemJudge:
     return judge
 
 
+def _options(spec: str) -> tuple[str, dict[str, Any]]:
+    """``SPEC[key=value,...]`` split as a catalog name's overrides are."""
+    if not spec.endswith("]") or "[" not in spec:
+        return spec, {}
+    from jurist.catalog._names import parse_overrides
+
+    head, _, rest = spec.partition("[")
+    return head, dict(parse_overrides(rest[:-1], context=spec))
+
+
 def _from_spec(spec: str, kind: DataKind) -> ItemJudge:
-    if spec.startswith("recorded:"):
-        name, _, template = spec[len("recorded:") :].partition("@")
-        return RecordedJudge(name, template=template or _DEFAULT_TEMPLATE[kind])
-    if spec.startswith("scores:"):
-        return ScoresJudge(spec[len("scores:") :])
     if spec.startswith("judges."):
         from jurist import catalog
 
@@ -84,15 +93,30 @@ def _from_spec(spec: str, kind: DataKind) -> ItemJudge:
         if not isinstance(found, ItemJudge):
             raise ConfigError(f"setup {spec!r} is a {type(found).__name__}, not a judge")
         return found
+    spec, options = _options(spec)
+    if spec.startswith("recorded:"):
+        name, _, template = spec[len("recorded:") :].partition("@")
+        _no_options(spec, options)
+        return RecordedJudge(name, template=template or _DEFAULT_TEMPLATE[kind])
+    if spec.startswith("scores:"):
+        unknown = sorted(set(options) - {"temperature"})
+        if unknown:
+            raise ConfigError(f"setup {spec!r}: a scores replay takes temperature, not {unknown}")
+        return ScoresJudge(spec[len("scores:") :], **options)
     model, at, template = spec.rpartition("@")
     if at and ":" in model:
         from jurist.judges import LLMJudge
 
-        return LLMJudge(model, template=template)
+        return LLMJudge(model, template=template, **options)
     raise ConfigError(
         f"setup {spec!r} is none of recorded:JUDGE@TEMPLATE, scores:MODEL, a catalog "
         "name (judges.…) or PROVIDER:MODEL@TEMPLATE"
     )
+
+
+def _no_options(spec: str, options: dict[str, Any]) -> None:
+    if options:
+        raise ConfigError(f"setup {spec!r}: a recorded replay takes no options ({sorted(options)})")
 
 
 def setup_of(given: Any, kind: DataKind, name: str | None = None) -> Setup:
