@@ -56,6 +56,8 @@ TOP_LEVEL = {
     "aevaluate_model",
     "Run",
     "PriceTable",
+    "bench",
+    "abench",
     "JudgeMetric",
     "metrics",
     "catalog",

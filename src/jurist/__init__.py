@@ -24,6 +24,8 @@ if TYPE_CHECKING:  # what __getattr__ below gives, for type checkers
     from jurist import compat as compat
     from jurist import metrics as metrics
     from jurist import rewards as rewards
+    from jurist.benchmark import abench as abench
+    from jurist.benchmark import bench as bench
     from jurist.engines import aevaluate as aevaluate
     from jurist.engines import evaluate as evaluate
     from jurist.errors import JuristError as JuristError
@@ -78,8 +80,10 @@ __all__ = [
     "Template",
     "Usage",
     "__version__",
+    "abench",
     "aevaluate",
     "aevaluate_model",
+    "bench",
     "catalog",
     "evaluate",
     "evaluate_model",
@@ -93,6 +97,7 @@ __all__ = [
 
 _SUBPACKAGES = ("catalog", "compat", "metrics", "rewards")
 _HOMES = {
+    "jurist.benchmark": ("abench", "bench"),
     "jurist.engines": ("aevaluate", "evaluate"),
     "jurist.errors": ("JuristError",),
     "jurist.judges": ("JudgeResults", "LLMJudge", "PairwiseJudge", "Panel"),

@@ -156,6 +156,13 @@ COMMANDS = (
         "several runs, a page that lists them and shows two item by item, where they differ.",
     ),
     _command(
+        "bench",
+        "_bench",
+        _TRUST,
+        "Put judge setups side by side on labelled data: accuracy with intervals, position "
+        "consistency, bias probes, cost per correct decision; a table, JSON and an HTML page.",
+    ),
+    _command(
         "serve-reward",
         "_serve_reward",
         _SERVE,

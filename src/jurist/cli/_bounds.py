@@ -62,6 +62,9 @@ BOUNDS: dict[str, tuple[float, float]] = {
     "score_items": (1, 10**7),  # jurist align: train items each candidate is judged on
     "held_out": (0.05, 0.95),  # jurist align: the share of items held out
     "rounds": (1, 1000),  # jurist align: proposer rounds
+    "cascade_splits": (1, 100_000),  # jurist bench: half splits a cascade is replayed on
+    "cascade_target": (0.0, 1.0),  # jurist bench: accuracy a cascade's cheap tier keeps
+    "cascade_delta": (1e-6, 1.0),
 }
 
 

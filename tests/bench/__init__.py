@@ -1,0 +1,1 @@
+"""Tests of jurist bench (jurist.benchmark)."""
