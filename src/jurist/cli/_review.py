@@ -16,6 +16,7 @@ import typer
 from rich.console import Console
 
 from jurist.cli._app import EXIT_OK, app
+from jurist.cli._bounds import bounded
 from jurist.errors import ConfigError
 
 
@@ -49,7 +50,7 @@ def review_command(
         typer.Option("--show-verdict", help="Show the judge's verdict before the label is given."),
     ] = False,
     port: Annotated[
-        int, typer.Option(min=0, max=65535, help="The port on 127.0.0.1 (0: a free one).")
+        int, typer.Option(**bounded("port", help="The port on 127.0.0.1 (0: a free one)."))
     ] = 0,
     token: Annotated[
         str | None,
@@ -79,9 +80,11 @@ def review_command(
         int | None,
         typer.Option(
             metavar="N",
-            min=1,
-            help="Choose N items to label so the corrected interval narrows most; writes "
-            "RUN/plan.jsonl (open it with --queue RUN/plan.jsonl); no server.",
+            **bounded(
+                "plan",
+                help="Choose N items to label so the corrected interval narrows most; writes "
+                "RUN/plan.jsonl (open it with --queue RUN/plan.jsonl); no server.",
+            ),
         ),
     ] = None,
     labels: Annotated[
@@ -104,11 +107,14 @@ def review_command(
         float | None,
         typer.Option(
             metavar="W",
-            min=0.0,
-            help="With --plan: say how many labels an interval this wide needs.",
+            **bounded(
+                "target_width", help="With --plan: say how many labels an interval this wide needs."
+            ),
         ),
     ] = None,
-    seed: Annotated[int | None, typer.Option(help="With --plan: the draw's seed.")] = None,
+    seed: Annotated[
+        int | None, typer.Option(**bounded("seed", help="With --plan: the draw's seed."))
+    ] = None,
 ) -> int:
     """Serve a page where people label RUN's items; each label is written at once to
     RUN/labels.jsonl (or --plan which items to label, --export an offline page, --import
