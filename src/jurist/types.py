@@ -242,7 +242,9 @@ class Usage(BaseModel):
     ``cache_hits``); ``attempts`` counts the requests sent to a backend, failed ones and
     retries included, so ``attempts - calls`` requests got no completion.
     ``batch_calls`` counts the completions among ``calls`` that a provider's batch API
-    served (billed at its batch rate).
+    served (billed at its batch rate). ``reasoning_tokens`` counts the completion tokens a
+    thinking model spent on its thinking: part of ``completion_tokens`` (billed as output),
+    counted apart so that what the thinking cost can be shown.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -254,6 +256,7 @@ class Usage(BaseModel):
     cache_hits: int = 0
     attempts: int = 0
     batch_calls: int = 0
+    reasoning_tokens: int = 0
 
     @property
     def total_tokens(self) -> int:
@@ -268,6 +271,7 @@ class Usage(BaseModel):
             cache_hits=self.cache_hits + other.cache_hits,
             attempts=self.attempts + other.attempts,
             batch_calls=self.batch_calls + other.batch_calls,
+            reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
         )
 
 
@@ -349,6 +353,7 @@ def _billed(usage: Usage, attempts: int) -> Usage:
         cache_hits=usage.cache_hits,
         attempts=attempts,
         batch_calls=usage.batch_calls,
+        reasoning_tokens=usage.reasoning_tokens,
     )
 
 
@@ -375,6 +380,11 @@ class Judgment(BaseModel):
     that ignores the JSON schema; see :mod:`jurist.judges._output`), and that the backend
     sent the schema in a fallback form because the server refused the configured one
     (:attr:`Completion.format_note`).
+
+    ``reasoning`` is the judge's thinking trace (a thinking model's ``reasoning_content``,
+    thinking blocks or ``<think>`` text), bounded, unless the judge was told not to keep
+    it; ``thinking_note`` says how a reply cut inside its thinking was recovered (see
+    :mod:`jurist.judges._thinking`).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -397,6 +407,8 @@ class Judgment(BaseModel):
     cached: bool = False
     output_format: OutputFormatUsed | None = None
     output_note: str | None = None
+    reasoning: str | None = None
+    thinking_note: str | None = None
 
     @property
     def ok(self) -> bool:

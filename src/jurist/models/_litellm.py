@@ -64,6 +64,7 @@ from jurist.errors import (
 )
 from jurist.models._litellm_wire import completion_of, translate_error
 from jurist.models._model import Capabilities, Model, refuse_images
+from jurist.models._reasoning import litellm_fields
 from jurist.types import Completion, Request
 
 __all__ = ["LiteLLMModel", "build_litellm", "import_litellm"]
@@ -230,6 +231,8 @@ class LiteLLMModel(Model):
             top_logprobs=self._top_max,
             json_schema=self._json_schema,
             remote=True,
+            thinking=self.supported_params is None
+            or bool({"reasoning_effort", "thinking"} & self.supported_params),
         )
 
     def identity(self) -> dict[str, Any]:
@@ -301,6 +304,11 @@ class LiteLLMModel(Model):
                     model=self.spec,
                 )
             kwargs["response_format"] = _response_format(request.json_schema)
+        if request.reasoning is not None:  # LiteLLM's reasoning_effort, or thinking for a budget
+            fields = litellm_fields(request.reasoning)
+            for param in fields:
+                self._check_param(param, "reasoning")
+            kwargs.update(fields)
         if request.extra:
             kwargs.update(request.extra)
         return kwargs
