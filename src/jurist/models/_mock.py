@@ -39,10 +39,10 @@ class MockModel(Model):
     ``top_logprobs`` declares that the model returns that many alternatives per token (the
     scripted :class:`~jurist.types.Completion` objects carry them), for logprob scoring.
     ``record=False`` keeps no log of requests in :attr:`requests` (for long benchmarks);
-    :attr:`calls` counts them either way. ``thinking=True`` declares that it honours
-    ``Request.reasoning`` (a script reads it from the request it is given, and answers
-    with :class:`~jurist.types.Completion` objects carrying ``reasoning``); without it a
-    request with reasoning is refused, as a backend that cannot think refuses it.
+    :attr:`calls` counts them either way. ``thinking`` (default True) declares that it
+    honours ``Request.reasoning`` (a script reads it from the request it is given, and
+    answers with :class:`~jurist.types.Completion` objects carrying ``reasoning``);
+    ``thinking=False`` refuses a request with reasoning, as a backend that cannot think.
     """
 
     provider = "mock"
@@ -59,7 +59,7 @@ class MockModel(Model):
         top_logprobs: int = 0,
         record: bool = True,
         images: bool = False,
-        thinking: bool = False,
+        thinking: bool = True,
     ) -> None:
         self.name = name
         self._thinking = thinking
