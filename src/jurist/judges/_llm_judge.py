@@ -460,11 +460,14 @@ class LLMJudge(Declared, ManyItemsJudge[Judgment, JudgeResults]):
         return bounded("\n\n".join(traces))
 
     def _readable(self, completion: Completion, *, read_json: bool | None) -> bool:
-        """Whether ``completion`` holds a verdict this judge can read."""
-        verdict = self.template.parse(
-            completion.text, explanations=self.explanations, json=read_json
+        """Whether ``completion`` holds a verdict this judge can read (as text too where
+        ``output="auto"`` reads a text reply)."""
+        forms = (read_json, False) if read_json and self._degrades else (read_json,)
+        return any(
+            self.template.parse(completion.text, explanations=self.explanations, json=f).score
+            is not None
+            for f in forms
         )
-        return verdict.score is not None
 
     def _as_text(self, messages: tuple[Message, ...]) -> tuple[Message, ...]:
         """``messages`` with the system message asking for the template's text format."""
