@@ -64,7 +64,7 @@ from jurist.errors import (
 )
 from jurist.models._litellm_wire import completion_of, translate_error
 from jurist.models._model import Capabilities, Model, refuse_images
-from jurist.models._reasoning import litellm_fields
+from jurist.models._reasoning import litellm_fields, samples
 from jurist.types import Completion, Request
 
 __all__ = ["LiteLLMModel", "build_litellm", "import_litellm"]
@@ -279,6 +279,8 @@ class LiteLLMModel(Model):
             value = getattr(request, field)
             if value is None or (field == "stop" and not value):
                 continue
+            if field in ("temperature", "top_p") and not samples(request.reasoning):
+                continue  # a thinking model takes only its default sampling
             self._check_param(param, field)
             kwargs[param] = list(value) if field == "stop" else value
         if request.logprobs or request.top_logprobs:
@@ -305,7 +307,9 @@ class LiteLLMModel(Model):
                 )
             kwargs["response_format"] = _response_format(request.json_schema)
         if request.reasoning is not None:  # LiteLLM's reasoning_effort, or thinking for a budget
-            fields = litellm_fields(request.reasoning)
+            supported = self.supported_params
+            budgets = supported is None or "thinking" in supported
+            fields = litellm_fields(request.reasoning, budgets)
             for param in fields:
                 self._check_param(param, "reasoning")
             kwargs.update(fields)

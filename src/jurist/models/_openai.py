@@ -108,6 +108,7 @@ from jurist.models._reasoning import (
     openai_fields,
     openai_form,
     refuse_reasoning,
+    samples,
     with_extra,
 )
 from jurist.models._server_identity import served_identity
@@ -391,10 +392,11 @@ class OpenAIModel(Model):
         }
         if request.max_tokens is not None:
             body[self._max_tokens_param] = request.max_tokens
-        if request.temperature is not None:
-            body["temperature"] = request.temperature
-        if request.top_p is not None:
-            body["top_p"] = request.top_p
+        if self.reasoning_form == "template" or samples(request.reasoning):
+            if request.temperature is not None:  # OpenAI's reasoning models take only 1
+                body["temperature"] = request.temperature
+            if request.top_p is not None:
+                body["top_p"] = request.top_p
         if request.seed is not None:
             body["seed"] = request.seed
         if request.stop:

@@ -49,6 +49,7 @@ __all__ = [
     "openai_fields",
     "openai_form",
     "refuse_reasoning",
+    "samples",
     "thinking_budget",
     "thinking_share",
     "with_extra",
@@ -161,20 +162,34 @@ def anthropic_thinking(
     return {"type": "enabled", "budget_tokens": budget}
 
 
-def litellm_fields(reasoning: Reasoning | None) -> dict[str, Any]:
+def litellm_fields(reasoning: Reasoning | None, budgets: bool = True) -> dict[str, Any]:
     """The ``litellm.acompletion`` keywords for ``reasoning``: LiteLLM's
-    ``reasoning_effort`` for an effort, its ``thinking`` for a token budget.
+    ``reasoning_effort`` for an effort, its ``thinking`` for a token budget where the
+    route takes one (``budgets``), else the effort of the budget's size.
 
     >>> litellm_fields(Reasoning(effort="medium"))
     {'reasoning_effort': 'medium'}
     >>> litellm_fields(Reasoning(budget_tokens=2048))
     {'thinking': {'type': 'enabled', 'budget_tokens': 2048}}
+    >>> litellm_fields(Reasoning(budget_tokens=2048), budgets=False)
+    {'reasoning_effort': 'medium'}
     """
     if reasoning is None:
         return {}
-    if reasoning.effort is not None:
-        return {"reasoning_effort": reasoning.effort}
+    if reasoning.effort is not None or not budgets:
+        return {"reasoning_effort": effort_of(reasoning)}
     return {"thinking": {"type": "enabled", "budget_tokens": reasoning.budget_tokens}}
+
+
+def samples(reasoning: Reasoning | None) -> bool:
+    """Whether a request with ``reasoning`` may carry ``temperature`` and ``top_p``: not
+    when the model thinks on an API that takes only its default sampling with thinking
+    (Anthropic's extended thinking, OpenAI's reasoning models).
+
+    >>> samples(None), samples(Reasoning(effort="none")), samples(Reasoning(effort="low"))
+    (True, True, False)
+    """
+    return thinking_budget(reasoning) == 0
 
 
 def refuse_reasoning(spec: str, thinking: bool, reasoning: Reasoning | None) -> None:
