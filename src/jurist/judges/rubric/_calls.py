@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from jurist.errors import JuristError, ParseError
 from jurist.judges._llm_config import DEFAULT_MAX_THINKING_TOKENS
-from jurist.judges._thinking import cut_in_thinking, recover
+from jurist.judges._thinking import bounded, cut_in_thinking, recover
 from jurist.judges.rubric._criteria import Criterion, CriterionVerdict
 from jurist.judges.rubric._prompts import (
     criterion_id,
@@ -64,6 +64,7 @@ class CallSettings:
     guidelines: str | None
     instructions: str | None = None
     reasoning: Reasoning | None = None
+    keep_reasoning: bool = True
 
 
 @dataclass(slots=True)
@@ -252,7 +253,9 @@ class JudgeCalls:
                 run.notes.add(rec.note)
                 completion = rec.completion
             thinking, text = split_thinking(completion.text)
-            reasoning = completion.reasoning or thinking
+            reasoning = bounded(completion.reasoning or thinking)
+            if not self.settings.keep_reasoning:
+                reasoning = None
             try:
                 return (parse_answer(text, ids), reasoning), run, ""
             except ParseError as e:

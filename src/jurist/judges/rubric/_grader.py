@@ -103,7 +103,7 @@ class CriterionGrader:
         reasoning: a thinking effort or budget, as :class:`~jurist.judges.LLMJudge` takes
             it (its budget added to ``max_tokens``; a reply cut inside its thinking gets one
             continuation, see :mod:`jurist.judges._thinking`); refused by a judge whose
-            backend cannot think.
+            backend cannot think. ``keep_reasoning=False`` keeps no vote's thinking trace.
         concurrency: the most model calls in flight in :meth:`grade_many`.
         turn, max_tool_chars: how a conversation submission is graded: its judged turn
             (``"last"`` by default) is the submission and what comes before it the query
@@ -128,6 +128,7 @@ class CriterionGrader:
         temperature: float | None = 0.0,
         max_tokens: int | None = None,
         reasoning: Reasoning | str | int | None = None,
+        keep_reasoning: bool = True,
         concurrency: int = 32,
         name: str | None = None,
         turn: Turn = "last",
@@ -158,6 +159,7 @@ class CriterionGrader:
             self.reasoning = Reasoning.parse(reasoning)
         except ValueError as e:
             raise ConfigError(str(e)) from None
+        self.keep_reasoning = keep_reasoning
         for model, _, _ in self._specs:  # before the first call
             refuse_reasoning(model.spec, model.capabilities.thinking, self.reasoning)
         # checked once, as a template checks them
@@ -249,6 +251,7 @@ class CriterionGrader:
             max_tokens=self.max_tokens,
             guidelines=rubric.guidelines,
             reasoning=self.reasoning,
+            keep_reasoning=self.keep_reasoning,
             instructions=self.instructions,
         )
         return [

@@ -87,6 +87,7 @@ class RubricJudgeConfig(JudgeConfig):
     temperature: float | None = option(0.0, example=0.7, describe="never")
     max_tokens: int | None = option(None, example=64, describe="never", ge=1)
     reasoning: ReasoningOption = option(None, example=Reasoning(budget_tokens=2048))
+    keep_reasoning: bool = option(True, example=False, describe="never")
     concurrency: int = option(32, example=4, describe="never", ge=1)
     name: str | None = option(None, example="mine", describe="never")
     submission_field: str = option("response", example="answer", describe="never")
@@ -110,6 +111,7 @@ def config_of(judge: Any) -> RubricJudgeConfig:
         temperature=getattr(grader, "temperature", 0.0),
         concurrency=getattr(grader, "concurrency", 32),
         turn=getattr(grader, "turn", "last"),
+        keep_reasoning=getattr(grader, "keep_reasoning", True),
         max_tool_chars=getattr(grader, "max_tool_chars", DEFAULT_MAX_TOOL_CHARS),
         **{k: getattr(judge, k) for k in BINDING},
     )
