@@ -187,8 +187,16 @@ class Run:
             verdicts: dict[str, int] = {}
             notes: dict[str, int] = {}
             covered: list[tuple[float, bool]] = []
+            thought_cost: float | None = 0.0
             for row in store.rows():
                 outcome = row["outcome"]
+                if row["usage"].reasoning_tokens:  # what its thinking cost, kept with it
+                    part = outcome.get("reasoning_cost")
+                    thought_cost = (
+                        None
+                        if part is None or thought_cost is None
+                        else (thought_cost + float(part))
+                    )
                 covered += coverages(outcome)
                 for note in _output_notes(outcome):
                     notes[note] = notes.get(note, 0) + 1
@@ -219,6 +227,8 @@ class Run:
             prompt_tokens=totals.usage.prompt_tokens,
             completion_tokens=totals.usage.completion_tokens,
             cached_tokens=totals.usage.cached_tokens,
+            reasoning_tokens=totals.usage.reasoning_tokens,
+            reasoning_cost=thought_cost,
             cost=totals.cost,
             cost_of_priced_items=totals.cost_known,
             cost_unknown_items=totals.cost_unknown,

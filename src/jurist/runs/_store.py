@@ -51,6 +51,7 @@ import orjson
 from jurist._sqlite import connect, is_damaged, use_wal
 from jurist.errors import ConfigError, JuristError, OutputError
 from jurist.runs._batch_store import BatchStore, batch_calls_in
+from jurist.runs._bitmap import Bitmap
 from jurist.runs._repeat_store import PENDING_TOTALS, REPEATS_SCHEMA, RepeatTable
 from jurist.runs._store_images import IMAGES_SCHEMA, externalise
 from jurist.types import Usage
@@ -84,7 +85,8 @@ CREATE TABLE IF NOT EXISTS results (
     cost_estimated INTEGER NOT NULL DEFAULT 0,
     latency REAL NOT NULL DEFAULT 0,
     finished REAL NOT NULL,
-    attempts INTEGER NOT NULL DEFAULT 0
+    attempts INTEGER NOT NULL DEFAULT 0,
+    reasoning_tokens INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS superseded (
@@ -95,11 +97,13 @@ CREATE TABLE IF NOT EXISTS superseded (
     calls INTEGER NOT NULL DEFAULT 0,
     cache_hits INTEGER NOT NULL DEFAULT 0,
     attempts INTEGER NOT NULL DEFAULT 0,
-    cost REAL
+    cost REAL,
+    reasoning_tokens INTEGER NOT NULL DEFAULT 0
 );
 """
 
-# The columns every jurist store has had (``attempts`` came later and is added when missing).
+# The columns every jurist store has had (``attempts`` and ``reasoning_tokens`` came later
+# and are added when missing).
 _COLUMNS = (
     "idx",
     "item_hash",
@@ -117,7 +121,7 @@ _COLUMNS = (
     "latency",
     "finished",
 )
-_WRITTEN = (*_COLUMNS, "attempts")
+_WRITTEN = (*_COLUMNS, "attempts", "reasoning_tokens")
 _INSERT = (
     f"INSERT INTO results ({', '.join(_WRITTEN)}) VALUES ({', '.join('?' * len(_WRITTEN))}) "
     "ON CONFLICT(idx) DO UPDATE SET "
@@ -134,6 +138,7 @@ _SPENT = (
     "cache_hits",
     "attempts",
     "cost",
+    "reasoning_tokens",
 )
 _REPLACE = (
     f"INSERT OR REPLACE INTO results ({', '.join(_WRITTEN)}) "
@@ -147,6 +152,19 @@ _KEEP_REFUSED = (
     f"INSERT INTO superseded (idx, {', '.join(_SPENT)}) "
     f"VALUES ({', '.join('?' * (len(_SPENT) + 1))})"
 )
+
+# columns added later, added to an older store when it is opened for writing
+_LATER_COLUMNS = [("results", "attempts")] + [
+    (t, "reasoning_tokens") for t in ("results", "superseded")
+]
+
+
+_COUNT = "INTEGER NOT NULL DEFAULT 0"
+
+
+def _columns(db: sqlite3.Connection, table: str) -> set[str]:
+    return {r[1] for r in db.execute(f"PRAGMA table_info({table})")}
+
 
 _DUMP = orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY
 
@@ -187,27 +205,6 @@ class Totals:
     superseded: int = 0
     """Results replaced by a later session (a failure judged again) or refused (the item
     had a score); what they spent is in ``usage`` and ``cost``."""
-
-
-class Bitmap:
-    """A set of small non-negative integers in one bit each (the finished indices)."""
-
-    def __init__(self) -> None:
-        self._bits = bytearray()
-        self.count = 0
-
-    def add(self, i: int) -> None:
-        byte = i >> 3
-        if byte >= len(self._bits):
-            self._bits.extend(b"\0" * (byte + 1 - len(self._bits) + 1024))
-        mask = 1 << (i & 7)
-        if not self._bits[byte] & mask:
-            self._bits[byte] |= mask
-            self.count += 1
-
-    def has(self, i: int) -> bool:
-        byte = i >> 3
-        return byte < len(self._bits) and bool(self._bits[byte] & (1 << (i & 7)))
 
 
 def _schema_problem(db: sqlite3.Connection) -> str | None:
@@ -291,6 +288,7 @@ def _row(r: StoredResult) -> tuple[tuple[Any, ...], dict[str, tuple[str, bytes]]
         r.latency,
         time.time(),
         u.attempts,
+        u.reasoning_tokens,
     )
     return values, images
 
@@ -308,10 +306,9 @@ class RunStore:
             )
             if readonly:
                 problem = _schema_problem(self._db)
-                self._attempts = "attempts" in {
-                    r[1] for r in self._db.execute("PRAGMA table_info(results)")
-                }
+                self._attempts = "attempts" in _columns(self._db, "results")
                 tables = {r[0] for r in self._db.execute("SELECT name FROM sqlite_master")}
+                self._reasoning = "reasoning_tokens" in _columns(self._db, "results")
                 self._superseded = "superseded" in tables
                 self._repeats = "repeats" in tables
             else:
@@ -319,13 +316,12 @@ class RunStore:
                 if problem is None:
                     use_wal(self._db)
                     self._db.executescript(_SCHEMA + IMAGES_SCHEMA)
-                    columns = {r[1] for r in self._db.execute("PRAGMA table_info(results)")}
-                    if "attempts" not in columns:  # a store written before attempts were kept
-                        self._db.execute(
-                            "ALTER TABLE results ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0"
-                        )
+                    for table, column in _LATER_COLUMNS:  # a store written before them
+                        if column not in _columns(self._db, table):
+                            self._db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {_COUNT}")
                     self._db.executescript(REPEATS_SCHEMA)  # older stores get it empty
                     self._attempts = True
+                    self._reasoning = True
                     self._superseded = True
         except sqlite3.DatabaseError as e:
             raise self._error("open", e) from None
@@ -334,6 +330,7 @@ class RunStore:
             raise ConfigError(f"{self.path}: not a jurist run store: {problem}")
 
     _repeats = True
+    _reasoning = True
 
     def _error(self, doing: str, e: sqlite3.Error) -> JuristError:
         return store_error(self.path, doing, e)
@@ -378,7 +375,8 @@ class RunStore:
                 if not written:
                     spent = (u.prompt_tokens, u.completion_tokens, u.cached_tokens, u.calls)
                     self._db.execute(
-                        _KEEP_REFUSED, (r.idx, *spent, u.cache_hits, u.attempts, r.cost)
+                        _KEEP_REFUSED,
+                        (r.idx, *spent, u.cache_hits, u.attempts, r.cost, u.reasoning_tokens),
                     )
                 self._db.execute("COMMIT")
             except BaseException:
@@ -495,7 +493,8 @@ class RunStore:
         sql = (
             "SELECT idx, item, score, error, outcome, prompt_tokens, completion_tokens, "
             "cached_tokens, calls, cache_hits, cost, cost_estimated, latency, "
-            f"{'attempts' if self._attempts else '0'} FROM results"
+            f"{'attempts' if self._attempts else '0'}, "
+            f"{'reasoning_tokens' if self._reasoning else '0'} FROM results"
         )
         if failed_only:
             sql += " WHERE score IS NULL"
@@ -516,6 +515,7 @@ class RunStore:
                     calls=row[8],
                     cache_hits=row[9],
                     attempts=row[13],
+                    reasoning_tokens=row[14],
                 ),
                 "cost": row[10],
                 "cost_estimated": bool(row[11]),
@@ -541,14 +541,16 @@ class RunStore:
             "SELECT COUNT(*), COUNT(score), AVG(score), TOTAL(prompt_tokens), "
             "TOTAL(completion_tokens), TOTAL(cached_tokens), TOTAL(calls), TOTAL(cache_hits), "
             "TOTAL(cost), SUM(cost IS NULL), TOTAL(cost_estimated), "
-            f"TOTAL({'attempts' if self._attempts else '0'}) FROM results"
+            f"TOTAL({'attempts' if self._attempts else '0'}), "
+            f"TOTAL({'reasoning_tokens' if self._reasoning else '0'}) FROM results"
         ).fetchone()
-        old = (0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0)
+        old = (0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0, 0.0)
         if self._superseded:
             old = self._db.execute(
                 "SELECT COUNT(*), TOTAL(prompt_tokens), TOTAL(completion_tokens), "
                 "TOTAL(cached_tokens), TOTAL(calls), TOTAL(cache_hits), TOTAL(attempts), "
-                "TOTAL(cost), SUM(cost IS NULL AND (calls > 0 OR attempts > 0)) FROM superseded"
+                "TOTAL(cost), SUM(cost IS NULL AND (calls > 0 OR attempts > 0)), "
+                f"TOTAL({'reasoning_tokens' if self._reasoning else '0'}) FROM superseded"
             ).fetchone()
         if self._repeats:  # repeats of items not aggregated yet (a killed run)
             pending = self._db.execute(PENDING_TOTALS).fetchone()
@@ -556,6 +558,7 @@ class RunStore:
                 old[0],
                 *(a + b for a, b in zip(old[1:8], pending[:7], strict=True)),
                 int(old[8] or 0) + int(pending[7] or 0),
+                old[9],  # repeats keep no reasoning tokens apart
             )
         items = int(row[0])
         unknown = int(row[9] or 0)
@@ -570,6 +573,7 @@ class RunStore:
                 calls=int(row[6] + old[4]),
                 cache_hits=int(row[7] + old[5]),
                 attempts=int(row[11] + old[6]),
+                reasoning_tokens=int(row[12] + old[9]),
             ),
             # one unpriced item makes the total unknown: never a sum that looks complete
             cost=None if unknown or old[8] else float(row[8] + old[7]),
