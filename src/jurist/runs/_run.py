@@ -8,7 +8,8 @@ totals items, failures, tokens and cost; :meth:`Run.report` writes the HTML repo
 Each record is the item's input fields followed by the outcome's fields prefixed
 ``judge_`` (``judge_score``, ``judge_error``, ``judge_verdict``...), then the usage and
 cost: ``judge_prompt_tokens``, ``judge_completion_tokens``, ``judge_cached_tokens``,
-``judge_calls``, ``judge_attempts``, ``judge_cache_hits``, ``judge_cost``. An input column
+``judge_calls``, ``judge_attempts``, ``judge_cache_hits``, ``judge_reasoning_tokens``,
+``judge_cost``. An input column
 whose name the judge's fields use (``judge_score`` in the data) is kept, renamed
 ``input_<name>``, so nothing of the input is lost.
 
@@ -68,6 +69,7 @@ def flatten(row: dict[str, Any]) -> dict[str, Any]:
     judged["judge_calls"] = usage.calls
     judged["judge_attempts"] = usage.attempts
     judged["judge_cache_hits"] = usage.cache_hits
+    judged["judge_reasoning_tokens"] = usage.reasoning_tokens
     judged["judge_cost"] = row["cost"]
     record: dict[str, Any] = {}
     for key, value in row["item"].items():
