@@ -68,11 +68,23 @@ def _guarded(on_damage: OnDamage) -> type[sqlite3.Connection]:
             raise
 
     class Cursor(sqlite3.Cursor):
+        # execute and executemany are the run store's hot path (a statement per finished
+        # item): the guard is inline there, with no closure and no call of its own
         def execute(self, sql: str, parameters: Any = (), /) -> Cursor:
-            return run(lambda: super(Cursor, self).execute(sql, parameters))  # type: ignore[no-any-return]
+            try:
+                return super().execute(sql, parameters)
+            except sqlite3.DatabaseError as e:
+                if is_damaged(e):
+                    raise on_damage(e) from None
+                raise
 
         def executemany(self, sql: str, seq: Any, /) -> Cursor:
-            return run(lambda: super(Cursor, self).executemany(sql, seq))  # type: ignore[no-any-return]
+            try:
+                return super().executemany(sql, seq)
+            except sqlite3.DatabaseError as e:
+                if is_damaged(e):
+                    raise on_damage(e) from None
+                raise
 
         def executescript(self, script: str, /) -> Cursor:
             return run(lambda: super(Cursor, self).executescript(script))  # type: ignore[no-any-return]

@@ -128,7 +128,7 @@ class EngineContext:
         if self.plan is not None:
             self.store.write_item(result)
         else:
-            self.store.write(result)
+            self.store.write(result, fresh=not self.stored.has(result.idx))
         self.done.add(result.idx)
         if self.bar is not None:
             self.bar.advance(

@@ -324,7 +324,7 @@ class LLMJudge(Declared, ManyItemsJudge[Judgment, JudgeResults]):
 
     async def _judge_messages(self, messages: tuple[Message, ...], retries: int) -> Judgment:
         prompt_text = messages[-1].content
-        if not self._takes_images:
+        if not self._takes_images and any(m.images for m in messages):
             try:  # never sent: a text-only model would judge the item without its images
                 refuse_images(self.model.spec, Request(messages=messages))
             except CapabilityError as e:

@@ -140,6 +140,10 @@ _SPENT = (
     "cost",
     "reasoning_tokens",
 )
+# a result for an item without a row (see :meth:`RunStore.write`'s ``fresh``)
+_INSERT_NEW = (
+    f"INSERT INTO results ({', '.join(_WRITTEN)}) VALUES ({', '.join('?' * len(_WRITTEN))})"
+)
 _REPLACE = (
     f"INSERT OR REPLACE INTO results ({', '.join(_WRITTEN)}) "
     f"VALUES ({', '.join('?' * len(_WRITTEN))})"
@@ -357,15 +361,28 @@ class RunStore:
 
     # -- writing -----------------------------------------------------------------------
 
-    def write(self, r: StoredResult) -> bool:
+    def write(self, r: StoredResult, *, fresh: bool = False) -> bool:
         """Commit one result; ``False`` if the item already had a scored one (kept as is).
 
         What a replaced result spent (a failure judged again on resume), or what a refused
         one spent, is kept in the ``superseded`` table in the same transaction: the run's
         totals count every request any session sent.
+
+        ``fresh``: the caller knows the item has no row (a run's session, from the items
+        stored when it began); a result without images is then one ``INSERT``, a
+        transaction of its own. Should a row be there after all, the insert is refused and
+        the result goes the whole way.
         """
         u = r.usage
         values, images = _row(r)
+        if fresh and not images:
+            try:
+                self._db.execute(_INSERT_NEW, values)
+                return True
+            except sqlite3.IntegrityError:
+                pass  # a row after all: the transaction below keeps what it spent
+            except sqlite3.Error as e:
+                raise self._error(f"write item {r.idx} to", e) from None
         try:
             self._db.execute("BEGIN")
             try:
