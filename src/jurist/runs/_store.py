@@ -157,7 +157,6 @@ _KEEP_REFUSED = (
     f"VALUES ({', '.join('?' * (len(_SPENT) + 1))})"
 )
 
-# columns added later, added to an older store when it is opened for writing
 _LATER_COLUMNS = [("results", "attempts")] + [
     (t, "reasoning_tokens") for t in ("results", "superseded")
 ]
@@ -320,7 +319,7 @@ class RunStore:
                 if problem is None:
                     use_wal(self._db)
                     self._db.executescript(_SCHEMA + IMAGES_SCHEMA)
-                    for table, column in _LATER_COLUMNS:  # a store written before them
+                    for table, column in _LATER_COLUMNS:  # an older store gets them
                         if column not in _columns(self._db, table):
                             self._db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {_COUNT}")
                     self._db.executescript(REPEATS_SCHEMA)  # older stores get it empty
