@@ -245,6 +245,9 @@ class Usage(BaseModel):
     served (billed at its batch rate). ``cached_tokens`` (prompt tokens a provider read
     from its prompt cache) and ``cache_write_tokens`` (prompt tokens it wrote to it,
     Anthropic's ``cache_creation_input_tokens``) are both part of ``prompt_tokens``.
+    ``reasoning_tokens`` counts the completion tokens a thinking model spent on its
+    thinking: part of ``completion_tokens`` (billed as output), counted apart so that what
+    the thinking cost can be shown.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -257,6 +260,7 @@ class Usage(BaseModel):
     attempts: int = 0
     batch_calls: int = 0
     cache_write_tokens: int = 0
+    reasoning_tokens: int = 0
 
     @model_serializer(mode="wrap")
     def _dump(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
@@ -280,6 +284,7 @@ class Usage(BaseModel):
             attempts=self.attempts + other.attempts,
             batch_calls=self.batch_calls + other.batch_calls,
             cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
+            reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
         )
 
 
@@ -362,6 +367,7 @@ def _billed(usage: Usage, attempts: int) -> Usage:
         attempts=attempts,
         cache_write_tokens=usage.cache_write_tokens,
         batch_calls=usage.batch_calls,
+        reasoning_tokens=usage.reasoning_tokens,
     )
 
 
@@ -388,6 +394,11 @@ class Judgment(BaseModel):
     that ignores the JSON schema; see :mod:`jurist.judges._output`), and that the backend
     sent the schema in a fallback form because the server refused the configured one
     (:attr:`Completion.format_note`).
+
+    ``reasoning`` is the judge's thinking trace (a thinking model's ``reasoning_content``,
+    thinking blocks or ``<think>`` text), bounded, unless the judge was told not to keep
+    it; ``thinking_note`` says how a reply cut inside its thinking was recovered (see
+    :mod:`jurist.judges._thinking`).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -410,6 +421,8 @@ class Judgment(BaseModel):
     cached: bool = False
     output_format: OutputFormatUsed | None = None
     output_note: str | None = None
+    reasoning: str | None = None
+    thinking_note: str | None = None
 
     @property
     def ok(self) -> bool:

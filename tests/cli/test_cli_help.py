@@ -72,6 +72,10 @@ CHOICES = [
     (["serve-reward"], "--group-template", templates("pairwise")),
     (["catalog"], "--section", tuple(SECTIONS)),
     *[
+        ([command], "--reasoning", ("none", "low", "medium", "high", "TOKENS"))
+        for command in ("judge", "compare", "grade")
+    ],
+    *[
         ([command], option, values)
         for command in ("judge", "compare", "grade")
         for option, values in (

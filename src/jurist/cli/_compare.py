@@ -53,7 +53,7 @@ def system_names(a: Path, b: Path) -> tuple[str, str]:
 
 
 @app.command("compare")
-@model_options(concurrency=16, concurrency_help="Pairs in flight at once.")
+@model_options(thinking=True, concurrency=16, concurrency_help="Pairs in flight at once.")
 @engine_options
 @run_flags(
     out_help="Run folder; default runs/<a>-vs-<b>/ (runs/<a>-and-<n>-more/ for more).",
@@ -154,7 +154,10 @@ def compare(
             kind="pairwise",
             options=options,
             limits=engine_options.model_limits,
-            changes={k: v for k, v in given.items() if v != defaults[k]},
+            changes={
+                **{k: v for k, v in given.items() if v != defaults[k]},
+                **options.judge_options(),
+            },
         )
         template = judge_name
     engine_options.check(
@@ -189,6 +192,7 @@ def compare(
             max_tokens=max_tokens,
             turn=parse_turn(turn),
             max_tool_chars=max_tool_chars or None,
+            **options.judge_options(),
         )
     else:
         judge = from_catalog

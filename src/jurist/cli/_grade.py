@@ -32,7 +32,9 @@ if TYPE_CHECKING:
 
 
 @app.command("grade")
-@model_options(multiple_models=True, concurrency=16, concurrency_help="Items in flight at once.")
+@model_options(
+    thinking=True, multiple_models=True, concurrency=16, concurrency_help="Items in flight at once."
+)
 @engine_options
 @run_flags(
     out_help="Output folder or .jsonl; default runs/<data>-<rubric>/.",
@@ -120,6 +122,7 @@ def grade(
         max_tokens=max_tokens,
         turn=parse_turn(turn),
         max_tool_chars=max_tool_chars or None,
+        **options.judge_options(),
     )
     judge: Any = (
         grader.for_rubric(the_rubric, submission_field=submission_field, query_field=query_field)

@@ -46,7 +46,7 @@ DEFAULT_TEMPLATE = "true_false_uncertain"
 
 
 @app.command("judge")
-@model_options(temperature_help="Judge sampling temperature.")
+@model_options(thinking=True, temperature_help="Judge sampling temperature.")
 @engine_options
 @run_flags(out_help="Output folder or .jsonl file; default runs/<data>-<template>/.")
 def judge(
@@ -188,6 +188,7 @@ def judge(
             )
             if v != default
         }
+        given.update(options.judge_options())
         from_catalog = catalog_judge(
             judge_name,
             kind="single",
@@ -233,6 +234,7 @@ def judge(
             output=output,
             turn=parse_turn(turn),
             max_tool_chars=max_tool_chars or None,
+            **options.judge_options(),
         )
         judge_models = [judge_model]
     engine = engine_options.build(options)

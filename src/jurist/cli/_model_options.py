@@ -3,8 +3,9 @@
 :func:`model_options` is a decorator for a typer command: it adds the shared flags
 (``--model``, ``--base-url``, ``--api-key``, ``--timeout``, ``--max-retries``, ``--rpm``,
 ``--tpm``, ``--cache/--no-cache``, ``--cache-path``, ``--json-mode``, ``--concurrency``,
-``--temperature``) to the command's signature and hands the command one
-:class:`ModelOptions` in its ``options`` parameter. A command cannot forget a flag, and
+``--temperature``; with ``thinking=True`` also ``--reasoning`` and
+``--keep-reasoning/--no-keep-reasoning``) to the command's signature and hands the command
+one :class:`ModelOptions` in its ``options`` parameter. A command cannot forget a flag, and
 the flags cannot drift apart between commands; a command may only change defaults.
 """
 
@@ -185,6 +186,29 @@ class ModelOptions:
     temperature: float
     model_option: Sequence[str] | None = None
     prompt_cache: bool = True
+    reasoning: str | None = None
+    keep_reasoning: bool = True
+
+    def judge_options(self) -> dict[str, Any]:
+        """The judge options ``--reasoning`` and ``--no-keep-reasoning`` give (none when
+        neither is given), as every judge kind declares them.
+
+        >>> o = ModelOptions((), None, None, 60.0, 2, None, None, True, None, "json_schema",
+        ...                  32, 0.0, reasoning="2048", keep_reasoning=False)
+        >>> o.judge_options()
+        {'reasoning': Reasoning(effort=None, budget_tokens=2048), 'keep_reasoning': False}
+        """
+        from jurist.types import Reasoning
+
+        out: dict[str, Any] = {}
+        if self.reasoning is not None:
+            try:
+                out["reasoning"] = Reasoning.parse(self.reasoning)
+            except ValueError as e:
+                raise ConfigError(f"--{e}") from None
+        if not self.keep_reasoning:
+            out["keep_reasoning"] = False
+        return out
 
     def __repr__(self) -> str:  # never show the API key (nor option values: may be keys)
         key = None if self.api_key is None else "***"
@@ -194,7 +218,8 @@ class ModelOptions:
             f"timeout={self.timeout}, max_retries={self.max_retries}, rpm={self.rpm}, "
             f"tpm={self.tpm}, cache={self.cache}, cache_path={self.cache_path!r}, "
             f"json_mode={self.json_mode!r}, concurrency={self.concurrency}, "
-            f"temperature={self.temperature}, model_option={given!r})"
+            f"temperature={self.temperature}, model_option={given!r}, "
+            f"reasoning={self.reasoning!r}, keep_reasoning={self.keep_reasoning})"
         )
 
     @property
@@ -347,15 +372,39 @@ SHARED_OPTIONS: dict[str, tuple[Any, Any, dict[str, Any]]] = {
     ),
 }
 
+# the thinking flags: only on the commands whose judges take them (model_options(thinking=True))
+THINKING_OPTIONS: dict[str, tuple[Any, Any, dict[str, Any]]] = {
+    "reasoning": (
+        str | None,
+        None,
+        {
+            "metavar": "none|low|medium|high|TOKENS",
+            "help": "How long a thinking judge may think: an effort or a token budget, sent "
+            "as each backend's own parameters (docs/reasoning.md); default: the model's own.",
+        },
+    ),
+    "keep_reasoning": (
+        bool,
+        True,
+        {"help": "Keep each judgment's thinking trace (--no-keep-reasoning drops it)."},
+    ),
+}
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 
 def model_options(
-    *, multiple_models: bool = False, model_required: bool = False, **defaults: Any
+    *,
+    multiple_models: bool = False,
+    model_required: bool = False,
+    thinking: bool = False,
+    **defaults: Any,
 ) -> Callable[[F], F]:
     """Add the shared model flags to a typer command; it receives ``options: ModelOptions``.
 
     ``multiple_models`` makes ``--model`` repeatable; ``model_required`` makes it required;
+    ``thinking`` adds ``--reasoning`` and ``--keep-reasoning`` (a command whose judges take
+    them: :meth:`ModelOptions.judge_options`);
     ``defaults`` change a flag's default (``concurrency=16``) or help (``model_help=...``).
     """
     helps = {k[: -len("_help")]: v for k, v in defaults.items() if k.endswith("_help")}
@@ -366,7 +415,8 @@ def model_options(
 
     def decorate(func: F) -> F:
         flags: dict[str, tuple[Any, Any]] = {}
-        for name, (kind, default, info) in SHARED_OPTIONS.items():
+        shared = {**SHARED_OPTIONS, **(THINKING_OPTIONS if thinking else {})}
+        for name, (kind, default, info) in shared.items():
             info = {**info, "rich_help_panel": _PANEL}
             if name in helps:
                 info["help"] = helps[name]

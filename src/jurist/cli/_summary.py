@@ -60,6 +60,7 @@ def print_summary(
             "tokens (prompt / completion)",
             f"{summary['prompt_tokens']} / {summary['completion_tokens']}",
         ),
+        *_reasoning_rows(summary),
         ("cost", cost_text(summary)),
         *((("prompt cache", cached),) if (cached := _cache_text(summary)) else ()),
         ("time", f"{summary['seconds']:.2f} s"),
@@ -85,6 +86,28 @@ def print_summary(
             # one line each: a server's message may hold its traceback (results keep it all)
             line = f"  {name}: {_one_line(error)}"
             console.print(line, highlight=False, markup=False, emoji=False)
+
+
+def _reasoning_rows(summary: dict[str, Any]) -> list[tuple[str, str]]:
+    """The thinking's tokens and cost, of a run whose judge thought (none otherwise).
+
+    >>> _reasoning_rows({"reasoning_tokens": 300, "completion_tokens": 400,
+    ...                  "reasoning_cost": 0.003, "cost": 0.004})
+    [('reasoning tokens', '300 of 400 completion tokens (75%)'), ('reasoning cost', '$0.0030 (75% of the cost)')]
+    """  # noqa: E501
+    tokens = int(summary.get("reasoning_tokens") or 0)
+    if not tokens:
+        return []
+    completion = int(summary.get("completion_tokens") or 0)
+    share = f" ({tokens / completion:.0%})" if completion else ""
+    rows = [("reasoning tokens", f"{tokens} of {completion} completion tokens{share}")]
+    cost, total = summary.get("reasoning_cost"), summary.get("cost")
+    if cost is None:
+        rows.append(("reasoning cost", "unknown (a model without a price)"))
+    else:
+        part = f" ({cost / total:.0%} of the cost)" if total else ""
+        rows.append(("reasoning cost", f"${cost:.4f}{part}"))
+    return rows
 
 
 def _one_line(text: str, limit: int = 300) -> str:

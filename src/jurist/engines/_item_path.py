@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict
 from jurist.errors import ConfigError, JuristRuntimeError
 from jurist.judges._panel import Panel
 from jurist.judges._protocol import ItemJudge, models_of
-from jurist.runs._cost import Price, PriceTable, bill, uncached
+from jurist.runs._cost import Price, PriceTable, bill, reasoning_bill, uncached
 from jurist.runs._store import StoredResult
 from jurist.types import Usage
 
@@ -109,6 +109,19 @@ class Coster:
             total, estimated = total + cost, estimated or est
         return total, estimated
 
+    def reasoning_cost(self, outcome: Any) -> float | None:
+        """The part of :meth:`cost` that paid for reasoning tokens (``None``: unknown)."""
+        usage: Usage = outcome.usage
+        if not usage.reasoning_tokens:
+            return 0.0
+        if self.price is not None:
+            return reasoning_bill(usage, self.price)
+        parts = getattr(outcome, "judgments", None)
+        if not self.subs or parts is None or len(parts) != len(self.subs):
+            return None
+        costs = [c.reasoning_cost(p) for c, p in zip(self.subs, parts, strict=True)]
+        return None if None in costs else sum(c for c in costs if c is not None)
+
 
 _FREE = Price(prompt=0.0, completion=0.0, batch_prompt=0.0, batch_completion=0.0)
 
@@ -179,6 +192,8 @@ def stored_result(
         else cost
     )
     dumped = outcome.model_dump(mode="json", exclude={"usage"})
+    if outcome.usage.reasoning_tokens:  # what the thinking cost, for the summary and report
+        dumped["reasoning_cost"] = coster.reasoning_cost(outcome)
     return StoredResult(
         idx=idx,
         item_hash=digest,

@@ -17,22 +17,40 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BeforeValidator
+from pydantic import BeforeValidator, PlainSerializer
 
 from jurist.judges._codecs import JudgeModel, ModelSpec, TemplateRef
 from jurist.judges._declare import JudgeConfig, option
 from jurist.judges._scoring import ScoringChoice
+from jurist.judges._thinking import ThinkingRecovery
 from jurist.judges._weigher import DEFAULT_MIN_COVERAGE, LowCoverage
 from jurist.models._backends import scripted_spec
 from jurist.templates import DEFAULT_MAX_TOOL_CHARS, Template, Turn
+from jurist.types import Reasoning
 
-__all__ = ["LLMJudgeConfig", "OutputFormat"]
+__all__ = ["DEFAULT_MAX_THINKING_TOKENS", "LLMJudgeConfig", "OutputFormat", "ReasoningOption"]
 
 OutputFormat = Literal["auto", "text", "json"]
 
 
 def _dict_or_empty(value: Any) -> Any:
     return {} if value is None else dict(value) if hasattr(value, "keys") else value
+
+
+def _reasoning_out(value: Reasoning | None) -> str | int | None:
+    return None if value is None else value.effort or value.budget_tokens
+
+
+ReasoningOption = Annotated[
+    Reasoning | None,
+    BeforeValidator(Reasoning.parse),
+    PlainSerializer(_reasoning_out, return_type=str | int | None),
+]
+"""A judge's ``reasoning=``: ``none|low|medium|high``, a token budget, or ``None`` (the
+model's own default), written in entries and manifests as given (``"high"``, ``2048``)."""
+
+DEFAULT_MAX_THINKING_TOKENS = 32768
+"""The largest ``max_tokens`` a recovery's retries grow to (see :mod:`jurist.judges._thinking`)."""
 
 
 def _tuple(value: Any) -> Any:
@@ -59,6 +77,10 @@ class LLMJudgeConfig(JudgeConfig):
     system_prompt: str | None = option(None, example="Say Correct or Wrong.", describe="never")
     temperature: float | None = option(0.0, example=0.7, describe="always", request=True)
     max_tokens: int | None = option(None, example=64, describe="never", ge=1)
+    reasoning: ReasoningOption = option(None, example=Reasoning(effort="high"), request=True)
+    keep_reasoning: bool = option(True, example=False, describe="never")
+    thinking_recovery: ThinkingRecovery = option("continue", example="grow")
+    max_thinking_tokens: int = option(DEFAULT_MAX_THINKING_TOKENS, example=8192, ge=1)
     concurrency: int = option(32, example=4, describe="never", ge=1)
     name: str | None = option(None, example="mine", describe="never")
     scoring: ScoringChoice = option("parse", example="auto", describe="always")

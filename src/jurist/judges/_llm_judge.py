@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Coroutine, Mapping, Sequence
+from functools import partial
 from typing import Any
 
 from jurist._sync import run_sync
@@ -32,13 +33,15 @@ from jurist.judges._output import (
 from jurist.judges._results import JudgeResults
 from jurist.judges._scoring import ScoringChoice, bare_verdict, choose_route
 from jurist.judges._spec import judge_model
+from jurist.judges._thinking import bounded, cut_in_thinking, recover, trace_of
 from jurist.judges._weigher import LowCoverage, Weigher, check_coverage_options
 from jurist.models import Model, with_limits
 from jurist.models._model import refuse_images
+from jurist.models._reasoning import headroom, refuse_reasoning
 from jurist.models._retry import attempts_of
 from jurist.models._stack import limits_layer
 from jurist.templates import PARSE_INLINE_MAX, Template, get_template
-from jurist.types import Judgment, Message, OutputFormatUsed, Request, Usage
+from jurist.types import Completion, Judgment, Message, OutputFormatUsed, Request, Usage
 
 __all__ = ["LLMJudge", "LLMJudgeConfig", "OutputFormat"]
 
@@ -62,8 +65,20 @@ class LLMJudge(Declared, ManyItemsJudge[Judgment, JudgeResults]):
             or :class:`~jurist.judges.Example`), placed in the system message after the
             instructions and format (static, so the prefix cache is shared); see
             :mod:`jurist.judges._examples`.
-        temperature, max_tokens: sampling; ``max_tokens`` defaults to the template's;
-            ``temperature=None`` leaves it to the model (a LangChain model's own setting).
+        temperature, max_tokens: sampling; ``max_tokens`` (the verdict's budget) defaults to
+            the template's; ``temperature=None`` leaves it to the model (a LangChain
+            model's own setting).
+        reasoning: how long a thinking model may think: ``"none"``, ``"low"``,
+            ``"medium"``, ``"high"`` or a token budget (``2048``), translated by the backend
+            into its own parameters (docs/reasoning.md); the thinking's budget is added to
+            ``max_tokens``. ``None`` (default): the model's own default. A backend that
+            cannot think refuses it here (:class:`~jurist.errors.CapabilityError`).
+        keep_reasoning: keep the thinking trace in each judgment's ``reasoning`` (bounded);
+            ``False`` drops it.
+        thinking_recovery, max_thinking_tokens: what a reply cut inside its thinking gets:
+            ``"continue"`` (one continuation asking for the verdict alone, then retries at
+            twice the ``max_tokens`` up to ``max_thinking_tokens``), ``"grow"`` (only the
+            retries) or ``"off"``; see :mod:`jurist.judges._thinking`.
         concurrency: the most calls in flight at once in a batch.
         scoring: ``"parse"`` reads the verdict from the text; ``"logprobs"`` returns the
             expected score over the verdicts' probabilities (an error when the backend
@@ -137,6 +152,8 @@ class LLMJudge(Declared, ManyItemsJudge[Judgment, JudgeResults]):
         self.max_tokens: int = c.max_tokens or (
             tpl.max_tokens_explained if c.explanations else tpl.max_tokens
         )
+        refuse_reasoning(base.spec, base.capabilities.thinking, c.reasoning)  # before a call
+        self._asked_tokens = headroom(self.max_tokens, c.reasoning)  # verdict + thinking
         self.name: str = c.name or f"{tpl.name}@{base.spec}"
         explanations, system_prompt = c.explanations, c.system_prompt
         has_schema = base.capabilities.json_schema
@@ -327,7 +344,7 @@ class LLMJudge(Declared, ManyItemsJudge[Judgment, JudgeResults]):
             asked = self._as_text(messages) if as_text else messages
             request = Request(
                 messages=asked,
-                max_tokens=self.max_tokens,
+                max_tokens=self._asked_tokens,
                 logprobs=top is not None,
                 top_logprobs=top,
                 json_schema=None if as_text else self._schema,
@@ -353,8 +370,36 @@ class LLMJudge(Declared, ManyItemsJudge[Judgment, JudgeResults]):
             latency += completion.latency
             attempts += completion.attempts
             usage = _plus(usage, completion.billed_usage)
-            text = completion.text
             read_json = True if self.json and not as_text else None
+            traces = [t for t in (trace_of(completion),) if t]
+            thinking_note: str | None = None
+            if cut_in_thinking(completion):  # nothing in it is a verdict: recover one
+                rec = await recover(
+                    self.model,
+                    request,
+                    completion,
+                    mode=self.config.thinking_recovery,
+                    cap=self.config.max_thinking_tokens,
+                    readable=partial(self._readable, read_json=read_json),
+                )
+                attempts += rec.attempts
+                usage, latency = usage + rec.usage, latency + rec.latency
+                traces, thinking_note = rec.traces, rec.note
+                if rec.completion is None:
+                    why = f"api: {rec.error}" if rec.error is not None else rec.note
+                    return Judgment(
+                        score=None,
+                        error=f"parse: truncated in thinking ({why})",
+                        judge_prompt=prompt_text,
+                        response=completion.text,
+                        attempts=attempts,
+                        usage=usage,
+                        latency=latency,
+                        reasoning=self._kept(traces),
+                        thinking_note=thinking_note,
+                    )
+                completion = rec.completion
+            text = completion.text
             if len(text) <= PARSE_INLINE_MAX:  # what aparse does, without its coroutine
                 verdict = self.template.parse(text, explanations=self.explanations, json=read_json)
             else:
@@ -389,6 +434,8 @@ class LLMJudge(Declared, ManyItemsJudge[Judgment, JudgeResults]):
                     scoring_note=self._no_logprobs_note,
                     output_format=fmt,
                     output_note=note,
+                    reasoning=self._kept(traces),
+                    thinking_note=thinking_note,
                 )
                 if self._weigher is None:
                     return judgment
@@ -403,6 +450,23 @@ class LLMJudge(Declared, ManyItemsJudge[Judgment, JudgeResults]):
             usage=usage if usage is not None else Usage(),
             latency=latency,
             output_note=note,
+            reasoning=self._kept(traces),
+        )
+
+    def _kept(self, traces: list[str]) -> str | None:
+        """The thinking a judgment keeps (bounded), unless ``keep_reasoning=False``."""
+        if not traces or not self.config.keep_reasoning:
+            return None
+        return bounded("\n\n".join(traces))
+
+    def _readable(self, completion: Completion, *, read_json: bool | None) -> bool:
+        """Whether ``completion`` holds a verdict this judge can read (as text too where
+        ``output="auto"`` reads a text reply)."""
+        forms = (read_json, False) if read_json and self._degrades else (read_json,)
+        return any(
+            self.template.parse(completion.text, explanations=self.explanations, json=f).score
+            is not None
+            for f in forms
         )
 
     def _as_text(self, messages: tuple[Message, ...]) -> tuple[Message, ...]:

@@ -46,6 +46,7 @@ from typing import Annotated, Any, Literal
 from jurist.errors import ConfigError
 from jurist.judges._codecs import JudgeModel, ModelSpec, TemplateRef
 from jurist.judges._declare import Declared, JudgeConfig, checked, default_of, option, register
+from jurist.judges._llm_config import DEFAULT_MAX_THINKING_TOKENS, ReasoningOption
 from jurist.judges._llm_judge import LLMJudge, LLMJudgeConfig
 from jurist.judges._many import ManyItemsJudge, map_items
 from jurist.judges._pairwise_results import (
@@ -56,10 +57,11 @@ from jurist.judges._pairwise_results import (
     side,
 )
 from jurist.judges._spec import judge_model
+from jurist.judges._thinking import ThinkingRecovery
 from jurist.models import Model
 from jurist.models._backends import scripted_spec
 from jurist.templates import DEFAULT_MAX_TOOL_CHARS, Template, Turn, get_template
-from jurist.types import Judgment, Usage
+from jurist.types import Judgment, Reasoning, Usage
 
 __all__ = [
     "Consistency",
@@ -90,6 +92,10 @@ class PairwiseConfig(JudgeConfig):
     explanations: bool = option(False, example=True, describe="never")
     temperature: float | None = option(0.0, example=0.7, describe="never")
     max_tokens: int | None = option(None, example=64, describe="never", ge=1)
+    reasoning: ReasoningOption = option(None, example=Reasoning(effort="low"))
+    keep_reasoning: bool = option(True, example=False, describe="never")
+    thinking_recovery: ThinkingRecovery = option("continue", example="off")
+    max_thinking_tokens: int = option(DEFAULT_MAX_THINKING_TOKENS, example=4096, ge=1)
     max_calls_per_min: int | None = option(None, example=30, describe="never", ge=1)
     concurrency: int = option(16, example=4, describe="never", ge=1)
     name: str | None = option(None, example="mine", describe="never")
@@ -108,8 +114,9 @@ class PairwiseJudge(Declared, ManyItemsJudge[PairJudgment, PairwiseResults]):
         swap: also judge with the responses swapped (position-bias control).
         consistency: what a pair whose two orders disagree becomes, ``"tie"`` or
             ``"inconsistent"`` (see the module doc).
-        explanations, temperature, max_tokens, max_calls_per_min, concurrency, name: as
-            for :class:`~jurist.judges.LLMJudge`.
+        explanations, temperature, max_tokens, reasoning, keep_reasoning,
+            thinking_recovery, max_thinking_tokens, max_calls_per_min, concurrency, name:
+            as for :class:`~jurist.judges.LLMJudge`.
         turn, max_tool_chars: how items holding two conversations (``messages_a``,
             ``messages_b``) are judged, as for :class:`~jurist.judges.LLMJudge`: each
             one's judged turn is its response, and their context (the same) the prompt;

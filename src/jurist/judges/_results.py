@@ -86,6 +86,7 @@ class JudgeResults(Sequence[Judgment]):
                 row[key if key.startswith("judge_") else f"judge_{key}"] = value
             row["judge_prompt_tokens"] = j.usage.prompt_tokens
             row["judge_completion_tokens"] = j.usage.completion_tokens
+            row["judge_reasoning_tokens"] = j.usage.reasoning_tokens
             rows.append(row)
         return rows
 

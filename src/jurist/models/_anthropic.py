@@ -26,7 +26,12 @@ into :attr:`Usage.cached_tokens <jurist.types.Usage>` and ``cache_write_tokens``
 part of ``prompt_tokens`` (Anthropic leaves them out of ``input_tokens``).
 
 System messages go in the body's ``system``; the reply's text blocks are joined into the
-completion's text. The API returns no logprobs and takes no JSON schema here
+completion's text, its thinking blocks into the completion's ``reasoning``.
+``Request.reasoning`` is sent as extended thinking (``thinking: {"type": "enabled",
+"budget_tokens": N}``, :func:`~jurist.models._reasoning.anthropic_thinking`) with
+``max_tokens`` kept above the budget and no ``temperature`` or ``top_p`` (the API takes
+neither with thinking); the thinking's share of ``output_tokens`` (which bills it) is
+counted in ``usage.reasoning_tokens``, by its share of the characters written. The API returns no logprobs and takes no JSON schema here
 (``json_schema=False``: a judge asks for its template's text format). No retries here;
 wrap the model for that. Its requests can go through Anthropic's Message Batches API
 (:meth:`AnthropicModel.batch_hooks`, :mod:`jurist.models._anthropic_batch`).
@@ -65,6 +70,7 @@ from jurist.models._anthropic_batch import error_text
 from jurist.models._loop_sessions import LoopSessions
 from jurist.models._model import Capabilities, Model, refuse_images
 from jurist.models._openai_wire import retry_after_seconds, snippet
+from jurist.models._reasoning import anthropic_thinking, thinking_share
 from jurist.types import Completion, Request, Usage
 
 if TYPE_CHECKING:
@@ -195,7 +201,7 @@ class AnthropicModel(Model):
 
     @property
     def capabilities(self) -> Capabilities:
-        return Capabilities(remote=True, batch_api=True)
+        return Capabilities(remote=True, batch_api=True, thinking=True)
 
     def identity(self) -> dict[str, Any]:
         return {"provider": self.provider, "name": self.name, "base_url": scrub(self.base_url)}
@@ -257,9 +263,13 @@ class AnthropicModel(Model):
                 f"{self.spec} takes no JSON schema here (json_schema=False): ask for text"
             )
         system = [m.content for m in request.messages if m.role == "system"]
+        thinking = anthropic_thinking(request.reasoning, self.spec)
+        max_tokens = request.max_tokens or self.max_tokens
+        if thinking is not None and max_tokens <= thinking["budget_tokens"]:
+            max_tokens += thinking["budget_tokens"]  # the verdict's room above the thinking
         body: dict[str, Any] = {
             "model": self.name,
-            "max_tokens": request.max_tokens or self.max_tokens,
+            "max_tokens": max_tokens,
             "messages": [
                 {"role": m.role, "content": m.content}
                 for m in request.messages
@@ -268,10 +278,13 @@ class AnthropicModel(Model):
         }
         if system:
             body["system"] = "\n\n".join(system)
-        if request.temperature is not None:
-            body["temperature"] = request.temperature
-        if request.top_p is not None:
-            body["top_p"] = request.top_p
+        if thinking is not None:  # the API takes no temperature or top_p with thinking
+            body["thinking"] = thinking
+        else:
+            if request.temperature is not None:
+                body["temperature"] = request.temperature
+            if request.top_p is not None:
+                body["top_p"] = request.top_p
         if request.stop:
             body["stop_sequences"] = list(request.stop)
         if self.prompt_cache:
@@ -286,14 +299,18 @@ class AnthropicModel(Model):
             payload = orjson.loads(raw)
             blocks = payload["content"]
             text = "".join(b.get("text", "") for b in blocks if b.get("type") == "text")
+            thought = "".join(b.get("thinking", "") for b in blocks if b.get("type") == "thinking")
             usage = payload.get("usage") or {}
             cached = int(usage.get("cache_read_input_tokens") or 0)
             written = int(usage.get("cache_creation_input_tokens") or 0)
+            output = int(usage.get("output_tokens") or 0)
             return Completion(
                 text=text,
+                reasoning=thought or None,
                 usage=Usage(
                     prompt_tokens=int(usage.get("input_tokens") or 0) + cached + written,
-                    completion_tokens=int(usage.get("output_tokens") or 0),
+                    completion_tokens=output,
+                    reasoning_tokens=thinking_share(output, thought, text),
                     cached_tokens=cached,
                     cache_write_tokens=written,
                     calls=1,

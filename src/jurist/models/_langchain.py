@@ -36,6 +36,7 @@ from jurist.errors import (
     status_error,
 )
 from jurist.models._model import Capabilities, Model, refuse_images
+from jurist.models._reasoning import refuse_reasoning
 from jurist.types import Completion, Request, TokenLogprob, TopLogprob, Usage
 
 __all__ = ["LangChainModel", "is_langchain_model", "wrap_langchain"]
@@ -170,6 +171,7 @@ class LangChainModel(Model):
 
     async def complete(self, request: Request) -> Completion:
         refuse_images(self.spec, request)
+        refuse_reasoning(self.spec, False, request.reasoning)  # a chat model's own setting
         if request.json_schema is not None:
             raise CapabilityError(
                 f"{self.spec}: the LangChain adapter does not constrain output to a JSON "

@@ -64,6 +64,7 @@ from jurist.errors import (
 )
 from jurist.models._litellm_wire import completion_of, translate_error
 from jurist.models._model import Capabilities, Model, refuse_images
+from jurist.models._reasoning import litellm_fields, samples
 from jurist.types import Completion, Request
 
 __all__ = ["LiteLLMModel", "build_litellm", "import_litellm"]
@@ -230,6 +231,8 @@ class LiteLLMModel(Model):
             top_logprobs=self._top_max,
             json_schema=self._json_schema,
             remote=True,
+            thinking=self.supported_params is None
+            or bool({"reasoning_effort", "thinking"} & self.supported_params),
         )
 
     def identity(self) -> dict[str, Any]:
@@ -276,6 +279,8 @@ class LiteLLMModel(Model):
             value = getattr(request, field)
             if value is None or (field == "stop" and not value):
                 continue
+            if field in ("temperature", "top_p") and not samples(request.reasoning):
+                continue  # a thinking model takes only its default sampling
             self._check_param(param, field)
             kwargs[param] = list(value) if field == "stop" else value
         if request.logprobs or request.top_logprobs:
@@ -301,6 +306,13 @@ class LiteLLMModel(Model):
                     model=self.spec,
                 )
             kwargs["response_format"] = _response_format(request.json_schema)
+        if request.reasoning is not None:  # LiteLLM's reasoning_effort, or thinking for a budget
+            supported = self.supported_params
+            budgets = supported is None or "thinking" in supported
+            fields = litellm_fields(request.reasoning, budgets)
+            for param in fields:
+                self._check_param(param, "reasoning")
+            kwargs.update(fields)
         if request.extra:
             kwargs.update(request.extra)
         return kwargs

@@ -69,6 +69,8 @@ def completion_of(response: Any, spec: str, name: str, latency: float) -> Comple
         usage = _field(response, "usage") or {}
         details = _field(usage, "prompt_tokens_details")
         cached = (_field(details, "cached_tokens") if details is not None else None) or 0
+        out_details = _field(usage, "completion_tokens_details")
+        thought = (_field(out_details, "reasoning_tokens") if out_details is not None else 0) or 0
         model = _field(response, "model")
         return Completion(
             text=text,
@@ -78,6 +80,7 @@ def completion_of(response: Any, spec: str, name: str, latency: float) -> Comple
                 prompt_tokens=int(_field(usage, "prompt_tokens") or 0),
                 completion_tokens=int(_field(usage, "completion_tokens") or 0),
                 cached_tokens=int(cached),
+                reasoning_tokens=int(thought),
                 calls=1,
             ),
             finish_reason=_field(choice, "finish_reason"),

@@ -20,6 +20,7 @@ from typing import Any
 
 from jurist.errors import ConfigError, JuristError
 from jurist.models._model import Capabilities, Model, refuse_images
+from jurist.models._reasoning import refuse_reasoning
 from jurist.types import CandidateScores, Completion, Request, Usage
 
 __all__ = ["MockModel", "MockOutput"]
@@ -38,7 +39,10 @@ class MockModel(Model):
     ``top_logprobs`` declares that the model returns that many alternatives per token (the
     scripted :class:`~jurist.types.Completion` objects carry them), for logprob scoring.
     ``record=False`` keeps no log of requests in :attr:`requests` (for long benchmarks);
-    :attr:`calls` counts them either way.
+    :attr:`calls` counts them either way. ``thinking`` (default True) declares that it
+    honours ``Request.reasoning`` (a script reads it from the request it is given, and
+    answers with :class:`~jurist.types.Completion` objects carrying ``reasoning``);
+    ``thinking=False`` refuses a request with reasoning, as a backend that cannot think.
     """
 
     provider = "mock"
@@ -55,8 +59,10 @@ class MockModel(Model):
         top_logprobs: int = 0,
         record: bool = True,
         images: bool = False,
+        thinking: bool = True,
     ) -> None:
         self.name = name
+        self._thinking = thinking
         self._images = images
         self.record = record
         self._top_logprobs = top_logprobs
@@ -84,11 +90,13 @@ class MockModel(Model):
             logprobs=self._top_logprobs > 0,
             top_logprobs=self._top_logprobs,
             images=self._images,
+            thinking=self._thinking,
         )
 
     async def complete(self, request: Request) -> Completion:
         if not self._images:
             refuse_images(self.spec, request)
+        refuse_reasoning(self.spec, self._thinking, request.reasoning)
         self.calls += 1
         if self.record:
             self.requests.append(request)

@@ -40,6 +40,10 @@ Options (``get_model("openai:NAME", **options)``):
 - ``logprobs`` (default True) and ``top_logprobs_max`` (default 20): what the server returns.
 - ``max_tokens_param``: ``"max_tokens"`` (default) or ``"max_completion_tokens"`` (OpenAI's
   reasoning models accept only the latter).
+- ``reasoning_form``: how ``Request.reasoning`` is sent: ``"effort"`` (``reasoning_effort``),
+  ``"template"`` (``chat_template_kwargs.enable_thinking``: vLLM, SGLang, llama.cpp),
+  ``None`` (cannot think: refused); ``"auto"`` (default): ``"effort"`` for OpenAI's and
+  Gemini's APIs, else ``"template"`` (:mod:`jurist.models._reasoning`).
 - ``images`` (default True): the model takes image input; a message's images are sent as
   OpenAI ``image_url`` parts after its text. ``False`` for a text-only model behind the
   URL: a request with images then fails with a :class:`~jurist.errors.CapabilityError`.
@@ -87,11 +91,7 @@ from jurist.errors import (
     ResponseTooLargeError,
 )
 from jurist.models._decisions import Decider
-from jurist.models._json_form import (
-    JsonForm,
-    JsonFormDecision,
-    response_format,
-)
+from jurist.models._json_form import JsonForm, JsonFormDecision, response_format
 from jurist.models._loop_sessions import LoopSessions
 from jurist.models._model import Capabilities, Model, refuse_images
 from jurist.models._once import Once
@@ -102,6 +102,14 @@ from jurist.models._openai_wire import (
     retry_after_seconds,
     snippet,
     whole_body_fits,
+)
+from jurist.models._reasoning import (
+    ReasoningForm,
+    openai_fields,
+    openai_form,
+    refuse_reasoning,
+    samples,
+    with_extra,
 )
 from jurist.models._server_identity import served_identity
 from jurist.types import Completion, Request, Usage
@@ -150,7 +158,12 @@ class OpenAIModel(Model):
         max_tokens_param: Literal["max_tokens", "max_completion_tokens"] = "max_tokens",
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
         images: bool = True,
+        reasoning_form: ReasoningForm | Literal["auto"] | None = "auto",
     ) -> None:
+        if reasoning_form not in ("auto", "effort", "template", None):
+            raise ConfigError(
+                f"openai reasoning_form {reasoning_form!r}: auto, effort, template, None"
+            )
         if not base_url.startswith(("http://", "https://")):
             raise ConfigError(f"openai base_url {base_url!r} must start with http:// or https://")
         if json_mode not in ("json_schema", "json_object", None):
@@ -191,6 +204,7 @@ class OpenAIModel(Model):
                 ("max_tokens_param", max_tokens_param, "max_tokens"),
                 ("max_response_bytes", self.max_response_bytes, DEFAULT_MAX_RESPONSE_BYTES),
                 ("images", images, True),
+                ("reasoning_form", reasoning_form, "auto"),
             )
             if v != default
         }
@@ -208,6 +222,9 @@ class OpenAIModel(Model):
         remember_secrets_in({"api_key": api_key, "headers": dict(headers or {})})
         self._logprobs = logprobs
         self._images = bool(images)
+        self.reasoning_form: ReasoningForm | None = (
+            openai_form(self.base_url) if reasoning_form == "auto" else reasoning_form
+        )
         self._top_max = top_logprobs_max if logprobs else 0
         self._max_tokens_param = max_tokens_param
         self._max_connections = max_connections
@@ -257,6 +274,7 @@ class OpenAIModel(Model):
             images=self._images,
             batch_api=True,
             batch_files=True,
+            thinking=self.reasoning_form is not None,
         )
 
     def secrets(self) -> dict[str, Any]:
@@ -374,10 +392,11 @@ class OpenAIModel(Model):
         }
         if request.max_tokens is not None:
             body[self._max_tokens_param] = request.max_tokens
-        if request.temperature is not None:
-            body["temperature"] = request.temperature
-        if request.top_p is not None:
-            body["top_p"] = request.top_p
+        if self.reasoning_form == "template" or samples(request.reasoning):
+            if request.temperature is not None:  # OpenAI's reasoning models take only 1
+                body["temperature"] = request.temperature
+            if request.top_p is not None:
+                body["top_p"] = request.top_p
         if request.seed is not None:
             body["seed"] = request.seed
         if request.stop:
@@ -406,8 +425,11 @@ class OpenAIModel(Model):
             fmt = response_format(form or self.json_form.form, request.json_schema)
             if fmt is not None:
                 body["response_format"] = fmt
+        if request.reasoning is not None:
+            refuse_reasoning(self.spec, self.reasoning_form is not None, request.reasoning)
+            body.update(openai_fields(request.reasoning, self.reasoning_form or "effort"))
         if request.extra:
-            body.update(request.extra)
+            with_extra(body, request.extra)
         return body
 
     def _completion(self, raw: bytes, status: int, latency: float) -> Completion:
@@ -420,6 +442,7 @@ class OpenAIModel(Model):
             what = "an answer of unexpected shape"
             usage = payload.get("usage") or {}
             details = usage.get("prompt_tokens_details") or {}
+            out_details = usage.get("completion_tokens_details") or {}
             text = message.get("content") or ""
             if not isinstance(text, str):
                 raise TypeError(f"message content is a {type(text).__name__}")
@@ -433,6 +456,7 @@ class OpenAIModel(Model):
                     prompt_tokens=int(usage.get("prompt_tokens") or 0),
                     completion_tokens=int(usage.get("completion_tokens") or 0),
                     cached_tokens=int(details.get("cached_tokens") or 0),
+                    reasoning_tokens=int(out_details.get("reasoning_tokens") or 0),
                     calls=1,
                     attempts=1,  # one request sent: the usage is already the billed one
                 ),

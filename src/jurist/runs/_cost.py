@@ -9,6 +9,10 @@ have been billed with no prompt caching, so ``bill(usage) - bill(uncached(usage)
 what caching saved (negative while it only writes). Local backends (``mock``, ``hf``, ``vllm``)
 cost nothing. A model with no price is *unknown*: its cost is ``None``, never a made-up 0.
 
+A thinking model's reasoning tokens (``Usage.reasoning_tokens``, part of
+``completion_tokens``) are billed as output, unless the price names a ``reasoning`` rate
+(live calls). :func:`reasoning_bill` is their share of a bill.
+
 Answers from jurist's own cache are not billed twice: a judgment whose calls were all
 cache hits (``calls == 0``) costs nothing. When one judgment mixes hits and real calls
 (a re-ask after a cached unreadable verdict) its tokens are billed in proportion to the
@@ -54,7 +58,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from jurist.errors import ConfigError
 from jurist.types import Usage
 
-__all__ = ["Price", "PriceTable", "bill", "cache_text", "uncached"]
+__all__ = ["Price", "PriceTable", "bill", "cache_text", "reasoning_bill", "uncached"]
 
 
 class Price(BaseModel):
@@ -71,6 +75,7 @@ class Price(BaseModel):
     batch_completion: float | None = Field(default=None, ge=0)
     batch_cached: float | None = Field(default=None, ge=0)
     batch_cache_write: float | None = Field(default=None, ge=0)
+    reasoning: float | None = Field(default=None, ge=0)
 
     @property
     def cached_rate(self) -> float:
@@ -148,15 +153,22 @@ class PriceTable(BaseModel):
 
 
 def _at(
-    usage: Usage, prompt: float, cached_rate: float, completion: float, write_rate: float
+    usage: Usage,
+    prompt: float,
+    cached_rate: float,
+    completion: float,
+    write_rate: float,
+    reasoning: float | None = None,
 ) -> float:
     cached = min(usage.cached_tokens, usage.prompt_tokens)
     written = min(usage.cache_write_tokens, usage.prompt_tokens - cached)
+    thought = min(usage.reasoning_tokens, usage.completion_tokens) if reasoning is not None else 0
     return (
         (usage.prompt_tokens - cached - written) * prompt
         + cached * cached_rate
         + written * write_rate
-        + usage.completion_tokens * completion
+        + (usage.completion_tokens - thought) * completion
+        + thought * (reasoning or 0.0)
     ) / 1_000_000
 
 
@@ -173,7 +185,14 @@ def bill(usage: Usage, price: Price) -> tuple[float | None, bool]:
     batch and live calls, mixed in); ``None`` for batch calls the price has no rate for."""
     if usage.calls == 0 and usage.cache_hits > 0:
         return 0.0, False
-    live = _at(usage, price.prompt, price.cached_rate, price.completion, price.cache_write_rate)
+    live = _at(
+        usage,
+        price.prompt,
+        price.cached_rate,
+        price.completion,
+        price.cache_write_rate,
+        price.reasoning,
+    )
     estimated = False
     full = live
     batch_calls = min(usage.batch_calls, usage.calls)
@@ -191,6 +210,28 @@ def bill(usage: Usage, price: Price) -> tuple[float | None, bool]:
     if usage.cache_hits and usage.calls:
         return full * usage.calls / (usage.calls + usage.cache_hits), True
     return full, estimated
+
+
+def reasoning_bill(usage: Usage, price: Price) -> float | None:
+    """The part of ``bill(usage, price)`` that paid for reasoning tokens (``None`` where
+    the bill is unknown).
+
+    >>> price = Price(prompt=1.0, completion=10.0)
+    >>> reasoning_bill(Usage(prompt_tokens=1000, completion_tokens=3000, reasoning_tokens=2000,
+    ...                      calls=1), price) == 2000 * 10.0 / 1_000_000
+    True
+    """
+    if not usage.reasoning_tokens:
+        return 0.0
+    full, _ = bill(usage, price)
+    if full is None:
+        return None
+    thought = min(usage.reasoning_tokens, usage.completion_tokens)
+    bare = usage.model_copy(
+        update={"completion_tokens": usage.completion_tokens - thought, "reasoning_tokens": 0}
+    )
+    rest, _ = bill(bare, price)
+    return None if rest is None else full - rest
 
 
 def resolve_prices(prices: PriceTable | Mapping[str, Any] | None) -> PriceTable:

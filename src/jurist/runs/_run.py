@@ -8,7 +8,8 @@ totals items, failures, tokens and cost; :meth:`Run.report` writes the HTML repo
 Each record is the item's input fields followed by the outcome's fields prefixed
 ``judge_`` (``judge_score``, ``judge_error``, ``judge_verdict``...), then the usage and
 cost: ``judge_prompt_tokens``, ``judge_completion_tokens``, ``judge_cached_tokens``,
-``judge_calls``, ``judge_attempts``, ``judge_cache_hits``, ``judge_cost``. An input column
+``judge_calls``, ``judge_attempts``, ``judge_cache_hits``, ``judge_reasoning_tokens``,
+``judge_cost``. An input column
 whose name the judge's fields use (``judge_score`` in the data) is kept, renamed
 ``input_<name>``, so nothing of the input is lost.
 
@@ -68,6 +69,7 @@ def flatten(row: dict[str, Any]) -> dict[str, Any]:
     judged["judge_calls"] = usage.calls
     judged["judge_attempts"] = usage.attempts
     judged["judge_cache_hits"] = usage.cache_hits
+    judged["judge_reasoning_tokens"] = usage.reasoning_tokens
     judged["judge_cost"] = row["cost"]
     record: dict[str, Any] = {}
     for key, value in row["item"].items():
@@ -187,8 +189,16 @@ class Run:
             verdicts: dict[str, int] = {}
             notes: dict[str, int] = {}
             covered: list[tuple[float, bool]] = []
+            thought_cost: float | None = 0.0
             for row in store.rows():
                 outcome = row["outcome"]
+                if row["usage"].reasoning_tokens:  # what its thinking cost, kept with it
+                    part = outcome.get("reasoning_cost")
+                    thought_cost = (
+                        None
+                        if part is None or thought_cost is None
+                        else (thought_cost + float(part))
+                    )
                 covered += coverages(outcome)
                 for note in _output_notes(outcome):
                     notes[note] = notes.get(note, 0) + 1
@@ -219,6 +229,8 @@ class Run:
             prompt_tokens=totals.usage.prompt_tokens,
             completion_tokens=totals.usage.completion_tokens,
             cached_tokens=totals.usage.cached_tokens,
+            reasoning_tokens=totals.usage.reasoning_tokens,
+            reasoning_cost=thought_cost,
             cost=totals.cost,
             cost_of_priced_items=totals.cost_known,
             cost_unknown_items=totals.cost_unknown,

@@ -136,6 +136,10 @@ class RunSummary(BaseModel):
     scoring: str | None = None
     """How verdicts were read: ``parse``, ``logprobs`` or ``auto`` (``None``: not an LLM
     judge's choice, a rubric grade)."""
+    reasoning_tokens: int = 0
+    """Completion tokens the judge spent thinking (part of ``completion_tokens``)."""
+    reasoning_cost: float | None = 0.0
+    """What the thinking cost, part of ``cost`` (``None``: unknown: an unpriced model)."""
     batch_files: list[str] = []
     """Request files written for an offline engine and not read back yet (status
     ``awaiting results``: answer them, then ``jurist ingest``)."""

@@ -51,6 +51,7 @@ import orjson
 from jurist._sqlite import connect, is_damaged, use_wal
 from jurist.errors import ConfigError, JuristError, OutputError
 from jurist.runs._batch_store import BatchStore, batch_calls_in
+from jurist.runs._bitmap import Bitmap
 from jurist.runs._repeat_store import PENDING_TOTALS, REPEATS_SCHEMA, RepeatTable
 from jurist.runs._store_images import IMAGES_SCHEMA, externalise
 from jurist.types import Usage
@@ -86,7 +87,8 @@ CREATE TABLE IF NOT EXISTS results (
     finished REAL NOT NULL,
     attempts INTEGER NOT NULL DEFAULT 0,
     cache_write_tokens INTEGER NOT NULL DEFAULT 0,
-    cost_uncached REAL
+    cost_uncached REAL,
+    reasoning_tokens INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS superseded (
@@ -97,11 +99,13 @@ CREATE TABLE IF NOT EXISTS superseded (
     calls INTEGER NOT NULL DEFAULT 0,
     cache_hits INTEGER NOT NULL DEFAULT 0,
     attempts INTEGER NOT NULL DEFAULT 0,
-    cost REAL
+    cost REAL,
+    reasoning_tokens INTEGER NOT NULL DEFAULT 0
 );
 """
 
-# The columns every jurist store has had (``attempts`` came later and is added when missing).
+# The columns every jurist store has had (``attempts`` and ``reasoning_tokens`` came later
+# and are added when missing).
 _COLUMNS = (
     "idx",
     "item_hash",
@@ -119,9 +123,9 @@ _COLUMNS = (
     "latency",
     "finished",
 )
-# ``cache_write_tokens`` and ``cost_uncached`` (the cost with no prompt caching) came later
-# still, and are added when missing, as ``attempts`` is
-_WRITTEN = (*_COLUMNS, "attempts", "cache_write_tokens", "cost_uncached")
+# ``cache_write_tokens``, ``cost_uncached`` (the cost with no prompt caching) and
+# ``reasoning_tokens`` came later still, and are added when missing, as ``attempts`` is
+_WRITTEN = (*_COLUMNS, "attempts", "cache_write_tokens", "cost_uncached", "reasoning_tokens")
 _INSERT = (
     f"INSERT INTO results ({', '.join(_WRITTEN)}) VALUES ({', '.join('?' * len(_WRITTEN))}) "
     "ON CONFLICT(idx) DO UPDATE SET "
@@ -138,6 +142,7 @@ _SPENT = (
     "cache_hits",
     "attempts",
     "cost",
+    "reasoning_tokens",
 )
 # a result for an item without a row (see :meth:`RunStore.write`'s ``fresh``)
 _INSERT_NEW = (
@@ -155,6 +160,21 @@ _KEEP_REFUSED = (
     f"INSERT INTO superseded (idx, {', '.join(_SPENT)}) "
     f"VALUES ({', '.join('?' * (len(_SPENT) + 1))})"
 )
+
+_COUNT = "INTEGER NOT NULL DEFAULT 0"
+# (table, column, type) of the columns added after the first stores were written
+_LATER_COLUMNS = [
+    ("results", "attempts", _COUNT),
+    ("results", "cache_write_tokens", _COUNT),
+    ("results", "cost_uncached", "REAL"),
+    ("results", "reasoning_tokens", _COUNT),
+    ("superseded", "reasoning_tokens", _COUNT),
+]
+
+
+def _columns(db: sqlite3.Connection, table: str) -> set[str]:
+    return {r[1] for r in db.execute(f"PRAGMA table_info({table})")}
+
 
 _DUMP = orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY
 
@@ -201,27 +221,6 @@ class Totals:
     """``cost`` as it would have been with no provider prompt caching (what superseded
     results spent counts as it was); ``None`` when a priced result's is unknown (a store
     written before it was kept, a run with repeats)."""
-
-
-class Bitmap:
-    """A set of small non-negative integers in one bit each (the finished indices)."""
-
-    def __init__(self) -> None:
-        self._bits = bytearray()
-        self.count = 0
-
-    def add(self, i: int) -> None:
-        byte = i >> 3
-        if byte >= len(self._bits):
-            self._bits.extend(b"\0" * (byte + 1 - len(self._bits) + 1024))
-        mask = 1 << (i & 7)
-        if not self._bits[byte] & mask:
-            self._bits[byte] |= mask
-            self.count += 1
-
-    def has(self, i: int) -> bool:
-        byte = i >> 3
-        return byte < len(self._bits) and bool(self._bits[byte] & (1 << (i & 7)))
 
 
 def _schema_problem(db: sqlite3.Connection) -> str | None:
@@ -307,6 +306,7 @@ def _row(r: StoredResult) -> tuple[tuple[Any, ...], dict[str, tuple[str, bytes]]
         u.attempts,
         u.cache_write_tokens,
         r.cost_uncached,
+        u.reasoning_tokens,
     )
     return values, images
 
@@ -324,10 +324,11 @@ class RunStore:
             )
             if readonly:
                 problem = _schema_problem(self._db)
-                columns = {r[1] for r in self._db.execute("PRAGMA table_info(results)")}
+                columns = _columns(self._db, "results")
                 self._attempts = "attempts" in columns
                 self._caching = "cost_uncached" in columns
                 tables = {r[0] for r in self._db.execute("SELECT name FROM sqlite_master")}
+                self._reasoning = "reasoning_tokens" in _columns(self._db, "results")
                 self._superseded = "superseded" in tables
                 self._repeats = "repeats" in tables
             else:
@@ -335,17 +336,13 @@ class RunStore:
                 if problem is None:
                     use_wal(self._db)
                     self._db.executescript(_SCHEMA + IMAGES_SCHEMA)
-                    columns = {r[1] for r in self._db.execute("PRAGMA table_info(results)")}
-                    for column, kind in (
-                        ("attempts", "INTEGER NOT NULL DEFAULT 0"),
-                        ("cache_write_tokens", "INTEGER NOT NULL DEFAULT 0"),
-                        ("cost_uncached", "REAL"),
-                    ):
-                        if column not in columns:  # a store written before it was kept
-                            self._db.execute(f"ALTER TABLE results ADD COLUMN {column} {kind}")
+                    for table, column, kind in _LATER_COLUMNS:  # an older store gets them
+                        if column not in _columns(self._db, table):
+                            self._db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
                     self._db.executescript(REPEATS_SCHEMA)  # older stores get it empty
                     self._attempts = True
                     self._caching = True
+                    self._reasoning = True
                     self._superseded = True
         except sqlite3.DatabaseError as e:
             raise self._error("open", e) from None
@@ -355,6 +352,7 @@ class RunStore:
 
     _repeats = True
     _caching = True
+    _reasoning = True
 
     def _error(self, doing: str, e: sqlite3.Error) -> JuristError:
         return store_error(self.path, doing, e)
@@ -412,7 +410,8 @@ class RunStore:
                 if not written:
                     spent = (u.prompt_tokens, u.completion_tokens, u.cached_tokens, u.calls)
                     self._db.execute(
-                        _KEEP_REFUSED, (r.idx, *spent, u.cache_hits, u.attempts, r.cost)
+                        _KEEP_REFUSED,
+                        (r.idx, *spent, u.cache_hits, u.attempts, r.cost, u.reasoning_tokens),
                     )
                 self._db.execute("COMMIT")
             except BaseException:
@@ -530,7 +529,8 @@ class RunStore:
             "SELECT idx, item, score, error, outcome, prompt_tokens, completion_tokens, "
             "cached_tokens, calls, cache_hits, cost, cost_estimated, latency, "
             f"{'attempts' if self._attempts else '0'}, "
-            f"{'cache_write_tokens' if self._caching else '0'} FROM results"
+            f"{'cache_write_tokens' if self._caching else '0'}, "
+            f"{'reasoning_tokens' if self._reasoning else '0'} FROM results"
         )
         if failed_only:
             sql += " WHERE score IS NULL"
@@ -552,6 +552,7 @@ class RunStore:
                     cache_hits=row[9],
                     attempts=row[13],
                     cache_write_tokens=row[14],
+                    reasoning_tokens=row[15],
                 ),
                 "cost": row[10],
                 "cost_estimated": bool(row[11]),
@@ -580,17 +581,19 @@ class RunStore:
             f"TOTAL({'attempts' if self._attempts else '0'}), "
             + (
                 "TOTAL(cache_write_tokens), TOTAL(COALESCE(cost_uncached, cost)), "
-                "SUM(cost IS NOT NULL AND cost_uncached IS NULL) FROM results"
+                "SUM(cost IS NOT NULL AND cost_uncached IS NULL), "
                 if self._caching
-                else "0, TOTAL(cost), COUNT(cost) FROM results"
+                else "0, TOTAL(cost), COUNT(cost), "
             )
+            + f"TOTAL({'reasoning_tokens' if self._reasoning else '0'}) FROM results"
         ).fetchone()
-        old = (0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0)
+        old = (0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0, 0.0)
         if self._superseded:
             old = self._db.execute(
                 "SELECT COUNT(*), TOTAL(prompt_tokens), TOTAL(completion_tokens), "
                 "TOTAL(cached_tokens), TOTAL(calls), TOTAL(cache_hits), TOTAL(attempts), "
-                "TOTAL(cost), SUM(cost IS NULL AND (calls > 0 OR attempts > 0)) FROM superseded"
+                "TOTAL(cost), SUM(cost IS NULL AND (calls > 0 OR attempts > 0)), "
+                f"TOTAL({'reasoning_tokens' if self._reasoning else '0'}) FROM superseded"
             ).fetchone()
         if self._repeats:  # repeats of items not aggregated yet (a killed run)
             pending = self._db.execute(PENDING_TOTALS).fetchone()
@@ -598,6 +601,7 @@ class RunStore:
                 old[0],
                 *(a + b for a, b in zip(old[1:8], pending[:7], strict=True)),
                 int(old[8] or 0) + int(pending[7] or 0),
+                old[9],  # repeats keep no reasoning tokens apart
             )
         items = int(row[0])
         unknown = int(row[9] or 0)
@@ -613,6 +617,7 @@ class RunStore:
                 cache_hits=int(row[7] + old[5]),
                 attempts=int(row[11] + old[6]),
                 cache_write_tokens=int(row[12]),
+                reasoning_tokens=int(row[15] + old[9]),
             ),
             # one unpriced item makes the total unknown: never a sum that looks complete
             cost=None if unknown or old[8] else float(row[8] + old[7]),

@@ -12,9 +12,12 @@ import asyncio
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Literal
 
 from jurist.errors import JuristError, ParseError
+from jurist.judges._llm_config import DEFAULT_MAX_THINKING_TOKENS
+from jurist.judges._thinking import bounded, cut_in_thinking, recover
 from jurist.judges.rubric._criteria import Criterion, CriterionVerdict
 from jurist.judges.rubric._prompts import (
     criterion_id,
@@ -30,8 +33,9 @@ from jurist.judges.rubric._prompts import (
 from jurist.judges.rubric._report import Vote
 from jurist.judges.rubric._shuffle import option_order
 from jurist.models import Model
+from jurist.models._reasoning import headroom
 from jurist.models._retry import attempts_of
-from jurist.types import ImagePart, Message, Request, Usage
+from jurist.types import Completion, ImagePart, Message, Reasoning, Request, Usage
 
 __all__ = ["CallSettings", "ItemInput", "JudgeCalls", "JudgeRun"]
 
@@ -59,6 +63,8 @@ class CallSettings:
     max_tokens: int | None
     guidelines: str | None
     instructions: str | None = None
+    reasoning: Reasoning | None = None
+    keep_reasoning: bool = True
 
 
 @dataclass(slots=True)
@@ -209,7 +215,8 @@ class JudgeCalls:
         for attempt in range(retries + 1):
             request = Request(
                 messages=messages,
-                max_tokens=max_tokens,
+                max_tokens=headroom(max_tokens, self.settings.reasoning),
+                reasoning=self.settings.reasoning,
                 temperature=self.temperature,
                 seed=self.seed,
                 json_schema=schema,
@@ -230,8 +237,25 @@ class JudgeCalls:
             run.usage = run.usage + completion.billed_usage
             if completion.format_note:
                 run.notes.add(completion.format_note)
+            if cut_in_thinking(completion):  # nothing in it is an answer: recover one
+                rec = await recover(
+                    self.model,
+                    request,
+                    completion,
+                    mode="continue",
+                    cap=DEFAULT_MAX_THINKING_TOKENS,
+                    readable=partial(_readable, ids=ids),
+                )
+                run.latency += rec.latency
+                run.usage = run.usage + rec.usage
+                if rec.completion is None:
+                    return None, run, f"parse: truncated in thinking ({rec.note})"
+                run.notes.add(rec.note)
+                completion = rec.completion
             thinking, text = split_thinking(completion.text)
-            reasoning = completion.reasoning or thinking
+            reasoning = bounded(completion.reasoning or thinking)
+            if not self.settings.keep_reasoning:
+                reasoning = None
             try:
                 return (parse_answer(text, ids), reasoning), run, ""
             except ParseError as e:
@@ -311,3 +335,12 @@ class JudgeCalls:
             shuffle_order=self._recorded(order),
             reasoning=reasoning,
         )
+
+
+def _readable(completion: Completion, *, ids: Sequence[str] | None) -> bool:
+    """Whether ``completion`` holds an answer :func:`parse_answer` reads."""
+    try:
+        parse_answer(split_thinking(completion.text)[1], ids)
+    except ParseError:
+        return False
+    return True

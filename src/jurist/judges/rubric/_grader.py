@@ -46,8 +46,9 @@ from jurist.judges.rubric._rubric import Rubric
 from jurist.judges.rubric._scoring import CANNOT_ASSESS_STRATEGIES, CannotAssess
 from jurist.judges.rubric._shuffle import item_key
 from jurist.models import Model
+from jurist.models._reasoning import refuse_reasoning
 from jurist.templates import DEFAULT_MAX_TOOL_CHARS, Turn, get_template
-from jurist.types import Usage
+from jurist.types import Reasoning, Usage
 
 __all__ = ["CriterionGrader", "JudgeSpec"]
 
@@ -99,6 +100,10 @@ class CriterionGrader:
             system message (the answer format and the rubric are always added).
         temperature, max_tokens: sampling (``max_tokens`` defaults to a size that fits
             the answer); a :class:`JudgeSpec` may set its own temperature and seed.
+        reasoning: a thinking effort or budget, as :class:`~jurist.judges.LLMJudge` takes
+            it (its budget added to ``max_tokens``; a reply cut inside its thinking gets one
+            continuation, see :mod:`jurist.judges._thinking`); refused by a judge whose
+            backend cannot think. ``keep_reasoning=False`` keeps no vote's thinking trace.
         concurrency: the most model calls in flight in :meth:`grade_many`.
         turn, max_tool_chars: how a conversation submission is graded: its judged turn
             (``"last"`` by default) is the submission and what comes before it the query
@@ -122,6 +127,8 @@ class CriterionGrader:
         instructions: str | None = None,
         temperature: float | None = 0.0,
         max_tokens: int | None = None,
+        reasoning: Reasoning | str | int | None = None,
+        keep_reasoning: bool = True,
         concurrency: int = 32,
         name: str | None = None,
         turn: Turn = "last",
@@ -148,6 +155,13 @@ class CriterionGrader:
         self.instructions = instructions
         self.temperature = temperature
         self.max_tokens = max_tokens
+        try:
+            self.reasoning = Reasoning.parse(reasoning)
+        except ValueError as e:
+            raise ConfigError(str(e)) from None
+        self.keep_reasoning = keep_reasoning
+        for model, _, _ in self._specs:  # before the first call
+            refuse_reasoning(model.spec, model.capabilities.thinking, self.reasoning)
         # checked once, as a template checks them
         get_template("likert").with_turn(turn, max_tool_chars=max_tool_chars)
         self.turn: Turn = turn
@@ -219,6 +233,8 @@ class CriterionGrader:
             "instructions": self.instructions,
             "max_tokens": self.max_tokens,
         }
+        if self.reasoning is not None:  # written only when set: older runs still resume
+            out["reasoning"] = self.reasoning.effort or self.reasoning.budget_tokens
         if self.turn != "last" or self.max_tool_chars != DEFAULT_MAX_TOOL_CHARS:
             out["turn"], out["max_tool_chars"] = self.turn, self.max_tool_chars
         if rubric is not None:
@@ -234,6 +250,8 @@ class CriterionGrader:
             shuffle_seed=self.seed if self.shuffle_options else None,
             max_tokens=self.max_tokens,
             guidelines=rubric.guidelines,
+            reasoning=self.reasoning,
+            keep_reasoning=self.keep_reasoning,
             instructions=self.instructions,
         )
         return [

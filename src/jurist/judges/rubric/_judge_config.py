@@ -27,10 +27,12 @@ from pydantic.fields import FieldInfo
 from jurist.errors import ConfigError
 from jurist.judges._codecs import ModelSpecs
 from jurist.judges._declare import Codec, JudgeConfig, LoadContext, option
+from jurist.judges._llm_config import ReasoningOption
 from jurist.judges.rubric._rubric import Rubric
 from jurist.models import get_model
 from jurist.models._backends import scripted_spec
 from jurist.templates import DEFAULT_MAX_TOOL_CHARS, Turn
+from jurist.types import Reasoning
 
 __all__ = ["BINDING", "RubricJudgeConfig", "RubricRef", "config_of", "refuse_weights"]
 
@@ -84,6 +86,8 @@ class RubricJudgeConfig(JudgeConfig):
     instructions: str | None = option(None, example="Grade strictly.", describe="never")
     temperature: float | None = option(0.0, example=0.7, describe="never")
     max_tokens: int | None = option(None, example=64, describe="never", ge=1)
+    reasoning: ReasoningOption = option(None, example=Reasoning(budget_tokens=2048))
+    keep_reasoning: bool = option(True, example=False, describe="never")
     concurrency: int = option(32, example=4, describe="never", ge=1)
     name: str | None = option(None, example="mine", describe="never")
     submission_field: str = option("response", example="answer", describe="never")
@@ -107,6 +111,7 @@ def config_of(judge: Any) -> RubricJudgeConfig:
         temperature=getattr(grader, "temperature", 0.0),
         concurrency=getattr(grader, "concurrency", 32),
         turn=getattr(grader, "turn", "last"),
+        keep_reasoning=getattr(grader, "keep_reasoning", True),
         max_tool_chars=getattr(grader, "max_tool_chars", DEFAULT_MAX_TOOL_CHARS),
         **{k: getattr(judge, k) for k in BINDING},
     )

@@ -68,6 +68,8 @@ COLUMNS = (
     "other",
     "usage",
     "name",
+    "reasoning",
+    "thinking_note",
 )
 TEXT_LIMIT = 20_000
 PREVIEW_LIMIT = 300
@@ -82,6 +84,9 @@ _SHOWN = {
     "explanation",
     "attempts",
     "latency",
+    "reasoning",
+    "thinking_note",
+    "reasoning_cost",
 }
 _MARK = "\x00"
 _DUMP = orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY
@@ -153,8 +158,17 @@ def browse_row(
         {k: _clip_all(v) for k, v in item.items()},
         in_prompt,
         {k: _clip_all(v) for k, v in outcome.items() if k not in _SHOWN and v is not None},
-        [usage.prompt_tokens, usage.completion_tokens, usage.calls, row.get("latency")],
+        [
+            usage.prompt_tokens,
+            usage.completion_tokens,
+            usage.calls,
+            row.get("latency"),
+            usage.reasoning_tokens,
+            outcome.get("reasoning_cost"),
+        ],
         item_label(row["idx"], item),
+        clip(_text(outcome.get("reasoning"))),
+        outcome.get("thinking_note"),
     ]
 
 

@@ -314,6 +314,7 @@ def _summary_section(s: RunSummary, systems: str | None = None) -> str:
             "tokens (prompt / completion / cached)",
             f"{s.prompt_tokens} / {s.completion_tokens} / {s.cached_tokens}",
         ),
+        *_reasoning_rows(s),
         (
             "cost",
             cost + (f" ({s.cost_unknown_items} items unpriced)" if s.cost_unknown_items else ""),
@@ -325,6 +326,22 @@ def _summary_section(s: RunSummary, systems: str | None = None) -> str:
         *(s.repeats.rows(s.items) if s.repeats is not None else ()),
     ]
     return _table(["what", "value"], rows, table_id="summary")
+
+
+def _reasoning_rows(s: RunSummary) -> list[tuple[str, Any]]:
+    """The thinking's tokens and cost (none for a judge that did not think)."""
+    if not s.reasoning_tokens:
+        return []
+    share = f" ({s.reasoning_tokens / s.completion_tokens:.0%})" if s.completion_tokens else ""
+    if s.reasoning_cost is None:
+        cost = "unknown (a model without a price)"
+    else:
+        part = f" ({s.reasoning_cost / s.cost:.0%} of the cost)" if s.cost else ""
+        cost = f"${s.reasoning_cost:.4f}{part}"
+    return [
+        ("reasoning tokens", f"{s.reasoning_tokens} of {s.completion_tokens} completion{share}"),
+        ("reasoning cost", cost),
+    ]
 
 
 def _coverage_chart(values: list[float], s: RunSummary) -> str:

@@ -168,6 +168,11 @@
     facts.push(["attempts", r[C.attempts] === null ? "-" : r[C.attempts]]);
     facts.push(["tokens (prompt / completion), calls", u[0] + " / " + u[1] + ", " + u[2]]);
     if (u[3]) { facts.push(["latency", fmt(u[3]) + " s"]); }
+    if (u[4]) {
+      facts.push(["reasoning tokens", u[4] + " of " + u[1] + " completion tokens" +
+        (u[5] === null || u[5] === undefined ? "" : ", $" + Number(u[5]).toFixed(6))]);
+    }
+    if (r[C.thinking_note]) { facts.push(["cut in its thinking", r[C.thinking_note]]); }
     var dl = el("dl");
     facts.forEach(function (f) { dl.appendChild(el("dt", f[0])); dl.appendChild(el("dd", f[1])); });
     box.appendChild(dl);
@@ -178,6 +183,12 @@
     }
     section(box, H.raw, visible(r[C.response]));
     section(box, "Explanation", r[C.explanation]);
+    if (r[C.reasoning]) {  // the thinking trace, folded: long, and read only when wanted
+      var fold = el("details", null, "thinking");
+      fold.appendChild(el("summary", "Thinking (" + r[C.reasoning].length + " characters)"));
+      fold.appendChild(el("pre", r[C.reasoning]));
+      box.appendChild(fold);
+    }
     var fields = {}, inPrompt = r[C.in_prompt];
     Object.keys(r[C.fields]).forEach(function (k) {
       if (inPrompt.indexOf(k) < 0) { fields[k] = r[C.fields][k]; }
