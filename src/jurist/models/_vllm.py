@@ -340,7 +340,7 @@ class VLLMModel(Model):
         from jurist.models._hf_compute import encode_prompts, render_prompt
 
         engine = await self._engine()
-        text = render_prompt(engine.lm, request.messages)
+        text = render_prompt(engine.lm, request.messages, request.reasoning)
         prompt_ids = encode_prompts(engine.lm, [text])[0]
         run = self._run(engine, prompt_ids, self._params(engine, kwargs))
         # the timeout bounds the request, not the engine's start (minutes, once)
@@ -411,7 +411,7 @@ class VLLMModel(Model):
         from jurist.models._hf_scoring import candidate_ids
 
         engine = await self._engine()
-        text = render_prompt(engine.lm, request.messages)
+        text = render_prompt(engine.lm, request.messages, request.reasoning)
         prompt_ids = encode_prompts(engine.lm, [text])[0]
         tokens = candidate_ids(engine.lm, text, candidates)
         plan = plan_scoring(prompt_ids, dict(zip(candidates, tokens, strict=True)))
