@@ -394,6 +394,23 @@ class LLMJudge(Declared, ManyItemsJudge[Judgment, JudgeResults]):
                     return judgment
                 return await self._weigher.weigh(asked, completion, judgment)
             error = verdict.error or "parse: no verdict"
+            if self._weigher is not None and self._weigher.prefills and fmt == "text":
+                # the answer names no verdict: weigh the verdicts after it (one prefill)
+                failed = Judgment(
+                    score=None,
+                    error=error,
+                    judge_prompt=prompt_text,
+                    response=text,
+                    attempts=attempts,
+                    usage=usage,
+                    latency=latency,
+                    cached=completion.cached,
+                    output_format=fmt,
+                    output_note=note,
+                )
+                weighed = await self._weigher.after_answer(asked, completion, failed)
+                if weighed is not None:
+                    return weighed
         return Judgment(
             score=None,
             error=error,
