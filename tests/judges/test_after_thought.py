@@ -186,3 +186,27 @@ def test_a_judge_whose_answer_names_no_verdict_is_weighed_after_it(
     )
     assert result.distribution is not None and close(result.distribution, probs)
     assert result.verdict == max(probs, key=lambda v: probs[v])
+
+
+def test_a_backend_without_candidate_scores_says_why_it_did_not_weigh() -> None:
+    """A strict judge on a backend that returns top logprobs but scores no candidates:
+    an answer with no verdict fails, and the judgment says what could read it."""
+    model = jurist.get_model("mock:j", outputs=["The answer looks fine to me."], top_logprobs=5)
+    assert not model.capabilities.candidate_scores
+    judge = jurist.LLMJudge(model, template="solve_first", scoring="logprobs")
+    result = judge.judge_sync([ITEM])[0]
+    assert result.score is None and result.error is not None and result.error.startswith("parse")
+    assert result.scoring_note is not None
+    assert "cannot read the verdicts after it" in result.scoring_note
+    assert "prefill=completions" in result.scoring_note
+    # a judge on a backend that scores candidates reads them there
+    scoring = jurist.get_model(
+        "mock:j",
+        outputs=["The answer looks fine to me."],
+        candidate_probs={" Correct": 0.6, " Incorrect": 0.2},
+    )
+    weighed = jurist.LLMJudge(scoring, template="solve_first", scoring="logprobs").judge_sync(
+        [ITEM]
+    )[0]
+    assert weighed.scoring_note == AFTER_ANSWER_NOTE and weighed.verdict == "Correct"
+    assert weighed.distribution is not None and abs(weighed.distribution["Correct"] - 0.75) < 1e-9

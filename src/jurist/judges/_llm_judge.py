@@ -420,6 +420,7 @@ class LLMJudge(Declared, ManyItemsJudge[Judgment, JudgeResults]):
             usage=usage if usage is not None else Usage(),
             latency=latency,
             output_note=note,
+            scoring_note=self._weigher.no_prefill_note if self._weigher is not None else None,
         )
 
     def _as_text(self, messages: tuple[Message, ...]) -> tuple[Message, ...]:

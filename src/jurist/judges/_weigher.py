@@ -248,6 +248,19 @@ class Weigher:
         scores candidates after an assistant prefix)."""
         return self.route == "candidates"
 
+    @property
+    def no_prefill_note(self) -> str | None:
+        """Why a strict judge's answer that named no verdict was not weighed after it (a
+        backend that scores no candidates), or ``None``."""
+        if self.prefills or not self.strict:
+            return None
+        return (
+            f"not weighed: the answer named no verdict, and {self.model.spec} cannot read "
+            "the verdicts after it (capabilities.candidate_scores is False; an "
+            "OpenAI-compatible server that continues an assistant prefix can, with the "
+            "model option prefill=completions or prefill=chat)"
+        )
+
     async def after_answer(
         self, messages: tuple[Message, ...], completion: Completion, failed: Judgment
     ) -> Judgment | None:
