@@ -33,7 +33,7 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from jurist.errors import CapabilityError
@@ -43,6 +43,7 @@ __all__ = [
     "EFFORT_BUDGETS",
     "THINK_CLOSE",
     "THINK_OPEN",
+    "ThinkingLegs",
     "open_at_end",
     "refuse_reasoning",
     "template_options",
@@ -116,3 +117,89 @@ def open_at_end(prompt: str) -> bool:
     False
     """
     return prompt.rfind(THINK_OPEN) > prompt.rfind(THINK_CLOSE)
+
+
+class ThinkingLegs:
+    """The budget enforced on an engine without a per-request logits processor (``vllm``):
+    generation in legs, each a request that goes on from the tokens so far.
+
+    A leg is as long as the thinking may still run (``budget`` minus the tokens spent
+    inside the block; the opening tag's length more while the block is not open yet), or
+    the rest of ``max_tokens`` once the thinking closed or never opened. When a leg ends
+    with the budget spent inside the block, :meth:`take` returns the closing tag's tokens
+    to append (forced, as the ``hf`` backend forces them) before the next leg.
+
+    >>> legs = ThinkingLegs(budget=4, open_ids=(7,), close_ids=(8,), opened=True, max_tokens=10)
+    >>> legs.next_leg()
+    4
+    >>> legs.take([1, 2, 3, 4], finished=False)
+    (8,)
+    >>> legs.next_leg()
+    5
+    >>> legs.take([5, 6], finished=True), legs.next_leg() is None
+    ((), True)
+    """
+
+    def __init__(
+        self,
+        *,
+        budget: int,
+        open_ids: Sequence[int],
+        close_ids: Sequence[int],
+        opened: bool,
+        max_tokens: int,
+    ) -> None:
+        self.budget = budget
+        self.open_ids = tuple(open_ids)
+        self.close_ids = tuple(close_ids)
+        self.tokens: list[int] = []  # everything after the prompt, forced tags included
+        self.start: int | None = 0 if opened else None  # where the thinking starts
+        self.closed = False
+        self.finished = False
+        self.forced = 0
+        self.max_tokens = max_tokens
+
+    def _find(self, seq: tuple[int, ...], since: int) -> int | None:
+        for i in range(since, len(self.tokens) - len(seq) + 1):
+            if tuple(self.tokens[i : i + len(seq)]) == seq:
+                return i
+        return None
+
+    def _update(self) -> None:
+        if self.start is None:
+            at = self._find(self.open_ids, 0)
+            if at is not None:
+                self.start = at + len(self.open_ids)
+        if self.start is not None and not self.closed:
+            self.closed = self._find(self.close_ids, self.start) is not None
+
+    @property
+    def spent(self) -> int:
+        """Tokens spent inside the thinking so far."""
+        return 0 if self.start is None else len(self.tokens) - self.start
+
+    def next_leg(self) -> int | None:
+        """The most tokens of the next request, or ``None``: the answer is complete."""
+        left = self.max_tokens - len(self.tokens)
+        if self.finished or left <= 0:
+            return None
+        if self.closed:
+            return left
+        if self.start is None:
+            return min(left, self.budget + len(self.open_ids))
+        return min(left, max(1, self.budget - self.spent))
+
+    def take(self, generated: Sequence[int], *, finished: bool) -> tuple[int, ...]:
+        """Take in a leg's tokens (``finished``: it ended by itself, not at its length);
+        returns the tokens to append before the next leg (the forced closing tag, or none)."""
+        self.tokens.extend(int(t) for t in generated)
+        self.finished = finished
+        self._update()
+        if finished or self.closed or self.start is None or self.spent < self.budget:
+            return ()
+        if self.max_tokens - len(self.tokens) < len(self.close_ids):
+            return ()  # no room left to close it: cut inside the thinking
+        self.tokens.extend(self.close_ids)
+        self.closed = True
+        self.forced += 1
+        return self.close_ids
