@@ -247,7 +247,7 @@ class VLLMModel(Model):
     def _thinks(self) -> bool:
         """Whether the chat template has a thinking switch: the started engine's tokenizer,
         else the model's files (:mod:`jurist.models._hf_thinking`)."""
-        task = _ENGINES.get(self._key)
+        task = _ENGINES.get((self.name, repr(sorted(self.engine_kwargs.items()))))
         if task is not None and task.done() and not task.cancelled() and not task.exception():
             return template_thinks(getattr(task.result().lm.tokenizer, "chat_template", None))
         from jurist.models._hf_loading import resolve_source
