@@ -56,12 +56,23 @@ class Prefill:
     gap: str
 
 
-def prefill_after(text: str, template: Template, *, bare: bool | None = None) -> Prefill | str:
+def prefill_after(
+    text: str, template: Template, *, bare: bool | None = None, reasoning: str | None = None
+) -> Prefill | str:
     """The prefill that reads the verdict after ``text`` (the judge's answer), or why
     there is none. ``bare``: the answer asked for is the verdict alone (default: the
-    template's plain format says so)."""
+    template's plain format says so). ``reasoning``: the thinking a server returned apart
+    from the text (``reasoning_content``), put back before the answer as the block hybrid
+    thinkers' templates write, ``<think>\\n...\\n</think>\\n\\n``.
+
+    >>> from jurist.templates import get_template
+    >>> prefill_after("Paris.", get_template("likert"), reasoning="Spiders: 8 legs.").prefix
+    '<think>\\nSpiders: 8 legs.\\n</think>\\n\\n'
+    """
     if bare is None:
         bare = template.verdict_alone()
+    if reasoning and reasoning.strip() and not _CLOSE.search(text):
+        text = f"<think>\n{reasoning.strip()}\n</think>\n\n{text.lstrip()}"
     closes = list(_CLOSE.finditer(text))
     end = closes[-1].end() if closes else 0
     opened = [m.start() for m in _OPEN.finditer(text)]

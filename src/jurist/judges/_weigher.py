@@ -267,7 +267,9 @@ class Weigher:
         """``failed`` (an answer whose verdict could not be read) weighed after the answer
         in one prefill (:mod:`jurist.judges._after_thought`); ``None`` when no prefix can
         be built (a trace cut inside its thinking): the judge goes on as without it."""
-        found = prefill_after(completion.text, self.template, bare=self.bare)
+        found = prefill_after(
+            completion.text, self.template, bare=self.bare, reasoning=completion.reasoning
+        )
         if isinstance(found, str):
             return None
         dist, why, extra = await self._scored_after(messages, found.prefix, found.gap)

@@ -14,9 +14,9 @@ A :class:`~jurist.types.Reasoning` on a request is translated for a model run in
   wrote it). When a row reaches the budget still inside its thinking, the closing tag is
   forced as its next tokens and generation goes on to the verdict, within the request's
   ``max_tokens`` (the budget is part of them, as with Anthropic's ``budget_tokens``).
-  An effort level stands for a budget (:data:`EFFORT_BUDGETS`, the budgets Google documents
-  for Gemini's ``reasoning_effort`` on its OpenAI-compatible endpoint), so ``low`` thinks
-  less than ``high`` here too.
+  An effort level stands for a budget (:data:`EFFORT_BUDGETS`: the budgets jurist gives
+  the efforts on every backend, docs/reasoning.md), so ``low`` thinks less than ``high``
+  here too.
 
 >>> template_thinks("{% if enable_thinking is false %}<think>\\n\\n</think>{% endif %}")
 True
@@ -54,7 +54,7 @@ __all__ = [
 THINK_OPEN = "<think>"
 THINK_CLOSE = "</think>"
 
-EFFORT_BUDGETS: dict[str, int] = {"low": 1024, "medium": 8192, "high": 24576}
+EFFORT_BUDGETS: dict[str, int] = {"low": 1024, "medium": 2048, "high": 4096}
 """The thinking budget an effort level stands for on a local backend."""
 
 
