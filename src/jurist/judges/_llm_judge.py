@@ -38,7 +38,7 @@ from jurist.models._model import refuse_images
 from jurist.models._retry import attempts_of
 from jurist.models._stack import limits_layer
 from jurist.templates import PARSE_INLINE_MAX, Template, get_template
-from jurist.types import Judgment, Message, OutputFormatUsed, Reasoning, Request, Usage
+from jurist.types import Judgment, Message, OutputFormatUsed, Request, Usage
 
 __all__ = ["LLMJudge", "LLMJudgeConfig", "OutputFormat"]
 
@@ -180,7 +180,7 @@ class LLMJudge(Declared, ManyItemsJudge[Judgment, JudgeResults]):
                 min_coverage=c.min_coverage,
                 low_coverage=c.low_coverage,
                 # the judge's reasoning= (declared with the thinking option), when it has one
-                reasoning=Reasoning.parse(getattr(c, "reasoning", None)),
+                reasoning=getattr(c, "reasoning", None),
             )
             if route is not None and space is not None
             else None

@@ -111,7 +111,7 @@ class Weigher:
         strict: bool,
         min_coverage: float = DEFAULT_MIN_COVERAGE,
         low_coverage: LowCoverage = "fail",
-        reasoning: Reasoning | None = None,
+        reasoning: Reasoning | str | int | None = None,
     ) -> None:
         self.model = model
         self.template = template
@@ -119,8 +119,8 @@ class Weigher:
         self.space = space
         self.top_logprobs = top_logprobs
         self.bare = bare
-        self.reasoning = reasoning
-        thinks = reasoning is not None and reasoning.effort != "none"
+        self.reasoning = Reasoning.parse(reasoning)
+        thinks = self.reasoning is not None and self.reasoning.effort != "none"
         self.one_pass = route == "candidates" and bare and not thinks
         self.strict = strict
         self.min_coverage = min_coverage
