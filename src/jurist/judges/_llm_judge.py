@@ -196,6 +196,8 @@ class LLMJudge(Declared, ManyItemsJudge[Judgment, JudgeResults]):
                 strict=c.scoring == "logprobs",
                 min_coverage=c.min_coverage,
                 low_coverage=c.low_coverage,
+                # the judge's reasoning= (declared with the thinking option), when it has one
+                reasoning=getattr(c, "reasoning", None),
             )
             if route is not None and space is not None
             else None
@@ -441,6 +443,25 @@ class LLMJudge(Declared, ManyItemsJudge[Judgment, JudgeResults]):
                     return judgment
                 return await self._weigher.weigh(asked, completion, judgment)
             error = verdict.error or "parse: no verdict"
+            if self._weigher is not None and self._weigher.prefills and fmt == "text":
+                # the answer names no verdict: weigh the verdicts after it (one prefill)
+                failed = Judgment(
+                    score=None,
+                    error=error,
+                    judge_prompt=prompt_text,
+                    response=text,
+                    attempts=attempts,
+                    usage=usage,
+                    latency=latency,
+                    cached=completion.cached,
+                    output_format=fmt,
+                    output_note=note,
+                    reasoning=self._kept(traces),
+                    thinking_note=thinking_note,
+                )
+                weighed = await self._weigher.after_answer(asked, completion, failed)
+                if weighed is not None:
+                    return weighed
         return Judgment(
             score=None,
             error=error,
@@ -450,6 +471,7 @@ class LLMJudge(Declared, ManyItemsJudge[Judgment, JudgeResults]):
             usage=usage if usage is not None else Usage(),
             latency=latency,
             output_note=note,
+            scoring_note=self._weigher.no_prefill_note if self._weigher is not None else None,
             reasoning=self._kept(traces),
         )
 

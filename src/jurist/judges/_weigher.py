@@ -16,6 +16,14 @@ judge fails it (``logprobs: verdict probability mass 0.0028 below min_coverage 0
 one-pass route, which has no parsed verdict, fails it either way; ``low_coverage="flag"``
 keeps the weighed score, flagged. The coverage and the distribution are kept in every case.
 
+**After thought.** With ``reasoning`` (a thinking judge) the one-pass route is off: the
+judge thinks first, and the verdicts are weighed after its trace. When the answer names no
+verdict at all, :meth:`Weigher.after_answer` reads the distribution in one extra prefill
+after what the judge wrote (:mod:`jurist.judges._after_thought`) instead of re-asking;
+the judgment's ``scoring_note`` says so. Every scoring request carries the judge's
+``reasoning``, so a local model renders its prompt with the same thinking switch as the
+answer was generated with.
+
 Usage is accounted as for a parsed judgment: the forward pass's own
 :attr:`~jurist.types.CandidateScores.usage` (prompt tokens; ``calls=0, cache_hits=1`` from a
 cache) and its requests sent in ``usage.attempts``; when the weighing follows a generated
@@ -28,6 +36,7 @@ import time
 from typing import Any, Literal
 
 from jurist.errors import ConfigError, JuristError
+from jurist.judges._after_thought import prefill_after
 from jurist.judges._logprob import (
     VerdictDistribution,
     distribution_from_candidates,
@@ -38,9 +47,23 @@ from jurist.judges._scoring import Route, VerdictSpace, verdict_offset
 from jurist.models import Model
 from jurist.models._retry import attempts_of
 from jurist.templates import Template
-from jurist.types import CandidateScores, Completion, Judgment, Message, Request, Usage
+from jurist.types import (
+    CandidateScores,
+    Completion,
+    Judgment,
+    Message,
+    Reasoning,
+    Request,
+    Usage,
+)
 
-__all__ = ["DEFAULT_MIN_COVERAGE", "LowCoverage", "Weigher", "check_coverage_options"]
+__all__ = [
+    "AFTER_ANSWER_NOTE",
+    "DEFAULT_MIN_COVERAGE",
+    "LowCoverage",
+    "Weigher",
+    "check_coverage_options",
+]
 
 LowCoverage = Literal["fail", "flag"]
 
@@ -48,6 +71,11 @@ DEFAULT_MIN_COVERAGE = 0.5
 """The least probability a judge must put on the scale's verdicts for its expected score
 to count (see docs/scoring.md): below half, the model more likely writes something that is
 not a verdict at all."""
+
+
+AFTER_ANSWER_NOTE = "the answer named no verdict: the verdicts were weighed after it (prefill)"
+"""The ``scoring_note`` of a judgment whose verdict was read from the distribution after an
+answer that named none (:meth:`Weigher.after_answer`)."""
 
 
 def check_coverage_options(min_coverage: float, low_coverage: str) -> None:
@@ -83,13 +111,17 @@ class Weigher:
         strict: bool,
         min_coverage: float = DEFAULT_MIN_COVERAGE,
         low_coverage: LowCoverage = "fail",
+        reasoning: Reasoning | str | int | None = None,
     ) -> None:
         self.model = model
         self.template = template
         self.route: Route = route
         self.space = space
         self.top_logprobs = top_logprobs
-        self.one_pass = route == "candidates" and bare
+        self.bare = bare
+        self.reasoning = Reasoning.parse(reasoning)
+        thinks = self.reasoning is not None and self.reasoning.effort != "none"
+        self.one_pass = route == "candidates" and bare and not thinks
         self.strict = strict
         self.min_coverage = min_coverage
         self.low_coverage: LowCoverage = low_coverage
@@ -101,7 +133,9 @@ class Weigher:
 
     async def score_bare(self, messages: tuple[Message, ...], prompt_text: str) -> Judgment:
         """Score every verdict as the whole answer, in one forward pass."""
-        request = Request(messages=messages, max_tokens=1, temperature=0.0)
+        request = Request(
+            messages=messages, max_tokens=1, temperature=0.0, reasoning=self.reasoning
+        )
         started = time.perf_counter()
         try:
             scored = await self.model.candidate_scores(request, list(self.space.candidates))
@@ -206,6 +240,74 @@ class Weigher:
             )
         return parsed.model_copy(update={"scoring_note": f"parsed, not weighed: {why}"})
 
+    # -- after an answer that names no verdict --------------------------------------------
+
+    @property
+    def prefills(self) -> bool:
+        """Whether an answer that names no verdict can be weighed after it (the backend
+        scores candidates after an assistant prefix)."""
+        return self.route == "candidates"
+
+    @property
+    def no_prefill_note(self) -> str | None:
+        """Why a strict judge's answer that named no verdict was not weighed after it (a
+        backend that scores no candidates), or ``None``."""
+        if self.prefills or not self.strict:
+            return None
+        return (
+            f"not weighed: the answer named no verdict, and {self.model.spec} cannot read "
+            "the verdicts after it (capabilities.candidate_scores is False; an "
+            "OpenAI-compatible server that continues an assistant prefix can, with the "
+            "model option prefill=completions or prefill=chat)"
+        )
+
+    async def after_answer(
+        self, messages: tuple[Message, ...], completion: Completion, failed: Judgment
+    ) -> Judgment | None:
+        """``failed`` (an answer whose verdict could not be read) weighed after the answer
+        in one prefill (:mod:`jurist.judges._after_thought`); ``None`` when no prefix can
+        be built (a trace cut inside its thinking): the judge goes on as without it."""
+        found = prefill_after(
+            completion.text, self.template, bare=self.bare, reasoning=completion.reasoning
+        )
+        if isinstance(found, str):
+            return None
+        dist, why, extra = await self._scored_after(messages, found.prefix, found.gap)
+        base = failed.model_copy(
+            update={
+                "usage": failed.usage + extra,
+                "attempts": failed.attempts + extra.attempts,
+                "cached": failed.cached and extra.calls == 0 and extra.attempts == 0,
+            }
+        )
+        if dist is None:
+            if self.strict:
+                return base.model_copy(update={"error": f"logprobs: {why}", "scoring": "logprobs"})
+            return base.model_copy(update={"scoring_note": f"not weighed: {why}"})
+        seen = {
+            "distribution": dist.probs,
+            "coverage": dist.coverage,
+            "low_coverage": self._low(dist),
+        }
+        if self._low(dist) and self.low_coverage == "fail":
+            why = below(dist.coverage, self.min_coverage)
+            if self.strict:
+                return base.model_copy(
+                    update={"error": f"logprobs: {why}", "scoring": "logprobs"} | seen
+                )
+            return base.model_copy(update={"scoring_note": f"not weighed: {why}"} | seen)
+        return base.model_copy(
+            update={
+                "score": dist.expected,
+                "verdict": self.space.values[dist.top],
+                "error": None,
+                "scoring": "logprobs",
+                "confidence": dist.confidence,
+                "scoring_note": AFTER_ANSWER_NOTE,
+            }
+            | seen
+        )
+
     def _from_tokens(
         self, completion: Completion, value: Any
     ) -> tuple[VerdictDistribution | None, str]:
@@ -239,9 +341,16 @@ class Weigher:
         before = text[:offset]
         prefill = before.rstrip()
         gap = before[len(prefill) :]
+        return await self._scored_after(messages, prefill, gap)
+
+    async def _scored_after(
+        self, messages: tuple[Message, ...], prefill: str, gap: str
+    ) -> tuple[VerdictDistribution | None, str, Usage]:
+        """The verdicts scored after the assistant prefix ``prefill``, each string starting
+        with ``gap``: the distribution (or why none) and the pass's usage."""
         strings = {gap + c: c for c in self.space.candidates}
         history = (*messages, Message(role="assistant", content=prefill)) if prefill else messages
-        request = Request(messages=history, max_tokens=1, temperature=0.0)
+        request = Request(messages=history, max_tokens=1, temperature=0.0, reasoning=self.reasoning)
         try:
             scored = await self.model.candidate_scores(request, list(strings))
         except JuristError as e:

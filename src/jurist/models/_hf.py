@@ -10,6 +10,12 @@ parameters differ go into different batches. Greedy results do not depend on bat
 Sampling: ``temperature`` None or 0 is greedy; above 0 samples with ``top_p``. A ``seed``
 makes sampling reproducible: such a request runs in a batch of its own under its own torch
 random state. ``stop`` strings cut the text after generation (the rows run to their end).
+
+Thinking: ``Request.reasoning`` sets the chat template's ``enable_thinking`` and bounds the
+thinking on generation (:mod:`jurist.models._thinking`). ``capabilities.thinking`` is True
+when the model's chat template reads ``enable_thinking`` (read from its files before the
+load, from the tokenizer after it); a request with ``reasoning`` on a model without that
+switch fails with :class:`~jurist.errors.CapabilityError` before anything is generated.
 """
 
 from __future__ import annotations
@@ -39,8 +45,10 @@ from jurist.models._hf_loading import (
 from jurist.models._hf_memory import BatchLimits
 from jurist.models._hf_queue import GenerateQueue
 from jurist.models._hf_scoring import score_batch
+from jurist.models._hf_thinking import files_template_thinks, loaded_template_thinks
 from jurist.models._model import Capabilities, Model, refuse_images
 from jurist.models._once import Once
+from jurist.models._thinking import refuse_reasoning
 from jurist.types import CandidateScores, Completion, Request
 
 __all__ = ["HFModel", "build_hf"]
@@ -155,7 +163,22 @@ class HFModel(Model):
             candidate_scores=True,
             max_batch=self.limits.max_rows,
             remote=False,
+            thinking=self._thinks(),
         )
+
+    def _thinks(self) -> bool:
+        """Whether the chat template has a thinking switch (see the module docs)."""
+        loaded = self._loaded
+        if loaded is not None:
+            return loaded_template_thinks(loaded)
+        return files_template_thinks(self.source, self.revision)
+
+    async def _check_reasoning(self, request: Request) -> None:
+        """Refuse ``reasoning`` on a model whose template cannot think (loading it first,
+        so the tokenizer's own template decides)."""
+        if request.reasoning is not None:
+            await self.load()
+            refuse_reasoning(self.spec, request, self._thinks())
 
     def rebuild_options(self) -> dict[str, Any]:
         """The options given that differ from the defaults (a model wrapped with
@@ -293,6 +316,7 @@ class HFModel(Model):
 
     async def complete(self, request: Request) -> Completion:
         refuse_images(self.spec, request)
+        await self._check_reasoning(request)
         start = time.perf_counter()
         result = await self._generate.submit(self._key(request), request)
         return result.model_copy(update={"latency": time.perf_counter() - start})
@@ -302,6 +326,7 @@ class HFModel(Model):
         start = time.perf_counter()
         for r in requests:
             refuse_images(self.spec, r)
+            await self._check_reasoning(r)
         keyed: list[tuple[Hashable, Request]] = [(self._key(r), r) for r in requests]
         results = await self._generate.submit_many(keyed)
         latency = time.perf_counter() - start
@@ -324,6 +349,7 @@ class HFModel(Model):
     ) -> CandidateScores:
         """Logprob of each candidate as the start of the answer, in one batched forward."""
         refuse_images(self.spec, request)
+        await self._check_reasoning(request)
         unique = tuple(dict.fromkeys(candidates))
         if not unique:
             raise ConfigError("candidate_scores needs at least one candidate")

@@ -6,6 +6,10 @@ Prompts: the tokenizer's chat template with ``add_generation_prompt=True`` (when
 message is from the assistant, the template continues it instead: a prefilled answer such
 as ``"Score: "``). A tokenizer without a chat template gets the messages joined plainly,
 ``"System: ...\\n\\nUser: ...\\n\\nAssistant:\\n"``, so a base model can still be used.
+A request with ``reasoning`` renders with the template's ``enable_thinking`` switch, and its
+prefilled answer is appended as it is to the generation prompt (which may open a
+``<think>`` block), so a prefill after a thinking trace continues exactly the text the model
+generated; its thinking budget is enforced on generation (:mod:`jurist.models._thinking`).
 
 Batches are left-padded, with position ids counted from each row's first real token, so a
 row's result does not depend on what else is in its batch. The hub's
@@ -31,9 +35,12 @@ import transformers
 from jurist.errors import CapabilityError, ConfigError
 from jurist.models._hf_loading import LoadedModel
 from jurist.models._hf_memory import BatchLimits, model_shape, run_split
+from jurist.models._hf_thinking import budget_processor
+from jurist.models._thinking import template_options, thinking_budget
 from jurist.types import (
     Completion,
     Message,
+    Reasoning,
     Request,
     TokenLogprob,
     TopLogprob,
@@ -70,6 +77,7 @@ class GenParams:
     seed: int | None = None
     extra: tuple[tuple[str, Hashable], ...] = ()
     solo: int = 0  # non-zero: run alone (seeded sampling is reproducible only alone)
+    think_budget: int | None = None  # the most thinking tokens (None: not bounded here)
 
     def config(self, lm: LoadedModel) -> Any:
         options: dict[str, Any] = {
@@ -107,8 +115,9 @@ def gen_params(request: Request, *, default_max_tokens: int, solo: int) -> GenPa
     if temp < 0:
         raise ConfigError(f"temperature must be >= 0, not {request.temperature}")
     extra = tuple(sorted((k, v) for k, v in request.extra.items()))
+    budget = thinking_budget(request.reasoning)
     if temp == 0:
-        return GenParams(max_new_tokens=max_new, do_sample=False, extra=extra)
+        return GenParams(max_new_tokens=max_new, do_sample=False, extra=extra, think_budget=budget)
     top_p = 1.0 if request.top_p is None else request.top_p
     return GenParams(
         max_new_tokens=max_new,
@@ -118,18 +127,27 @@ def gen_params(request: Request, *, default_max_tokens: int, solo: int) -> GenPa
         seed=request.seed,
         extra=extra,
         solo=solo if request.seed is not None else 0,
+        think_budget=budget,
     )
 
 
-def render_prompt(lm: LoadedModel, messages: Sequence[Message]) -> str:
-    """The prompt text the model sees for ``messages``, ending where its answer starts."""
+def render_prompt(
+    lm: LoadedModel, messages: Sequence[Message], reasoning: Reasoning | None = None
+) -> str:
+    """The prompt text the model sees for ``messages``, ending where its answer starts
+    (``reasoning``: the template's thinking switch, see the module docs)."""
     prefill = bool(messages) and messages[-1].role == "assistant"
     if lm.has_chat_template:
+        options = template_options(reasoning)
+        if options and prefill:  # the generation prompt, then the answer so far as it is
+            head = render_prompt(lm, messages[:-1], reasoning)
+            return head + messages[-1].content
         text = lm.tokenizer.apply_chat_template(
             [{"role": m.role, "content": m.content} for m in messages],
             tokenize=False,
             add_generation_prompt=not prefill,
             continue_final_message=prefill,
+            **options,
         )
         return str(text)
     parts = [f"{m.role.capitalize()}: {m.content}" for m in messages]
@@ -248,10 +266,10 @@ def generate_batch(
     padded size (rows x (widest prompt + ``max_new_tokens``)) fits the batch limits and the
     GPU's free memory, KV cache included (:mod:`jurist.models._hf_memory`).
     """
-    texts = [render_prompt(lm, r.messages) for r in requests]
+    texts = [render_prompt(lm, r.messages, r.reasoning) for r in requests]
     prompts = encode_prompts(lm, texts)
     if limits is None:
-        return _generate_rows(lm, params, requests, prompts, model_name)
+        return _generate_rows(lm, params, requests, prompts, model_name, texts)
     widths = [len(p) for p in prompts]
     kv = model_shape(lm.model).kv_bytes()
     out: list[Completion | None] = [None] * len(requests)
@@ -261,7 +279,12 @@ def generate_batch(
         for rows, done in run_split(
             chunk,
             lambda c: _generate_rows(
-                lm, params, [requests[i] for i in c], [prompts[i] for i in c], model_name
+                lm,
+                params,
+                [requests[i] for i in c],
+                [prompts[i] for i in c],
+                model_name,
+                [texts[i] for i in c],
             ),
             widths=[w + params.max_new_tokens for w in widths],
             limits=limits,
@@ -281,15 +304,20 @@ def _generate_rows(
     requests: Sequence[Request],
     prompts: list[list[int]],
     model_name: str,
+    texts: Sequence[str],
 ) -> list[Completion]:
-    """One ``generate`` call over ``requests`` with their encoded ``prompts``."""
+    """One ``generate`` call over ``requests`` with their encoded ``prompts`` (rendered
+    from ``texts``)."""
     ids, mask, _ = left_pad(lm, prompts)
     want = [r.logprobs for r in requests]
     top = max([(r.top_logprobs or 0) for r in requests if r.logprobs] or [0])
     recorder = _LogprobRecorder(top) if any(want) else None
+    processors: list[Any] = [recorder] if recorder is not None else []
+    if params.think_budget is not None:  # after the recorder: it records the model's own
+        processors.append(budget_processor(lm, params.think_budget, texts))
     kwargs: dict[str, Any] = {}
-    if recorder is not None:
-        kwargs["logits_processor"] = transformers.LogitsProcessorList([recorder])
+    if processors:
+        kwargs["logits_processor"] = transformers.LogitsProcessorList(processors)
     with torch.inference_mode(), _seeded(params.seed, lm.device):
         sequences = lm.model.generate(
             input_ids=ids,

@@ -81,7 +81,7 @@ def score_batch(
     rows: list[tuple[int, ...]] = []
     index: dict[tuple[int, ...], int] = {}
     plans: list[_Plan] = []
-    texts = [render_prompt(lm, request.messages) for request, _ in items]
+    texts = [render_prompt(lm, request.messages, request.reasoning) for request, _ in items]
     prompts = encode_prompts(lm, texts)
     for (_, candidates), text, prompt in zip(items, texts, prompts, strict=True):
         plan = _Plan([])

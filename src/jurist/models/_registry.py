@@ -75,7 +75,7 @@ def _builtin(module: str, attr: str) -> ModelFactory:
 
 for _name, _mod, _attr in [
     ("mock", "jurist.models._mock", "build_mock"),
-    ("openai", "jurist.models._openai", "build_openai"),
+    ("openai", "jurist.models._prefill", "build_server"),  # build_openai, or with prefill=
     ("anthropic", "jurist.models._anthropic", "build_anthropic"),
     ("hf", "jurist.models._hf", "build_hf"),
     ("vllm", "jurist.models._vllm", "build_vllm"),

@@ -17,6 +17,14 @@ template, :func:`jurist.models._hf_compute.render_prompt`) and sent as token ids
 backends see the same tokens. Mappings of requests and outputs are in
 :mod:`jurist.models._vllm_mapping`.
 
+Thinking: ``Request.reasoning`` sets the chat template's ``enable_thinking`` (through the
+shared rendering) and its budget is enforced in legs (:class:`~jurist.models._thinking.
+ThinkingLegs`): the thinking runs at most ``budget_tokens``, then the closing tag is
+appended and a further request goes on to the verdict, so the answer reads as one
+completion (its usage counts the prompt once and every token after it, the forced tag
+included; a forced tag has no logprob entry: the model did not choose it).
+``capabilities.thinking`` follows the chat template as in the ``hf`` backend.
+
 Checked against vLLM 0.33: ``vllm/v1/engine/async_llm.py`` (``AsyncLLM.from_engine_args``,
 ``generate``, ``get_tokenizer``, ``shutdown``), ``vllm/engine/arg_utils.py``
 (``AsyncEngineArgs``), ``vllm/sampling_params.py`` (``SamplingParams``,
@@ -49,11 +57,21 @@ from jurist.errors import (
 from jurist.models._fingerprint import engine_fingerprint
 from jurist.models._model import Capabilities, Model, refuse_images
 from jurist.models._once import Once
+from jurist.models._thinking import (
+    THINK_CLOSE,
+    THINK_OPEN,
+    ThinkingLegs,
+    open_at_end,
+    refuse_reasoning,
+    template_thinks,
+    thinking_budget,
+)
 from jurist.models._vllm_mapping import (
     IDENTITY_ENGINE_KEYS,
     candidate_scores_from,
     completion_from_output,
     identity_value,
+    merge_legs,
     plan_scoring,
     resolve_model_name,
     sampling_kwargs,
@@ -223,7 +241,23 @@ class VLLMModel(Model):
             json_schema=True,
             candidate_scores=True,
             remote=False,
+            thinking=self._thinks(),
         )
+
+    def _thinks(self) -> bool:
+        """Whether the chat template has a thinking switch: the started engine's tokenizer,
+        else the model's files (:mod:`jurist.models._hf_thinking`)."""
+        task = _ENGINES.get((self.name, repr(sorted(self.engine_kwargs.items()))))
+        if task is not None and task.done() and not task.cancelled() and not task.exception():
+            return template_thinks(getattr(task.result().lm.tokenizer, "chat_template", None))
+        from jurist.models._hf_loading import resolve_source
+        from jurist.models._hf_thinking import files_template_thinks
+
+        try:
+            source = resolve_source(self.name)
+        except JuristError:
+            return False
+        return files_template_thinks(source, self.engine_kwargs.get("revision"))
 
     def rebuild_options(self) -> dict[str, Any]:
         """The options that build this model again (a catalog entry's ``model_options``,
@@ -328,6 +362,9 @@ class VLLMModel(Model):
         )
         start = time.perf_counter()
         try:
+            if request.reasoning is not None:
+                done = await _engine_loop().run(self._think(request, kwargs))
+                return done.model_copy(update={"latency": time.perf_counter() - start})
             output = await _engine_loop().run(self._generate(request, kwargs))
         except TimeoutError as exc:
             raise APITimeoutError(
@@ -336,11 +373,58 @@ class VLLMModel(Model):
         latency = time.perf_counter() - start
         return completion_from_output(output, request, model_name=self.name, latency=latency)
 
+    async def _think(self, request: Request, kwargs: dict[str, Any]) -> Completion:
+        """A request with ``reasoning``: refused where the template cannot think, else
+        generated in legs within its thinking budget (see the module docs)."""
+        from jurist.models._hf_compute import encode, encode_prompts, render_prompt
+
+        engine = await self._engine()
+        thinks = template_thinks(getattr(engine.lm.tokenizer, "chat_template", None))
+        refuse_reasoning(self.spec, request, thinks)
+        text = render_prompt(engine.lm, request.messages, request.reasoning)
+        prompt_ids = encode_prompts(engine.lm, [text])[0]
+        budget = thinking_budget(request.reasoning)
+        if budget is None:  # effort="none": the switch alone
+            run = self._run(engine, prompt_ids, self._params(engine, kwargs))
+            output = await asyncio.wait_for(run, request.timeout)
+            return completion_from_output(output, request, model_name=self.name)
+        open_ids, close_ids = encode(engine.lm, [THINK_OPEN, THINK_CLOSE], special=False)
+        legs = ThinkingLegs(
+            budget=budget,
+            open_ids=open_ids,
+            close_ids=close_ids,
+            opened=open_at_end(text),
+            max_tokens=int(kwargs["max_tokens"]),
+        )
+        parts: list[Completion] = []
+        ids = list(prompt_ids)
+        cached = 0
+        while (n := legs.next_leg()) is not None:
+            run = self._run(engine, ids, self._params(engine, {**kwargs, "max_tokens": n}))
+            output = await asyncio.wait_for(run, request.timeout)
+            part = completion_from_output(output, request, model_name=self.name)
+            cached = cached or part.usage.cached_tokens
+            generated = [int(t) for t in output.outputs[0].token_ids]
+            forced = legs.take(generated, finished=part.finish_reason != "length")
+            parts.append(part)
+            ids += generated
+            if forced:
+                ids += forced
+                parts.append(
+                    Completion(text=THINK_CLOSE, logprobs=() if request.logprobs else None)
+                )
+        return merge_legs(
+            parts,
+            prompt_tokens=len(prompt_ids),
+            forced_tokens=legs.forced * len(close_ids),
+            cached_tokens=cached,
+        )
+
     async def _generate(self, request: Request, kwargs: dict[str, Any]) -> Any:
         from jurist.models._hf_compute import encode_prompts, render_prompt
 
         engine = await self._engine()
-        text = render_prompt(engine.lm, request.messages)
+        text = render_prompt(engine.lm, request.messages, request.reasoning)
         prompt_ids = encode_prompts(engine.lm, [text])[0]
         run = self._run(engine, prompt_ids, self._params(engine, kwargs))
         # the timeout bounds the request, not the engine's start (minutes, once)
@@ -411,7 +495,10 @@ class VLLMModel(Model):
         from jurist.models._hf_scoring import candidate_ids
 
         engine = await self._engine()
-        text = render_prompt(engine.lm, request.messages)
+        if request.reasoning is not None:
+            thinks = template_thinks(getattr(engine.lm.tokenizer, "chat_template", None))
+            refuse_reasoning(self.spec, request, thinks)
+        text = render_prompt(engine.lm, request.messages, request.reasoning)
         prompt_ids = encode_prompts(engine.lm, [text])[0]
         tokens = candidate_ids(engine.lm, text, candidates)
         plan = plan_scoring(prompt_ids, dict(zip(candidates, tokens, strict=True)))

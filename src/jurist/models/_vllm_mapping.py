@@ -54,6 +54,7 @@ __all__ = [
     "candidate_scores_from",
     "completion_from_output",
     "identity_value",
+    "merge_legs",
     "plan_scoring",
     "resolve_model_name",
     "sampling_kwargs",
@@ -288,6 +289,43 @@ def completion_from_output(
         finish_reason=finish,
         latency=latency,
         model=model_name,
+    )
+
+
+def merge_legs(
+    parts: Sequence[Completion],
+    *,
+    prompt_tokens: int,
+    forced_tokens: int = 0,
+    cached_tokens: int = 0,
+) -> Completion:
+    """One completion from the legs of a thinking-budget generation (and the closing tags
+    forced between them, given as completions of their own with no usage, ``forced_tokens``
+    tokens in all): the texts and logprobs joined, the prompt counted once, every token
+    after it counted, the last leg's finish reason.
+
+    >>> legs = [Completion(text="a b", usage=Usage(completion_tokens=2, calls=1)),
+    ...         Completion(text="</think>"),
+    ...         Completion(text="Score: 4", usage=Usage(completion_tokens=3, calls=1),
+    ...                    finish_reason="stop")]
+    >>> done = merge_legs(legs, prompt_tokens=10, forced_tokens=1)
+    >>> done.text, done.usage.prompt_tokens, done.usage.completion_tokens, done.finish_reason
+    ('a b</think>Score: 4', 10, 6, 'stop')
+    """
+    asked = all(p.logprobs is not None for p in parts)
+    generated = sum(p.usage.completion_tokens for p in parts)
+    legs = [p for p in parts if p.usage.calls]
+    return Completion(
+        text="".join(p.text for p in parts),
+        logprobs=tuple(t for p in parts for t in (p.logprobs or ())) if asked else None,
+        usage=Usage(
+            prompt_tokens=prompt_tokens,
+            completion_tokens=generated + forced_tokens,
+            cached_tokens=cached_tokens,
+            calls=1,
+        ),
+        finish_reason=legs[-1].finish_reason if legs else None,
+        model=legs[-1].model if legs else None,
     )
 
 

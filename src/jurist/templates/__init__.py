@@ -12,6 +12,7 @@ from jurist.templates import (  # noqa: F401  (registration)
     _grounded,
     _mtbench,
     _prometheus,
+    _thought,
     _trajectory,
 )
 from jurist.templates._chat import LENIENT, ChatMessage, FunctionCall, ToolCall, parse_messages

@@ -37,12 +37,29 @@ _CHAT_TEMPLATE = (
     "{% endfor %}"
     "{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}"
 )
+# A hybrid thinker's template, after Qwen3's: enable_thinking=False writes an empty thinking
+# block, True opens one for the model to fill (as thinking-only templates do), and left
+# unset the prompt is plain ChatML.
+_THINKING_TEMPLATE = (
+    "{% for message in messages %}"
+    "{{ '<|im_start|>' + message['role'] + '\n' + message['content'] + '<|im_end|>' + '\n' }}"
+    "{% endfor %}"
+    "{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}"
+    "{% if enable_thinking is defined and enable_thinking is false %}"
+    "{{ '<think>\n\n</think>\n\n' }}"
+    "{% elif enable_thinking is defined %}{{ '<think>\n' }}{% endif %}"
+    "{% endif %}"
+)
 
 
-def build_tiny_model(out_dir: str | Path, *, seed: int = 0, vocab_size: int = 600) -> Path:
+def build_tiny_model(
+    out_dir: str | Path, *, seed: int = 0, vocab_size: int = 600, thinking: bool = False
+) -> Path:
     """Write a tiny model and tokenizer to ``out_dir`` and return the folder.
 
-    Needs the ``hf`` extra (torch, transformers, tokenizers); takes a few seconds.
+    ``thinking``: a hybrid thinker's chat template with an ``enable_thinking`` switch (after
+    Qwen3's) and ``<think>`` / ``</think>`` as tokens of their own. Needs the ``hf`` extra
+    (torch, transformers, tokenizers); takes a few seconds.
     """
     import torch
     from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, processors, trainers
@@ -76,10 +93,12 @@ def build_tiny_model(out_dir: str | Path, *, seed: int = 0, vocab_size: int = 60
         eos_token="<|im_end|>",
         pad_token="<|endoftext|>",
         additional_special_tokens=["<|im_start|>", "<|im_end|>"],
-        chat_template=_CHAT_TEMPLATE,
+        chat_template=_THINKING_TEMPLATE if thinking else _CHAT_TEMPLATE,
         model_max_length=2048,
         padding_side="left",
     )
+    if thinking:
+        tokenizer.add_tokens(["<think>", "</think>"])
     torch.manual_seed(seed)
     config = LlamaConfig(
         vocab_size=len(tokenizer),
