@@ -14,8 +14,9 @@ A :class:`~jurist.types.Reasoning` on a request is translated for a model run in
   wrote it). When a row reaches the budget still inside its thinking, the closing tag is
   forced as its next tokens and generation goes on to the verdict, within the request's
   ``max_tokens`` (the budget is part of them, as with Anthropic's ``budget_tokens``).
-  An effort level stands for a budget (:data:`EFFORT_BUDGETS`: the budgets jurist gives
-  the efforts on every backend, docs/reasoning.md), so ``low`` thinks less than ``high``
+  An effort level stands for a budget
+  (:data:`~jurist.models._reasoning.EFFORT_BUDGETS`: the budgets jurist gives the efforts
+  on every backend, docs/reasoning.md), so ``low`` thinks less than ``high``
   here too.
 
 >>> template_thinks("{% if enable_thinking is false %}<think>\\n\\n</think>{% endif %}")
@@ -37,6 +38,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from jurist.errors import CapabilityError
+from jurist.models._reasoning import EFFORT_BUDGETS
+from jurist.models._reasoning import thinking_budget as budget_of
 from jurist.types import Reasoning, Request
 
 __all__ = [
@@ -53,9 +56,6 @@ __all__ = [
 
 THINK_OPEN = "<think>"
 THINK_CLOSE = "</think>"
-
-EFFORT_BUDGETS: dict[str, int] = {"low": 1024, "medium": 2048, "high": 4096}
-"""The thinking budget an effort level stands for on a local backend."""
 
 
 def template_thinks(template: str | Mapping[str, str] | None) -> bool:
@@ -76,12 +76,10 @@ def template_options(reasoning: Reasoning | None) -> dict[str, Any]:
 
 
 def thinking_budget(reasoning: Reasoning | None) -> int | None:
-    """The most tokens the thinking may spend, or ``None`` (no thinking asked, or none)."""
-    if reasoning is None or reasoning.effort == "none":
-        return None
-    if reasoning.budget_tokens is not None:
-        return reasoning.budget_tokens
-    return EFFORT_BUDGETS[str(reasoning.effort)]
+    """The most tokens the thinking may spend (an effort level's budget is
+    :data:`~jurist.models._reasoning.EFFORT_BUDGETS`' on every backend), or ``None`` (no
+    thinking asked, or none)."""
+    return budget_of(reasoning) or None
 
 
 def refuse_reasoning(spec: str, request: Request, thinks: bool) -> None:
