@@ -18,7 +18,9 @@ True
 >>> [b.provider for b in backends() if b.batch_api]
 ['openai', 'anthropic']
 >>> providers_shown(providers_taking("base_url"))
-'openai: and litellm:'
+'openai:, reward-server: and litellm:'
+>>> [b.provider for b in backends() if b.scalar]
+['hf-reward', 'reward-server']
 """
 
 from __future__ import annotations
@@ -78,7 +80,9 @@ class BackendInfo:
     ``list_prices``: published prices (USD per million tokens: ``prompt``, ``cached``,
     ``completion``) of its widely used models, by name; ``aliases``: other names users
     give the provider (``transformers`` for ``hf``); ``option_examples``: backend options
-    of its own worth showing (``KEY=VALUE``, the command line's ``--model-option``).
+    of its own worth showing (``KEY=VALUE``, the command line's ``--model-option``);
+    ``scalar``: its models are scalar reward models (their completion is a score, not
+    text: :attr:`~jurist.models.Capabilities.scalar`), judged by a reward-model judge.
     """
 
     provider: str
@@ -94,6 +98,7 @@ class BackendInfo:
     list_prices: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
     aliases: tuple[str, ...] = ()
     option_examples: tuple[str, ...] = ()
+    scalar: bool = False
 
     def connection_options(
         self,
@@ -178,6 +183,20 @@ for _info in (
         identity_options={"revision": "revision", "dtype": "dtype"},
         aliases=("transformers", "huggingface"),
         option_examples=("dtype=bfloat16",),
+    ),
+    BackendInfo(
+        "hf-reward",
+        runs_here=True,
+        identity_options={"revision": "revision", "dtype": "dtype"},
+        option_examples=("dtype=bfloat16", "max_batch_tokens=16384"),
+        scalar=True,
+    ),
+    BackendInfo(
+        "reward-server",
+        takes=frozenset({"base_url", "api_key", "timeout"}),
+        identity_options={"base_url": "base_url", "api": "api"},
+        option_examples=("api=classify", "api=pooling", "api=sglang"),
+        scalar=True,
     ),
     BackendInfo(
         "vllm",

@@ -8,6 +8,9 @@
 ('Correct', '4')
 >>> m.calls
 2
+>>> rm = MockModel("rm", outputs=[1.5, -0.25], scalar=True)  # a scripted reward model
+>>> run_sync(rm.complete(req)).score, rm.capabilities.scalar
+(1.5, True)
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from jurist.types import CandidateScores, Completion, Request, Usage
 
 __all__ = ["MockModel", "MockOutput"]
 
-MockOutput = str | Completion | BaseException
+MockOutput = str | float | Completion | BaseException
 OutputFn = Callable[[Request], "MockOutput | Awaitable[MockOutput]"]
 
 
@@ -38,7 +41,9 @@ class MockModel(Model):
     ``top_logprobs`` declares that the model returns that many alternatives per token (the
     scripted :class:`~jurist.types.Completion` objects carry them), for logprob scoring.
     ``record=False`` keeps no log of requests in :attr:`requests` (for long benchmarks);
-    :attr:`calls` counts them either way.
+    :attr:`calls` counts them either way. ``scalar=True`` makes it a scripted scalar reward
+    model: each output is a number (or its text), given as :attr:`Completion.score` with no
+    text (:attr:`~jurist.models.Capabilities.scalar`).
     """
 
     provider = "mock"
@@ -55,8 +60,10 @@ class MockModel(Model):
         top_logprobs: int = 0,
         record: bool = True,
         images: bool = False,
+        scalar: bool = False,
     ) -> None:
         self.name = name
+        self._scalar = scalar
         self._images = images
         self.record = record
         self._top_logprobs = top_logprobs
@@ -68,7 +75,7 @@ class MockModel(Model):
         self._fn: OutputFn | None = None
         self._iter: Iterator[MockOutput] | None = None
         if outputs is None:
-            outputs = ["Correct"]
+            outputs = [0.0] if scalar else ["Correct"]
             cycle = True
         if callable(outputs):
             self._fn = outputs
@@ -84,7 +91,13 @@ class MockModel(Model):
             logprobs=self._top_logprobs > 0,
             top_logprobs=self._top_logprobs,
             images=self._images,
+            scalar=self._scalar,
         )
+
+    def rebuild_options(self) -> dict[str, Any]:
+        """``scalar=True`` when set (a rebuilt mock is a reward model again; its script is
+        code and does not travel)."""
+        return {"scalar": True} if self._scalar else {}
 
     async def complete(self, request: Request) -> Completion:
         if not self._images:
@@ -100,12 +113,18 @@ class MockModel(Model):
         if isinstance(out, Completion):
             return out
         prompt_chars = sum(len(m.content) for m in request.messages)
+        if self._scalar:
+            usage = Usage(prompt_tokens=max(1, prompt_chars // 4), calls=1)
+            return Completion(
+                text="", score=float(out), usage=usage, finish_reason="score", model=self.name
+            )
+        text = str(out)
         usage = Usage(
             prompt_tokens=max(1, prompt_chars // 4),
-            completion_tokens=max(1, len(out) // 4),
+            completion_tokens=max(1, len(text) // 4),
             calls=1,
         )
-        return Completion(text=out, usage=usage, finish_reason="stop", model=self.name)
+        return Completion(text=text, usage=usage, finish_reason="stop", model=self.name)
 
     async def _next(self, request: Request) -> MockOutput:
         if self._fn is not None:

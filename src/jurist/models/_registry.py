@@ -78,6 +78,8 @@ for _name, _mod, _attr in [
     ("openai", "jurist.models._openai", "build_openai"),
     ("anthropic", "jurist.models._anthropic", "build_anthropic"),
     ("hf", "jurist.models._hf", "build_hf"),
+    ("hf-reward", "jurist.models._hf_reward", "build_hf_reward"),
+    ("reward-server", "jurist.models._reward_server", "build_reward_server"),
     ("vllm", "jurist.models._vllm", "build_vllm"),
     ("litellm", "jurist.models._litellm", "build_litellm"),
 ]:
