@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from typing import Annotated, Any, Literal
 
 from jurist._sync import run_sync
@@ -169,18 +169,29 @@ class RewardModelJudge(Declared, ManyItemsJudge[Any, Any]):
 
     # -- one item ---------------------------------------------------------------------------
 
-    def messages(self, prompt: Any, response: Any) -> tuple[Message, ...]:
-        """The conversation the reward model reads for one response."""
+    def messages(
+        self, item: Mapping[str, Any], *, response: str = "response"
+    ) -> tuple[Message, ...]:
+        """The conversation the reward model reads for ``item``'s ``prompt`` and its field
+        ``response`` (``response_a`` / ``response_b`` for each side of a pair)."""
         head = (
             (Message(role="system", content=self.config.system_prompt),)
             if self.config.system_prompt
             else ()
         )
+        prompt = item.get("prompt")
         return (
             *head,
-            Message(role="user", content=str(prompt)),
-            Message(role="assistant", content=str(response)),
+            Message(role="user", content="" if prompt is None else str(prompt)),
+            Message(role="assistant", content=str(item.get(response, ""))),
         )
+
+    def judge_messages(
+        self, messages: tuple[Message, ...], *, retries: int = 0
+    ) -> Coroutine[Any, Any, Judgment]:
+        """:meth:`reward` of messages from :meth:`messages` (the interface the reward
+        adapters share with :class:`~jurist.judges.LLMJudge`)."""
+        return self.reward(messages)
 
     async def reward(self, messages: tuple[Message, ...]) -> Judgment:
         """The raw reward of one conversation as a judgment: ``verdict`` the reward,
@@ -226,10 +237,10 @@ class RewardModelJudge(Declared, ManyItemsJudge[Any, Any]):
         ``retries`` is accepted for the judge protocol: a score is never unreadable."""
         map_items([item], None, self.required_fields, self._who())
         if not self.pairwise:
-            return await self.reward(self.messages(item["prompt"], item["response"]))
+            return await self.reward(self.messages(item))
         a, b = await asyncio.gather(
-            self.reward(self.messages(item["prompt"], item["response_a"])),
-            self.reward(self.messages(item["prompt"], item["response_b"])),
+            self.reward(self.messages(item, response="response_a")),
+            self.reward(self.messages(item, response="response_b")),
         )
         return self.combine(a, b)
 

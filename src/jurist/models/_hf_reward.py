@@ -118,7 +118,10 @@ class HFRewardModel(Model):
         self.device = device
         self.dtype = dtype
         self.label = label
-        self._given = {
+        self.revision = revision
+        self.trust_remote_code = trust_remote_code
+        self.attn_implementation = attn_implementation
+        self._given: dict[str, Any] = {
             "device": device,
             "max_batch_size": max_batch_size,
             "batch_wait_ms": batch_wait_ms,
@@ -144,7 +147,7 @@ class HFRewardModel(Model):
         return {
             "provider": self.provider,
             "name": self.name,
-            "revision": self._given["revision"],
+            "revision": self.revision,
             "dtype": self.dtype,
             "label": self.label,
         }
@@ -164,9 +167,7 @@ class HFRewardModel(Model):
     async def _take_fingerprint(self) -> dict[str, Any] | None:
         if not self.source.is_local:
             await self.load()
-        return await asyncio.to_thread(
-            source_fingerprint, self.name, revision=self._given["revision"]
-        )
+        return await asyncio.to_thread(source_fingerprint, self.name, revision=self.revision)
 
     # -- loading ---------------------------------------------------------------------
 
@@ -184,9 +185,9 @@ class HFRewardModel(Model):
                     self.source,
                     device=self.device,
                     dtype=self.dtype,
-                    revision=self._given["revision"],
-                    trust_remote_code=self._given["trust_remote_code"],
-                    attn_implementation=self._given["attn_implementation"],
+                    revision=self.revision,
+                    trust_remote_code=self.trust_remote_code,
+                    attn_implementation=self.attn_implementation,
                     auto_class="AutoModelForSequenceClassification",
                 )
                 labels = int(getattr(loaded.model.config, "num_labels", 1) or 1)

@@ -121,7 +121,11 @@ class RewardServerModel(Model):
         return Capabilities(scalar=True, remote=True)
 
     def identity(self) -> dict[str, Any]:
-        out = {"provider": self.provider, "name": self.name, "base_url": self.base_url}
+        out: dict[str, Any] = {
+            "provider": self.provider,
+            "name": self.name,
+            "base_url": self.base_url,
+        }
         out.update(api=self.api, label=self.label)
         if self.tokenizer_name:
             out["tokenizer"] = self.tokenizer_name
