@@ -204,9 +204,21 @@ def judge(
         judge_models = [judge_model]
     engine = engine_options.build(options)
     run_options = run.options(run_dir, fields=fields, files_root=roots)
+    note = options.default_note if judge_name is None else None
+    if note is not None:  # the demonstration model stands in for the default: say so first
+        say_default_note(note)
+        run_options = run_options.model_copy(update={"notes": {"default_model": note}})
     done = run_engine(the_judge, data, run_options, engine, command="judge")
     spec = ", ".join(m.spec for m in judge_models)
-    return finish_run(done, out_path, extra={"model": spec, "template": template})
+    extra = {"model": spec, "template": template, **({"note": note} if note else {})}
+    return finish_run(done, out_path, extra=extra)
+
+
+def say_default_note(note: str) -> None:
+    """Print why the judge is the demonstration model, plainly, on stderr."""
+    from rich.console import Console
+
+    Console(stderr=True).print(f"WARNING: {note}", style="bold", markup=False, soft_wrap=True)
 
 
 def _run_name(template: str) -> str:
