@@ -211,3 +211,27 @@ def test_served_over_sglangs_route(reward_dir: Path, bare: tuple) -> None:
         text = server.bodies[0]["text"][0]
     assert text.endswith("<|im_end|>\n") and a in text  # the whole conversation, closed
     assert done.score == pytest.approx(bare_reward(bare, p, a), abs=1e-5)
+
+
+def test_the_main_job_with_a_reward_model(
+    reward_dir: Path, bare: tuple, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    from jurist.cli import main
+
+    data = tmp_path / "qa.jsonl"
+    rows = [{"prompt": p, "response": a} for p, a, _ in PAIRS[:3]]
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = tmp_path / "run"
+    args = ["judge", str(data), "--model", f"hf-reward:{reward_dir}", "--no-progress"]
+    assert main([*args, "--out", str(out)]) == 0
+    capsys.readouterr()
+    results = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    for row, got in zip(rows, results, strict=True):
+        raw = bare_reward(bare, row["prompt"], row["response"])
+        assert got["judge_score"] == pytest.approx(squash(raw), abs=1e-6)
+        assert got["judge_verdict"] == pytest.approx(raw, abs=1e-5)
+    assert json.loads((out / "summary.json").read_text())["template"] == "reward_model"
+    assert main([*args, "--template", "likert", "--out", str(tmp_path / "x")]) != 0
+    assert "takes no --template" in " ".join(capsys.readouterr().err.split())

@@ -187,6 +187,18 @@ def judge(
         judge_models = list(models_of(the_judge))
     else:
         judge_model = options.build(options.spec, limits=engine_options.model_limits)
+    if judge_name is None and judge_model.capabilities.scalar:
+        # a scalar reward model: its reward, mapped to (0, 1), is the score
+        if template != DEFAULT_TEMPLATE or criteria is not None:
+            raise ConfigError(
+                f"{judge_model.spec} is a scalar reward model: it takes no --template or "
+                "--criteria (it scores the response itself)"
+            )
+        from jurist.judges import RewardModelJudge
+
+        the_judge = RewardModelJudge(judge_model, concurrency=options.concurrency)
+        template = "reward_model"
+    elif judge_name is None:
         the_judge = LLMJudge(
             judge_model,
             tpl,
@@ -201,6 +213,7 @@ def judge(
             turn=parse_turn(turn),
             max_tool_chars=max_tool_chars or None,
         )
+    if judge_name is None:
         judge_models = [judge_model]
     engine = engine_options.build(options)
     run_options = run.options(run_dir, fields=fields, files_root=roots)
