@@ -48,7 +48,7 @@ from jurist.judges._results import JudgeResults
 from jurist.judges._reward_map import fit_map, pair_probability, squash
 from jurist.judges._spec import judge_model
 from jurist.models import Model
-from jurist.models._backends import scripted_spec
+from jurist.models._backends import backends, providers_shown, scripted_spec
 from jurist.models._stack import limits_layer, with_limits
 from jurist.types import Judgment, Message, Request, Usage
 
@@ -117,10 +117,11 @@ class RewardModelJudge(Declared, ManyItemsJudge[Any, Any]):
         if live is None and config.max_calls_per_min is not None:
             model = with_limits(model, limits_layer(rpm=config.max_calls_per_min))
         if not model.capabilities.scalar:
+            scalar = providers_shown([b.provider for b in backends() if b.scalar])
             raise ConfigError(
                 f"RewardModelJudge: {model.spec} is not a scalar reward model "
-                "(capabilities.scalar is false): use hf-reward:PATH or reward-server:NAME, "
-                "or judge with LLMJudge / PairwiseJudge"
+                f"(capabilities.scalar is false): use a {scalar} model, or judge with "
+                "LLMJudge / PairwiseJudge"
             )
         self.model: Model = model
         kind = "pair" if config.pairwise else "point"
