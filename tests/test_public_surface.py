@@ -42,6 +42,7 @@ TOP_LEVEL = {
     "LLMJudge",
     "Panel",
     "PairwiseJudge",
+    "RewardModelJudge",
     "JudgeResults",
     "Rubric",
     "RubricDataset",

@@ -33,6 +33,7 @@ if TYPE_CHECKING:  # what __getattr__ below gives, for type checkers
     from jurist.judges import LLMJudge as LLMJudge
     from jurist.judges import PairwiseJudge as PairwiseJudge
     from jurist.judges import Panel as Panel
+    from jurist.judges import RewardModelJudge as RewardModelJudge
     from jurist.judges.rubric import CriterionGrader as CriterionGrader
     from jurist.judges.rubric import CriterionVerdict as CriterionVerdict
     from jurist.judges.rubric import GradeReport as GradeReport
@@ -74,6 +75,7 @@ __all__ = [
     "Panel",
     "PriceTable",
     "Request",
+    "RewardModelJudge",
     "Rubric",
     "RubricDataset",
     "Run",
@@ -100,7 +102,7 @@ _HOMES = {
     "jurist.benchmark": ("abench", "bench"),
     "jurist.engines": ("aevaluate", "evaluate"),
     "jurist.errors": ("JuristError",),
-    "jurist.judges": ("JudgeResults", "LLMJudge", "PairwiseJudge", "Panel"),
+    "jurist.judges": ("JudgeResults", "LLMJudge", "PairwiseJudge", "Panel", "RewardModelJudge"),
     "jurist.judges.rubric": (
         "CriterionGrader",
         "CriterionVerdict",

@@ -295,7 +295,9 @@ class Completion(BaseModel):
     came from a cache, with ``usage`` kept as it was when first produced. ``format_note``
     says the backend sent the request's JSON schema in another form than configured,
     because the server refused that form (see :mod:`jurist.models._json_form`); judges
-    copy it to their ``output_note``.
+    copy it to their ``output_note``. ``score``: what a scalar reward model
+    (:attr:`~jurist.models.Capabilities.scalar`) gives for the conversation it was sent,
+    its raw reward (then ``text`` is empty); ``None`` from a model that writes text.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -310,6 +312,7 @@ class Completion(BaseModel):
     cached: bool = False
     attempts: int = 1
     format_note: str | None = None
+    score: float | None = None
 
     @field_validator("model")
     @classmethod

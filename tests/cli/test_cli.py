@@ -152,8 +152,17 @@ def test_templates_command(capsys: pytest.CaptureFixture[str]) -> None:
 def test_missing_default_model_says_how_to_fix(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from jurist.models import _default
+
     monkeypatch.delenv("JURIST_MODEL", raising=False)
-    code, _, err = run(["judge", str(EXAMPLES), "--no-progress"], capsys)
+    # without the demonstration model installed (tests/models/test_smollm2_real.py runs
+    # the offline default with it)
+    monkeypatch.setattr(_default, "demo_gguf", lambda: None)
+    _default.choose_default_model.cache_clear()
+    try:
+        code, _, err = run(["judge", str(EXAMPLES), "--no-progress"], capsys)
+    finally:
+        _default.choose_default_model.cache_clear()
     text = " ".join(err.split())
     assert code == EXIT_RUNTIME
     assert "Qwen/Qwen2.5-0.5B-Instruct" in text and "hf:/path/to/model" in text

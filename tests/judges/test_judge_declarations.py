@@ -63,6 +63,7 @@ def test_the_registry_knows_every_judge_kind_of_the_catalog() -> None:
         "cascade",
         "rubric_judge",
         "calibrated_judge",
+        "reward_model",
     }
     assert KINDS["judge"].judge is jurist.LLMJudge
     assert KINDS["cascade"].judge is jurist.trust.CascadeJudge

@@ -19,7 +19,14 @@ import pytest
 import jurist
 import jurist.judges
 from jurist.compat.uqlm import LLMJudge as UqlmJudge
-from jurist.judges import CriterionGrader, LLMJudge, PairwiseJudge, Panel, RubricJudge
+from jurist.judges import (
+    CriterionGrader,
+    LLMJudge,
+    PairwiseJudge,
+    Panel,
+    RewardModelJudge,
+    RubricJudge,
+)
 from jurist.judges._protocol import ModelJudge, models_of, with_models_of
 from jurist.models import Model, WrapperModel
 from jurist.types import Completion, Request
@@ -91,6 +98,14 @@ KINDS: dict[str, tuple[Callable[[], Any], list[str], Callable[[Any], Any]]] = {
         _grader,
         ["mock:r1", "mock:r2"],
         lambda g: g.grade(RUBRIC, "4", query="What is 2+2?"),
+    ),
+    "reward_model": (
+        lambda: RewardModelJudge(
+            jurist.get_model("mock:rm", outputs=[1.0, 0.5], cycle=True, scalar=True),
+            pairwise=True,
+        ),
+        ["mock:rm"],
+        lambda j: j.judge(ITEM),
     ),
     "uqlm_llm_judge": (
         lambda: UqlmJudge(_mock("u", "Correct")),

@@ -221,6 +221,18 @@ def judge(
         judge_models = list(models_of(the_judge))
     else:
         judge_model = options.build(options.spec, limits=engine_options.model_limits)
+    if judge_name is None and judge_model.capabilities.scalar:
+        # a scalar reward model: its reward, mapped to (0, 1), is the score
+        if template != DEFAULT_TEMPLATE or criteria is not None:
+            raise ConfigError(
+                f"{judge_model.spec} is a scalar reward model: it takes no --template or "
+                "--criteria (it scores the response itself)"
+            )
+        from jurist.judges import RewardModelJudge
+
+        the_judge = RewardModelJudge(judge_model, concurrency=options.concurrency)
+        template = "reward_model"
+    elif judge_name is None:
         the_judge = LLMJudge(
             judge_model,
             tpl,
@@ -236,12 +248,18 @@ def judge(
             max_tool_chars=max_tool_chars or None,
             **options.judge_options(),
         )
+    if judge_name is None:
         judge_models = [judge_model]
     engine = engine_options.build(options)
     run_options = run.options(run_dir, fields=fields, files_root=roots)
+    note = options.default_note if judge_name is None else None
+    if note is not None:  # the demonstration model stands in for the default: say so first
+        say_default_note(note)
+        run_options = run_options.model_copy(update={"notes": {"default_model": note}})
     done = run_engine(the_judge, data, run_options, engine, command="judge")
     spec = ", ".join(m.spec for m in judge_models)
-    return finish_run(done, out_path, extra={"model": spec, "template": template}, otel=run.otel)
+    extra = {"model": spec, "template": template, **({"note": note} if note else {})}
+    return finish_run(done, out_path, extra=extra, otel=run.otel)
 
 
 def _judge_with_grader(
@@ -283,6 +301,13 @@ def _judge_with_grader(
     done = run_engine(the_judge, data, run_options, engine, command="judge")
     spec = ", ".join(specs) or "none"
     return finish_run(done, out_path, extra={"model": spec, "grader": str(grader)}, otel=run.otel)
+
+
+def say_default_note(note: str) -> None:
+    """Print why the judge is the demonstration model, plainly, on stderr."""
+    from rich.console import Console
+
+    Console(stderr=True).print(f"WARNING: {note}", style="bold", markup=False, soft_wrap=True)
 
 
 def _run_name(template: str) -> str:

@@ -36,12 +36,14 @@ from jurist.models._backends import (
 
 if TYPE_CHECKING:
     from jurist.models import Model
+    from jurist.models._default import DefaultChoice
 
 __all__ = [
     "JSON_MODES",
     "SHARED_OPTIONS",
     "ModelOptions",
     "build_model",
+    "default_model_choice",
     "model_options",
     "resolve_model_spec",
 ]
@@ -56,10 +58,19 @@ def resolve_model_spec(model: str | None, base_url: str | None) -> str:
     A bare name with ``--base-url`` means a model of that server: the backend that speaks
     the protocol any server serves (OpenAI-compatible, :func:`~jurist.models.server_spec`).
     """
-    spec = model or os.environ.get("JURIST_MODEL") or DEFAULT_MODEL
+    spec = model or os.environ.get("JURIST_MODEL") or default_model_choice(base_url).spec
     if base_url and ":" not in spec:
         spec = server_spec(spec)
     return spec
+
+
+def default_model_choice(base_url: str | None = None) -> DefaultChoice:
+    """The model a command line without ``--model`` or ``$JURIST_MODEL`` uses: the
+    documented default, or offline the demonstration model (:mod:`jurist.models._default`);
+    with ``--base-url`` the default stands (a server is named, not the hub)."""
+    from jurist.models._default import DefaultChoice, choose_default_model
+
+    return DefaultChoice(spec=DEFAULT_MODEL) if base_url else choose_default_model()
 
 
 def build_model(
@@ -232,6 +243,15 @@ class ModelOptions:
         """Every ``--model`` resolved (``$JURIST_MODEL`` or the default when none)."""
         given = self.models or (None,)
         return [resolve_model_spec(m, self.base_url) for m in given]
+
+    @property
+    def default_note(self) -> str | None:
+        """Why the model is not the documented default (the demonstration model chosen
+        offline, :mod:`jurist.models._default`); ``None`` when a model was named or the
+        default stands."""
+        if self.models or os.environ.get("JURIST_MODEL"):
+            return None
+        return default_model_choice(self.base_url).note
 
     def build(
         self,

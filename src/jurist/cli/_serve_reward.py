@@ -14,7 +14,7 @@ from jurist.cli._bounds import bounded
 from jurist.cli._help import template_help
 from jurist.cli._model_options import ModelOptions, model_options
 from jurist.errors import ConfigError
-from jurist.judges import LLMJudge
+from jurist.judges import LLMJudge, RewardModelJudge
 from jurist.rewards._judge_reward import DEFAULT_TOLERANCE
 from jurist.rewards._reward_judge import RewardJudge
 
@@ -44,6 +44,19 @@ def reward_judge(
         from jurist import catalog
 
         found = catalog.get(judge, root=catalog_dir)
+        if isinstance(found, RewardModelJudge):
+            model = options.build() if options.models else options.rebuild(found.model)
+            return RewardJudge(
+                found.with_options(
+                    model=model,
+                    pairwise=False,
+                    concurrency=options.concurrency,
+                    max_calls_per_min=None,
+                ),
+                failure_value=failure_value,
+                retries=retries,
+                timeout=options.timeout,
+            )
         if not isinstance(found, LLMJudge):
             raise ConfigError(
                 f"--judge {judge!r} is a {type(found).__name__}, not a judge (a judges.* entry)"
@@ -60,8 +73,21 @@ def reward_judge(
             changes["max_tokens"] = max_tokens
         base = found.with_options(**changes)
     else:
+        model = options.build()
+        if model.capabilities.scalar:  # a reward model: its reward is the judge's score
+            if template is not None or max_tokens is not None:
+                raise ConfigError(
+                    f"--template and --max-tokens apply to a judge that writes text; "
+                    f"{model.spec} is a scalar reward model"
+                )
+            return RewardJudge(
+                RewardModelJudge(model, concurrency=options.concurrency),
+                failure_value=failure_value,
+                retries=retries,
+                timeout=options.timeout,
+            )
         base = LLMJudge(
-            options.build(),
+            model,
             template=template or "reward",
             temperature=options.temperature,
             max_tokens=max_tokens,
@@ -172,10 +198,14 @@ def serve_reward(
         retries=retries,
         max_tokens=max_tokens,
     )
-    pairwise = PairwiseJudge(
-        rj.judge.model, template=group_template, concurrency=options.concurrency
-    )
-    group = GroupReward(pairwise, max_pairs=max_pairs, failure_value=failure_value, retries=retries)
+    group: GroupReward | None = None
+    if not rj.scalar:  # a scalar reward model scores each completion alone: no pairs
+        pairwise = PairwiseJudge(
+            rj.judge.model, template=group_template, concurrency=options.concurrency
+        )
+        group = GroupReward(
+            pairwise, max_pairs=max_pairs, failure_value=failure_value, retries=retries
+        )
     service = RewardService(
         rj, concurrency=options.concurrency, batch_window=batch_window / 1000, group=group
     )
@@ -183,7 +213,7 @@ def serve_reward(
     def ready(url: str) -> None:
         print(
             f"serving rewards on {url} (model {rj.judge.model.spec}, "
-            f"template {rj.judge.template.name}); SIGTERM or Ctrl-C stops",
+            f"template {rj.kind_name}); SIGTERM or Ctrl-C stops",
             flush=True,
         )
 

@@ -31,7 +31,7 @@ def print_summary(
     table.add_column("value")
     mean = summary["mean_score"]
     rows = [
-        *((k, str(summary[k])) for k in ("model", "template", "rubric") if summary.get(k)),
+        *((k, str(summary[k])) for k in ("model", "note", "template", "rubric") if summary.get(k)),
         ("judge", str(summary.get("judge", ""))),
         *((("systems", _systems_text(summary["systems"])),) if summary.get("systems") else ()),
         *(("scoring", str(summary[k])) for k in ("scoring",) if summary.get(k)),

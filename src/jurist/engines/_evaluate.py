@@ -284,6 +284,7 @@ def _manifest(
             "concurrency": workers,
             "retry_failed": opts.retry_failed,
             "engine": engine.name,
+            **opts.notes,
         },
     )
     return manifest, table

@@ -49,7 +49,9 @@ class RunOptions(BaseModel):
     more only while its verdict is not settled; see :class:`~jurist.trust.RepeatPlan`);
     ``files_root``: folders (one or several) local image files the items name may be read
     from, besides a data file's own folder (items in memory: only these; see
-    :mod:`jurist._local_files`).
+    :mod:`jurist._local_files`); ``notes``: facts about how the run was set up that change
+    no judgment, kept in the manifest's ``settings`` (the demonstration model chosen as the
+    default offline: ``{"default_model": why}``).
 
     A bad value is a :class:`~jurist.errors.ConfigError` naming the field, raised before
     any run folder is made.
@@ -71,6 +73,7 @@ class RunOptions(BaseModel):
     adaptive: bool = False
     min_repeats: int | None = None
     files_root: tuple[Path, ...] = ()
+    notes: dict[str, str] = Field(default_factory=dict)
 
     def __init__(self, **data: Any) -> None:
         try:

@@ -16,6 +16,7 @@ from jurist.judges._pairwise import (
 from jurist.judges._panel import Panel, PanelJudgment, PanelResults
 from jurist.judges._protocol import ItemJudge, ItemOutcome, ModelJudge
 from jurist.judges._results import JudgeResults
+from jurist.judges._reward_model import RewardModelJudge
 from jurist.judges.rubric import (
     CriterionGrader,
     CriterionVerdict,
@@ -44,6 +45,7 @@ __all__ = [
     "Panel",
     "PanelJudgment",
     "PanelResults",
+    "RewardModelJudge",
     "Rubric",
     "RubricDataset",
     "RubricJudge",

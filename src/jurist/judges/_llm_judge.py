@@ -147,6 +147,11 @@ class LLMJudge(Declared, ManyItemsJudge[Judgment, JudgeResults]):
         if c.turn != tpl.turn or c.max_tool_chars != tpl.max_tool_chars:
             tpl = tpl.with_turn(c.turn, max_tool_chars=c.max_tool_chars)
         check_coverage_options(c.min_coverage, c.low_coverage)
+        if base.capabilities.scalar:
+            raise ConfigError(
+                f"LLMJudge: {base.spec} is a scalar reward model (its completion is a score, "
+                "not text): judge with RewardModelJudge"
+            )
         self.model: Model = base
         self.template: Template = tpl
         self.max_tokens: int = c.max_tokens or (

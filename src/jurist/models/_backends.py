@@ -18,7 +18,9 @@ True
 >>> [b.provider for b in backends() if b.batch_api]
 ['openai', 'anthropic']
 >>> providers_shown(providers_taking("base_url"))
-'openai: and litellm:'
+'openai:, reward-server: and litellm:'
+>>> [b.provider for b in backends() if b.scalar]
+['hf-reward', 'reward-server']
 """
 
 from __future__ import annotations
@@ -80,7 +82,9 @@ class BackendInfo:
     its models take a ``prompt_cache`` option (they ask the provider to cache the static
     prompt, ``--no-prompt-cache`` turns it off); ``aliases``: other names users
     give the provider (``transformers`` for ``hf``); ``option_examples``: backend options
-    of its own worth showing (``KEY=VALUE``, the command line's ``--model-option``).
+    of its own worth showing (``KEY=VALUE``, the command line's ``--model-option``);
+    ``scalar``: its models are scalar reward models (their completion is a score, not
+    text: :attr:`~jurist.models.Capabilities.scalar`), judged by a reward-model judge.
     """
 
     provider: str
@@ -97,6 +101,7 @@ class BackendInfo:
     prompt_cache: bool = False
     aliases: tuple[str, ...] = ()
     option_examples: tuple[str, ...] = ()
+    scalar: bool = False
 
     def connection_options(
         self,
@@ -197,6 +202,20 @@ for _info in (
         identity_options={"revision": "revision", "dtype": "dtype"},
         aliases=("transformers", "huggingface"),
         option_examples=("dtype=bfloat16",),
+    ),
+    BackendInfo(
+        "hf-reward",
+        runs_here=True,
+        identity_options={"revision": "revision", "dtype": "dtype"},
+        option_examples=("dtype=bfloat16", "max_batch_tokens=16384"),
+        scalar=True,
+    ),
+    BackendInfo(
+        "reward-server",
+        takes=frozenset({"base_url", "api_key", "timeout"}),
+        identity_options={"base_url": "base_url", "api": "api"},
+        option_examples=("api=classify", "api=pooling", "api=sglang"),
+        scalar=True,
     ),
     BackendInfo(
         "vllm",

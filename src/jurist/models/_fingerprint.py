@@ -42,6 +42,7 @@ from jurist.errors import ModelLoadError
 __all__ = [
     "FINGERPRINT_VERSION",
     "engine_fingerprint",
+    "file_fingerprint",
     "folder_fingerprint",
     "hub_snapshot",
     "source_fingerprint",
@@ -124,6 +125,23 @@ def folder_fingerprint(folder: str | os.PathLike[str]) -> dict[str, Any]:
     }
 
 
+def file_fingerprint(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The fingerprint of a model held in one file (a GGUF): its name, size and digest, as
+    :func:`folder_fingerprint` records each file of a folder."""
+    file = Path(path)
+    try:
+        stat = file.stat()
+        record = [file.name, stat.st_size, _file_digest(file, stat)]
+    except OSError as exc:
+        raise ModelLoadError(f"cannot read the model file {str(file)!r}: {exc}") from exc
+    canonical = json.dumps([record], separators=(",", ":"))
+    return {
+        "v": FINGERPRINT_VERSION,
+        "files": 1,
+        "digest": hashlib.sha256(canonical.encode()).hexdigest(),
+    }
+
+
 def hub_snapshot(
     repo_id: str, revision: str | None = None, cache_dir: str | os.PathLike[str] | None = None
 ) -> Path | None:
@@ -154,6 +172,8 @@ def source_fingerprint(
     path = Path(name).expanduser()
     if path.is_dir():
         return folder_fingerprint(path.resolve())
+    if path.is_file():  # one file holds the model (a GGUF): that file is the fingerprint
+        return file_fingerprint(path.resolve())
     snapshot = hub_snapshot(name, revision, cache_dir)
     if snapshot is None:
         return None

@@ -1,7 +1,10 @@
 """Finding and loading a local transformers model for the ``hf`` backend.
 
 A model name is a local folder when it looks like a path (``/abs``, ``./rel``, ``../rel``,
-``~/home``) or names a folder that exists; anything else is a Hugging Face Hub id
+``~/home``) or names a folder that exists, or a GGUF file (a path ending in ``.gguf``:
+transformers reads it with ``gguf_file=``, de-quantised, which needs the ``gguf`` package,
+and takes the tokenizer and its chat template from the file too); anything else is a
+Hugging Face Hub id
 (``Qwen/Qwen2.5-0.5B-Instruct``). Loading never waits on a network it cannot have: a hub id
 that is not in the local cache while the hub is offline (``HF_HUB_OFFLINE=1``) fails at
 once with :class:`~jurist.errors.ModelLoadError`, naming the model and how to fix the call.
@@ -72,6 +75,8 @@ class ModelSource:
     name: str
     path: Path | None = None
     repo_id: str | None = None
+    gguf_file: str | None = None
+    """A GGUF file's name inside ``path`` (the model is that one file)."""
 
     @property
     def is_local(self) -> bool:
@@ -79,8 +84,17 @@ class ModelSource:
 
     @property
     def display(self) -> str:
-        """The resolved absolute folder for local models, the hub id otherwise."""
+        """The resolved absolute folder (or GGUF file) for local models, the hub id
+        otherwise."""
+        if self.path is not None and self.gguf_file is not None:
+            return str(self.path / self.gguf_file)
         return str(self.path) if self.path is not None else str(self.repo_id)
+
+    def from_pretrained_args(self) -> tuple[str, dict[str, Any]]:
+        """What ``from_pretrained`` is given for this source: where, and ``gguf_file``."""
+        if self.gguf_file is not None:
+            return str(self.path), {"gguf_file": self.gguf_file}
+        return self.display, {}
 
 
 @dataclass
@@ -116,6 +130,15 @@ def resolve_source(name: str) -> ModelSource:
     jurist.errors.ModelLoadError: hf model folder '/no/such/jurist/model' does not exist ...
     """
     expanded = Path(name).expanduser()
+    if name.lower().endswith(".gguf") and (_looks_like_path(name) or expanded.exists()):
+        file = expanded.resolve()
+        if not file.is_file():
+            raise ModelLoadError(
+                f"hf GGUF file {name!r} does not exist (resolved to {str(file)!r}); pass "
+                "the path of a .gguf file or of a model folder",
+                model=f"hf:{name}",
+            )
+        return ModelSource(name=name, path=file.parent, gguf_file=file.name)
     if _looks_like_path(name) or expanded.is_dir():
         path = expanded.resolve()
         if not path.exists():
@@ -239,11 +262,14 @@ def load_model(
     revision: str | None,
     trust_remote_code: bool,
     attn_implementation: str | None = None,
+    auto_class: str = "AutoModelForCausalLM",
 ) -> LoadedModel:
     """Load the tokenizer and model (blocking; run it on a worker thread).
 
     On a GPU the weights load straight onto it (no copy through host memory) and attention
     is :func:`attention_for` the device and dtype unless ``attn_implementation`` names one.
+    ``auto_class``: the transformers class that loads the weights (a reward model's is
+    ``AutoModelForSequenceClassification``).
     """
     common: dict[str, Any] = {"trust_remote_code": trust_remote_code}
     if source.repo_id is not None:
@@ -260,7 +286,10 @@ def load_model(
         if problem is not None:
             common["local_files_only"] = True
     dev = resolve_device(device)
-    where: str = source.display
+    where, file_args = source.from_pretrained_args()
+    if file_args and importlib.util.find_spec("gguf") is None:
+        raise MissingDependencyError("gguf", "hf", f"Loading the GGUF file {source.display!r}")
+    common.update(file_args)
     if source.repo_id is not None and revision is not None:
         common["revision"] = revision
     placement: dict[str, Any] = {}
@@ -271,7 +300,7 @@ def load_model(
         placement["attn_implementation"] = attention
     try:
         tokenizer = transformers.AutoTokenizer.from_pretrained(where, **common)
-        model = transformers.AutoModelForCausalLM.from_pretrained(
+        model = getattr(transformers, auto_class).from_pretrained(
             where, dtype=DTYPES[dtype], **placement, **common
         )
     except ModelLoadError:
@@ -315,23 +344,25 @@ def wrap_loaded(model: Any, tokenizer: Any, dev: Any) -> LoadedModel:
         model = model.to(dev)
     model = model.eval()
     eos: set[int] = set()
-    for value in (getattr(model.generation_config, "eos_token_id", None), tokenizer.eos_token_id):
+    gen = getattr(model, "generation_config", None)  # None: a model that does not generate
+    for value in (getattr(gen, "eos_token_id", None), tokenizer.eos_token_id):
         if isinstance(value, int):
             eos.add(value)
         elif isinstance(value, (list, tuple)):
             eos.update(int(v) for v in value)
     pad = tokenizer.pad_token_id
     if pad is None:
-        pad = getattr(model.generation_config, "pad_token_id", None)
+        pad = getattr(gen, "pad_token_id", None) or getattr(model.config, "pad_token_id", None)
     if pad is None:
         pad = min(eos) if eos else 0
     # The checkpoint's generation_config.json (sampling defaults, repetition penalty, ...)
     # would fill every field a request leaves unset: keep only the special tokens.
-    model.generation_config = transformers.GenerationConfig(  # type: ignore[no-untyped-call]
-        eos_token_id=sorted(eos) or None,
-        pad_token_id=int(pad),
-        bos_token_id=getattr(model.generation_config, "bos_token_id", None),
-    )
+    if gen is not None:
+        model.generation_config = transformers.GenerationConfig(  # type: ignore[no-untyped-call]
+            eos_token_id=sorted(eos) or None,
+            pad_token_id=int(pad),
+            bos_token_id=getattr(gen, "bos_token_id", None),
+        )
     return LoadedModel(
         tokenizer=tokenizer,
         model=model,

@@ -8,6 +8,9 @@
 ('Correct', '4')
 >>> m.calls
 2
+>>> rm = MockModel("rm", outputs=[1.5, -0.25], scalar=True)  # a scripted reward model
+>>> run_sync(rm.complete(req)).score, rm.capabilities.scalar
+(1.5, True)
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from jurist.types import CandidateScores, Completion, Request, Usage
 
 __all__ = ["MockModel", "MockOutput"]
 
-MockOutput = str | Completion | BaseException
+MockOutput = str | float | Completion | BaseException
 OutputFn = Callable[[Request], "MockOutput | Awaitable[MockOutput]"]
 
 
@@ -43,6 +46,9 @@ class MockModel(Model):
     honours ``Request.reasoning`` (a script reads it from the request it is given, and
     answers with :class:`~jurist.types.Completion` objects carrying ``reasoning``);
     ``thinking=False`` refuses a request with reasoning, as a backend that cannot think.
+    ``scalar=True`` makes it a scripted scalar reward model: each output is a number (or
+    its text), given as :attr:`Completion.score` with no text
+    (:attr:`~jurist.models.Capabilities.scalar`).
     """
 
     provider = "mock"
@@ -60,9 +66,11 @@ class MockModel(Model):
         record: bool = True,
         images: bool = False,
         thinking: bool = True,
+        scalar: bool = False,
     ) -> None:
         self.name = name
         self._thinking = thinking
+        self._scalar = scalar
         self._images = images
         self.record = record
         self._top_logprobs = top_logprobs
@@ -74,7 +82,7 @@ class MockModel(Model):
         self._fn: OutputFn | None = None
         self._iter: Iterator[MockOutput] | None = None
         if outputs is None:
-            outputs = ["Correct"]
+            outputs = [0.0] if scalar else ["Correct"]
             cycle = True
         if callable(outputs):
             self._fn = outputs
@@ -91,7 +99,13 @@ class MockModel(Model):
             top_logprobs=self._top_logprobs,
             images=self._images,
             thinking=self._thinking,
+            scalar=self._scalar,
         )
+
+    def rebuild_options(self) -> dict[str, Any]:
+        """``scalar=True`` when set (a rebuilt mock is a reward model again; its script is
+        code and does not travel)."""
+        return {"scalar": True} if self._scalar else {}
 
     async def complete(self, request: Request) -> Completion:
         if not self._images:
@@ -108,12 +122,18 @@ class MockModel(Model):
         if isinstance(out, Completion):
             return out
         prompt_chars = sum(len(m.content) for m in request.messages)
+        if self._scalar:
+            usage = Usage(prompt_tokens=max(1, prompt_chars // 4), calls=1)
+            return Completion(
+                text="", score=float(out), usage=usage, finish_reason="score", model=self.name
+            )
+        text = str(out)
         usage = Usage(
             prompt_tokens=max(1, prompt_chars // 4),
-            completion_tokens=max(1, len(out) // 4),
+            completion_tokens=max(1, len(text) // 4),
             calls=1,
         )
-        return Completion(text=out, usage=usage, finish_reason="stop", model=self.name)
+        return Completion(text=text, usage=usage, finish_reason="stop", model=self.name)
 
     async def _next(self, request: Request) -> MockOutput:
         if self._fn is not None:

@@ -59,7 +59,9 @@ class Capabilities(BaseModel):
     ``batch_hooks()``, :mod:`jurist.models._batch_hooks`); ``batch_files``: they can be
     written as Batch API lines for an offline engine (``vllm run-batch``); ``thinking``: it
     honours :attr:`jurist.types.Request.reasoning` (a thinking effort or budget), translated
-    into its own parameters.
+    into its own parameters; ``scalar``: it is a scalar reward model, whose completion is a
+    score (:attr:`jurist.types.Completion.score`, the reward of the whole conversation it
+    is sent, its last message the response under judgment), not text.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -74,6 +76,7 @@ class Capabilities(BaseModel):
     batch_api: bool = False
     batch_files: bool = False
     thinking: bool = False
+    scalar: bool = False
 
 
 class Model(abc.ABC):

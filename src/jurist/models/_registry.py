@@ -15,6 +15,7 @@ remote backend in :class:`~jurist.models.RetryModel` with ``DEFAULT_MAX_RETRIES`
 from __future__ import annotations
 
 import difflib
+import logging
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -78,6 +79,8 @@ for _name, _mod, _attr in [
     ("openai", "jurist.models._prefill", "build_server"),  # build_openai, or with prefill=
     ("anthropic", "jurist.models._anthropic", "build_anthropic"),
     ("hf", "jurist.models._hf", "build_hf"),
+    ("hf-reward", "jurist.models._hf_reward", "build_hf_reward"),
+    ("reward-server", "jurist.models._reward_server", "build_reward_server"),
     ("vllm", "jurist.models._vllm", "build_vllm"),
     ("litellm", "jurist.models._litellm", "build_litellm"),
 ]:
@@ -118,7 +121,9 @@ def get_model(
     """Build a model from ``"provider:name"``, or adapt a model object.
 
     With no argument: ``$JURIST_MODEL``, else the embedded default
-    ``hf:Qwen/Qwen2.5-0.5B-Instruct``. A :class:`Model` is returned as is; a LangChain
+    ``hf:Qwen/Qwen2.5-0.5B-Instruct`` (offline, without it on disk and with SmolLM2's GGUF
+    installed: that demonstration-grade model, with a warning; see
+    :mod:`jurist.models._default`). A :class:`Model` is returned as is; a LangChain
     chat model is wrapped. Options go to the provider's backend (``base_url``,
     ``api_key``, ``outputs`` for ``mock``, ...); the spec may carry them too,
     ``"openai:gpt-4o-mini[api_key=...,timeout=30]"`` (see :mod:`jurist.models._spec`: they
@@ -151,7 +156,7 @@ def get_model(
             raise ConfigError(f"options {given} cannot be applied to an existing model object")
         return model
     if model is None:
-        model = os.environ.get("JURIST_MODEL") or DEFAULT_MODEL
+        model = os.environ.get("JURIST_MODEL") or _default_spec()
     if not isinstance(model, str):
         from jurist.models._langchain import is_langchain_model, wrap_langchain
 
@@ -207,6 +212,16 @@ def build_backend(parsed: ParsedSpec, **options: Any) -> Model:
     if parsed.options:
         options = merge_options(parsed.options, options, spec=parsed.text)
     return _factory(parsed.provider)(parsed.name, **options)
+
+
+def _default_spec() -> str:
+    """The default model's spec; the demonstration model's comes with a logged warning."""
+    from jurist.models._default import choose_default_model
+
+    choice = choose_default_model()
+    if choice.note is not None:
+        logging.getLogger("jurist.models").warning("%s", choice.note)
+    return choice.spec
 
 
 def _with_retries(model: Model, max_retries: int) -> Model:

@@ -29,6 +29,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from jurist.errors import ConfigError, DataError
+from jurist.judges._llm_judge import LLMJudge
 from jurist.judges._pairwise import PairwiseJudge
 from jurist.rewards._group import GroupReward
 from jurist.rewards._reward_judge import reward_judge_from_kwargs, run_in_background
@@ -64,6 +65,11 @@ def group_reward_from_kwargs(**kwargs: Any) -> GroupReward:
         options.setdefault("template", "mt_bench_pair")
     rj = reward_judge_from_kwargs(**options)
     llm = rj.judge
+    if not isinstance(llm, LLMJudge):  # a scalar reward model ranks a group by its rewards
+        raise ConfigError(
+            f"group rewards compare pairs with a judge that writes verdicts; {llm.model.spec} "
+            "is a scalar reward model: use its rewards as they are (reward_judge_from_kwargs)"
+        )
     pairwise = PairwiseJudge(
         llm.model,
         template=llm.template,

@@ -53,7 +53,7 @@ from typing import Any, TypeVar
 
 from jurist._sync import run_sync
 from jurist.errors import ConfigError, DataError
-from jurist.judges import LLMJudge
+from jurist.judges import LLMJudge, RewardModelJudge
 from jurist.judges._many import run_items
 from jurist.models import DEFAULT_MODEL, Transport, build_stack, get_model, with_limits
 from jurist.models._stack import limits_layer
@@ -88,6 +88,7 @@ REWARD_KWARGS = (
     "tolerance",
     "temperature",
     "max_tokens",
+    "squash",
     "outputs",
     "cycle",
 )
@@ -95,11 +96,17 @@ REWARD_KWARGS = (
 
 
 class RewardJudge:
-    """A judge, its limits and its failure value: what scores one batch of rewards."""
+    """A judge, its limits and its failure value: what scores one batch of rewards.
+
+    The judge is an :class:`~jurist.judges.LLMJudge`, or a
+    :class:`~jurist.judges.RewardModelJudge` when ``model`` names a scalar reward model
+    (``hf-reward:``, ``reward-server:``): its reward is the judge's score (the sigmoid map
+    by default, the raw reward with ``squash="none"``) and ``raw_score`` the raw reward.
+    """
 
     def __init__(
         self,
-        judge: LLMJudge,
+        judge: LLMJudge | RewardModelJudge,
         *,
         failure_value: float | None = 0.0,
         tolerance: float = DEFAULT_TOLERANCE,
@@ -115,16 +122,36 @@ class RewardJudge:
         self.tolerance = tolerance
         self.retries = retries
         self.timeout = timeout
-        self._reward_template = judge.template.name == "reward"
+        template = getattr(judge, "template", None)  # a reward model's judge has none
+        self._reward_template = template is not None and template.name == "reward"
         # a trajectory template judges the rollout's text as the trajectory
-        takes = (*judge.template.fields, *judge.template.optional_fields)
+        takes = (*template.fields, *template.optional_fields) if template is not None else ()
         self._response_field = "trajectory" if "trajectory" in takes else "response"
 
     def __repr__(self) -> str:
+        template = getattr(self.judge, "template", None)
+        how = f"template={template.name!r}" if template is not None else "scalar reward model"
         return (
-            f"RewardJudge({self.judge.model.spec!r}, template={self.judge.template.name!r}, "
+            f"RewardJudge({self.judge.model.spec!r}, {how}, "
             f"failure_value={self.failure_value!r}, timeout={self.timeout!r})"
         )
+
+    @property
+    def kind_name(self) -> str:
+        """What judges: the template's name, or ``"reward_model"`` for a scalar model."""
+        template = getattr(self.judge, "template", None)
+        return "reward_model" if template is None else str(template.name)
+
+    @property
+    def optional_fields(self) -> tuple[str, ...]:
+        """The item fields the judge reads when given (its template's optional ones)."""
+        template = getattr(self.judge, "template", None)
+        return () if template is None else tuple(template.optional_fields)
+
+    @property
+    def scalar(self) -> bool:
+        """Whether a scalar reward model judges (its reward is its score)."""
+        return isinstance(self.judge, RewardModelJudge)
 
     def messages_of(
         self, response: str, reference: Any = None, prompt: str | None = None
@@ -324,6 +351,11 @@ def _build(settings: Mapping[str, Any]) -> RewardJudge:
                 f"reward judge: judge={settings['judge']!r} is a {type(found).__name__}, "
                 "not an LLMJudge (a catalog judges.* entry)"
             )
+        if isinstance(found, RewardModelJudge) and "model" not in settings:
+            layer = limits_layer(rpm=rpm, tpm=tpm, max_concurrency=concurrency)
+            return _reward_model_judge(
+                settings, with_limits(found.model, layer), concurrency or 1, found
+            )
         base = found
     if "model" in settings:
         spec = str(settings["model"])
@@ -334,6 +366,8 @@ def _build(settings: Mapping[str, Any]) -> RewardJudge:
         )
         backend = get_model(_spec(spec), max_retries=0, **options)
         limited = build_stack(backend, transport)
+        if backend.capabilities.scalar:
+            return _reward_model_judge(settings, limited, concurrency or 1)
     else:
         assert base is not None
         given = sorted([*options, *(["max_retries"] if max_retries is not None else [])])
@@ -360,6 +394,38 @@ def _build(settings: Mapping[str, Any]) -> RewardJudge:
         judge,
         failure_value=failure,
         tolerance=tolerance,
+        retries=_whole(settings, "retries", 0) or 0,
+        timeout=_number(settings, "timeout", None),
+    )
+
+
+_NOT_FOR_SCALAR = ("template", "temperature", "max_tokens")  # tolerance: no text to clamp
+
+
+def _reward_model_judge(
+    settings: Mapping[str, Any],
+    model: Any,
+    concurrency: int,
+    found: RewardModelJudge | None = None,
+) -> RewardJudge:
+    """The reward judge of a scalar reward model: a :class:`RewardModelJudge`, pointwise
+    (``squash``: its map, ``"sigmoid"`` by default, ``"none"`` for the raw reward)."""
+    given = [k for k in _NOT_FOR_SCALAR if k in settings]
+    if given:
+        raise ConfigError(
+            f"reward judge: {given} apply to a judge that writes text; {model.spec} is a "
+            "scalar reward model (its reward is its score)"
+        )
+    changes: dict[str, Any] = {"model": model, "concurrency": concurrency}
+    if "squash" in settings:
+        changes["squash"] = settings["squash"]
+    if found is not None:
+        judge = found.with_options(pairwise=False, **changes)
+    else:
+        judge = RewardModelJudge(**changes)
+    return RewardJudge(
+        judge,
+        failure_value=_number(settings, "failure_value", 0.0),
         retries=_whole(settings, "retries", 0) or 0,
         timeout=_number(settings, "timeout", None),
     )

@@ -115,9 +115,8 @@ class RewardService:
         self.batcher = MicroBatcher(self._judge_one, concurrency=concurrency, window=batch_window)
         self.group = group
         self._pending: dict[_Key, asyncio.Future[dict[str, Any]]] = {}
-        template = judge.judge.template
         self._needs = set(judge.judge.required_fields) & set(ITEM_FIELDS)
-        self._reads = self._needs | (set(template.optional_fields) & set(ITEM_FIELDS))
+        self._reads = self._needs | (set(judge.optional_fields) & set(ITEM_FIELDS))
 
     # -- bodies -------------------------------------------------------------------------
 
@@ -277,7 +276,7 @@ class RewardService:
 
     @property
     def _template(self) -> str:
-        return self.judge.judge.template.name
+        return self.judge.kind_name
 
     # -- judging ------------------------------------------------------------------------
 

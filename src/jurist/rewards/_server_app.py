@@ -211,7 +211,7 @@ async def _health(request: web.Request) -> web.Response:
         {
             "status": "ok",
             "model": scrub(judge.model.spec),
-            "template": judge.template.name,
+            "template": service.judge.kind_name,
             "in_flight": service.in_flight,
             "concurrency": service.concurrency,
         }

@@ -140,8 +140,8 @@ def rollout_text(messages: Any, where: str) -> str:
 
 def wants_trajectory(judge: RewardJudge) -> bool:
     """Whether the judge's template reads a ``trajectory`` field."""
-    t = judge.judge.template
-    return "trajectory" in (*t.fields, *t.optional_fields)
+    t = getattr(judge.judge, "template", None)  # a scalar reward model's judge has none
+    return t is not None and "trajectory" in (*t.fields, *t.optional_fields)
 
 
 def _turns(value: Any, where: str) -> int | None:

@@ -107,6 +107,7 @@ class TRLOptions(TypedDict, total=False):
     timeout: float
     temperature: float
     max_tokens: int
+    squash: str
     outputs: list[str]
     cycle: bool
 
@@ -203,6 +204,9 @@ class _TRLRewardBase:
         self, completions: Sequence[Any], prompts: Sequence[Any] | None, columns: dict[str, Any]
     ) -> tuple[list[str], list[str], list[str | None] | None]:
         name = self.target.name
+        scalar = self._reward_judge is not None and self._reward_judge.scalar
+        if scalar and self.answer_column not in columns:  # a reward model needs no answer
+            columns = {**columns, self.answer_column: [""] * len(completions)}
         if self.answer_column not in columns:
             raise DataError(
                 f"the TRL reward {name!r} reads the golden answer from the dataset column "

@@ -5,7 +5,9 @@ a byte-level BPE tokenizer with Qwen2's split rule and a ChatML chat template) t
 code path loading models from a folder can use, with no download. Its outputs are random
 but deterministic: it exists to test loading, batching, generation and logprob code.
 
-Run ``python -m jurist.testing.tiny_model OUT_DIR`` to write one.
+Run ``python -m jurist.testing.tiny_model OUT_DIR`` to write one (``--reward``: a tiny
+scalar reward model instead, the same body under a one-output sequence-classification head,
+for the ``hf-reward`` backend).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-__all__ = ["build_tiny_model"]
+__all__ = ["build_tiny_model", "build_tiny_reward_model"]
 
 _TEXT = (
     "You are an impartial judge. Rate the answer on a scale of 1 to 5 or 1 to 10. "
@@ -52,10 +54,27 @@ _THINKING_TEMPLATE = (
 )
 
 
-def build_tiny_model(
-    out_dir: str | Path, *, seed: int = 0, vocab_size: int = 600, thinking: bool = False
+def build_tiny_reward_model(
+    out_dir: str | Path, *, seed: int = 0, vocab_size: int = 600, hidden_size: int = 64
 ) -> Path:
-    """Write a tiny model and tokenizer to ``out_dir`` and return the folder.
+    """Write a tiny random scalar reward model (``LlamaForSequenceClassification`` with
+    ``num_labels=1``) and its tokenizer to ``out_dir`` and return the folder."""
+    return build_tiny_model(
+        out_dir, seed=seed, vocab_size=vocab_size, reward=True, hidden_size=hidden_size
+    )
+
+
+def build_tiny_model(
+    out_dir: str | Path,
+    *,
+    seed: int = 0,
+    vocab_size: int = 600,
+    thinking: bool = False,
+    reward: bool = False,
+    hidden_size: int = 64,
+) -> Path:
+    """Write a tiny model and tokenizer to ``out_dir`` and return the folder
+    (``reward=True``: a one-output sequence classifier, a scalar reward model).
 
     ``thinking``: a hybrid thinker's chat template with an ``enable_thinking`` switch (after
     Qwen3's) and ``<think>`` / ``</think>`` as tokens of their own. Needs the ``hf`` extra
@@ -67,6 +86,7 @@ def build_tiny_model(
         GenerationConfig,
         LlamaConfig,
         LlamaForCausalLM,
+        LlamaForSequenceClassification,
         PreTrainedTokenizerFast,
     )
 
@@ -102,8 +122,8 @@ def build_tiny_model(
     torch.manual_seed(seed)
     config = LlamaConfig(
         vocab_size=len(tokenizer),
-        hidden_size=64,
-        intermediate_size=128,
+        hidden_size=hidden_size,
+        intermediate_size=2 * hidden_size,
         num_hidden_layers=2,
         num_attention_heads=4,
         num_key_value_heads=2,
@@ -114,6 +134,12 @@ def build_tiny_model(
         eos_token_id=tokenizer.eos_token_id,
         pad_token_id=tokenizer.pad_token_id,
     )
+    if reward:
+        config.num_labels = 1
+        head = LlamaForSequenceClassification(config).eval()  # type: ignore[no-untyped-call]
+        head.save_pretrained(out)
+        tokenizer.save_pretrained(out)
+        return out
     model = LlamaForCausalLM(config).eval()  # type: ignore[no-untyped-call]
     model.generation_config = GenerationConfig(  # type: ignore[no-untyped-call]
         eos_token_id=tokenizer.eos_token_id,
@@ -126,6 +152,9 @@ def build_tiny_model(
 
 
 if __name__ == "__main__":  # pragma: no cover - command-line entry
-    if len(sys.argv) != 2:
-        sys.exit("usage: python -m jurist.testing.tiny_model OUT_DIR")
-    print(build_tiny_model(sys.argv[1]))
+    args = sys.argv[1:]
+    want_reward = "--reward" in args
+    args = [a for a in args if a != "--reward"]
+    if len(args) != 1:
+        sys.exit("usage: python -m jurist.testing.tiny_model [--reward] OUT_DIR")
+    print(build_tiny_model(args[0], reward=want_reward))
