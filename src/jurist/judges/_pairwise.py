@@ -114,9 +114,10 @@ class PairwiseJudge(Declared, ManyItemsJudge[PairJudgment, PairwiseResults]):
         swap: also judge with the responses swapped (position-bias control).
         consistency: what a pair whose two orders disagree becomes, ``"tie"`` or
             ``"inconsistent"`` (see the module doc).
-        explanations, temperature, max_tokens, reasoning, keep_reasoning,
-            thinking_recovery, max_thinking_tokens, max_calls_per_min, concurrency, name:
-            as for :class:`~jurist.judges.LLMJudge`.
+        explanations, temperature, max_tokens, max_calls_per_min, concurrency, name: as
+            for :class:`~jurist.judges.LLMJudge`.
+        reasoning, keep_reasoning, thinking_recovery, max_thinking_tokens: a thinking
+            judge's settings, as for :class:`~jurist.judges.LLMJudge` (docs/reasoning.md).
         turn, max_tool_chars: how items holding two conversations (``messages_a``,
             ``messages_b``) are judged, as for :class:`~jurist.judges.LLMJudge`: each
             one's judged turn is its response, and their context (the same) the prompt;

@@ -28,8 +28,14 @@ from typing import Any
 from jurist.errors import ConfigError
 from jurist.pipeline.suites._bars import bar_text
 from jurist.pipeline.suites._load import Cell, Suite
+from jurist.pipeline.suites._model import DatasetSpec, HubSource
 
 __all__ = ["CellPlan", "Plan", "cell_data", "cell_fields", "cell_judge", "plan"]
+
+# the dataset key of a Hugging Face dataset (the field's name, not a model provider)
+_HUB_KEY = next(
+    k for k, f in DatasetSpec.model_fields.items() if f.annotation == (HubSource | None)
+)
 
 PER_MESSAGE = 8
 """Tokens a chat format may add per message (role markers), in the dry run's bound."""
@@ -50,7 +56,7 @@ def cell_data(suite: Suite, cell: Cell, cache: dict[str, Any] | None = None) -> 
     except ImportError:
         from jurist.errors import MissingDependencyError
 
-        raise MissingDependencyError("datasets", "hf", "a suite's hf dataset") from None
+        raise MissingDependencyError("datasets", "dev", "A suite's Hugging Face dataset") from None
     files: Any = hub.data_files
     if isinstance(files, str):
         files = str(suite.resolve(files))
@@ -61,7 +67,8 @@ def cell_data(suite: Suite, cell: Cell, cache: dict[str, Any] | None = None) -> 
             hub.path, hub.name, split=hub.split, revision=hub.revision, data_files=files
         )
     except Exception as e:  # the hub library's many errors: one line naming the dataset
-        raise ConfigError(f"{suite.where('datasets', cell.dataset, 'hf')}: {e}") from None
+        where = suite.where("datasets", cell.dataset, _HUB_KEY)
+        raise ConfigError(f"{where}: {e}") from None
     if cache is not None:
         cache[cell.dataset] = ds
     return ds
