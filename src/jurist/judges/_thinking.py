@@ -88,8 +88,10 @@ def cut_in_thinking(completion: Completion) -> bool:
 def trace_of(completion: Completion) -> str | None:
     """The thinking ``completion`` holds: its ``reasoning``, its ``<think>`` blocks, or the
     text of an unclosed ``<think>`` (``None`` when it holds none)."""
-    parts = [completion.reasoning or ""]
     text = completion.text
+    if not completion.reasoning and "<" not in text:  # no trace and no tag: the usual case
+        return None
+    parts = [completion.reasoning or ""]
     lower = text.lower()
     opened = lower.rfind(_OPEN)
     if opened >= 0 and lower.rfind(_CLOSE) < opened:  # cut inside: the open block's text

@@ -90,6 +90,7 @@ from jurist.errors import (
     ModelError,
     ResponseTooLargeError,
 )
+from jurist.models._deadline import deadline
 from jurist.models._decisions import Decider
 from jurist.models._json_form import JsonForm, JsonFormDecision, response_format
 from jurist.models._loop_sessions import LoopSessions
@@ -237,9 +238,9 @@ class OpenAIModel(Model):
         elif api_key:
             self._headers["Authorization"] = f"Bearer {api_key}"
         self._headers.update(headers or {})
-        # No aiohttp deadline of its own: each attempt runs under one asyncio.timeout (see
-        # _send), which covers connecting, sending and the whole read; a second timer per
-        # call in aiohttp (a TimerContext entered around every read) would only cost CPU.
+        # No aiohttp deadline of its own: each attempt runs under one deadline (see _send
+        # and jurist.models._deadline), which covers connecting, sending and the whole
+        # read; a timer per call in aiohttp (a TimerContext around every read) costs CPU.
         self._client_timeout = aiohttp.ClientTimeout(total=None, sock_connect=None)
         self._served: Once[dict[str, Any] | None] = Once()  # see fingerprint()
         self._pools = self._new_pools()  # one session per event loop
@@ -351,19 +352,17 @@ class OpenAIModel(Model):
         try:
             # One deadline for the attempt: connecting, sending, and reading the body to its
             # end (the gaps between reads included).
-            async with (
-                asyncio.timeout(seconds),
-                session.post(self._parsed_url, data=data) as resp,
-            ):
-                if whole_body_fits(resp, self.max_response_bytes, self._too_large):
-                    raw = await resp.read()  # read_capped's fast path, no coroutine of its own
-                else:
-                    raw = await self._read_body(resp)
-                status = resp.status
-                if not 200 <= status < 300:
-                    raise self._status_error(
-                        status, raw, resp.headers, refused=form if probe else None
-                    )
+            with deadline(seconds):
+                async with session.post(self._parsed_url, data=data) as resp:
+                    if whole_body_fits(resp, self.max_response_bytes, self._too_large):
+                        raw = await resp.read()  # read_capped's fast path, no coroutine
+                    else:
+                        raw = await self._read_body(resp)
+                    status = resp.status
+                    if not 200 <= status < 300:
+                        raise self._status_error(
+                            status, raw, resp.headers, refused=form if probe else None
+                        )
         except TimeoutError:
             raise APITimeoutError(
                 f"{self.spec}: no answer from {self._url} within {seconds:g} s", model=self.spec

@@ -35,7 +35,6 @@ that item, as before.
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 from collections.abc import Sequence
 from typing import Any, Literal
@@ -44,6 +43,7 @@ import aiohttp
 import orjson
 
 from jurist.errors import APITimeoutError, ConfigError, ModelError
+from jurist.models._deadline import deadline
 from jurist.models._model import Capabilities
 from jurist.models._openai import OpenAIModel, build_openai
 from jurist.models._openai_errors import status_error_for
@@ -157,12 +157,13 @@ class PrefillOpenAIModel(OpenAIModel):
         session = self._pools.current() or await self._pools.get()
         seconds = self.timeout if request.timeout is None else request.timeout
         try:
-            async with asyncio.timeout(seconds), session.post(url, data=data) as resp:
-                raw = await read_capped(resp, self.max_response_bytes, self._too_large)
-                if not 200 <= resp.status < 300:
-                    raise status_error_for(
-                        self.spec, url, resp.status, raw, resp.headers, has_key=self._has_key
-                    )
+            with deadline(seconds):
+                async with session.post(url, data=data) as resp:
+                    raw = await read_capped(resp, self.max_response_bytes, self._too_large)
+                    if not 200 <= resp.status < 300:
+                        raise status_error_for(
+                            self.spec, url, resp.status, raw, resp.headers, has_key=self._has_key
+                        )
         except TimeoutError:
             raise APITimeoutError(
                 f"{self.spec}: no answer from {url} within {seconds:g} s", model=self.spec

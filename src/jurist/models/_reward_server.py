@@ -27,7 +27,6 @@ that quotes it.
 
 from __future__ import annotations
 
-import asyncio
 import math
 import time
 from collections.abc import Mapping
@@ -38,6 +37,7 @@ import orjson
 
 from jurist._secrets import remember_secrets_in
 from jurist.errors import APITimeoutError, ConfigError, ModelError, ResponseTooLargeError
+from jurist.models._deadline import deadline
 from jurist.models._loop_sessions import LoopSessions
 from jurist.models._model import Capabilities, Model, refuse_images
 from jurist.models._openai_errors import connection_error_for, status_error_for
@@ -175,12 +175,18 @@ class RewardServerModel(Model):
         seconds = self.timeout if request.timeout is None else request.timeout
         start = time.perf_counter()
         try:
-            async with asyncio.timeout(seconds), session.post(self._url, data=data) as resp:
-                raw = await read_capped(resp, _MAX_BYTES, self._too_large)
-                if not 200 <= resp.status < 300:
-                    raise status_error_for(
-                        self.spec, self._url, resp.status, raw, resp.headers, has_key=self._has_key
-                    )
+            with deadline(seconds):
+                async with session.post(self._url, data=data) as resp:
+                    raw = await read_capped(resp, _MAX_BYTES, self._too_large)
+                    if not 200 <= resp.status < 300:
+                        raise status_error_for(
+                            self.spec,
+                            self._url,
+                            resp.status,
+                            raw,
+                            resp.headers,
+                            has_key=self._has_key,
+                        )
         except TimeoutError:
             raise APITimeoutError(
                 f"{self.spec}: no answer from {self._url} within {seconds:g} s", model=self.spec
