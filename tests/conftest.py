@@ -11,6 +11,11 @@ import pytest
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["TRANSFORMERS_OFFLINE"] = "1"
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# Ray starts its workers at nice 15, below everything else on the machine: on a busy one
+# (a CPU-bound job beside the suite) the Ray tests' actors then get a few percent of a core
+# and a test takes minutes. The suite's local instances run them at the suite's own level;
+# the CLI tests' `--engine ray` subprocesses inherit it.
+os.environ.setdefault("RAY_worker_niceness", "0")
 for _var in ("JURIST_MODEL", "OPENAI_API_KEY", "OPENAI_BASE_URL"):
     os.environ.pop(_var, None)
 
