@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import socket
 from pathlib import Path
 
@@ -16,6 +17,13 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 # and a test takes minutes. The suite's local instances run them at the suite's own level;
 # the CLI tests' `--engine ray` subprocesses inherit it.
 os.environ.setdefault("RAY_worker_niceness", "0")
+
+# A suite started in the background of a script (`cmd &`, nohup) inherits SIGINT ignored,
+# and so would every command a test starts: the tests that press Ctrl-C on a run would wait
+# for an exit that never comes. Python's own handler here means SIGINT's default action in
+# the commands the tests start (an exec resets a handled signal, never an ignored one).
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 for _var in ("JURIST_MODEL", "OPENAI_API_KEY", "OPENAI_BASE_URL"):
     os.environ.pop(_var, None)
 
