@@ -21,15 +21,12 @@ switch fails with :class:`~jurist.errors.CapabilityError` before anything is gen
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import itertools
-import threading
 import time
 import uuid
 from collections.abc import Hashable, Sequence
 from typing import Any
 
-from jurist._sync import run_sync
 from jurist.errors import ConfigError, JuristError, ModelError, ModelLoadError
 from jurist.models import _hf_compute as compute
 from jurist.models._fingerprint import source_fingerprint
@@ -46,8 +43,8 @@ from jurist.models._hf_memory import BatchLimits
 from jurist.models._hf_queue import GenerateQueue
 from jurist.models._hf_scoring import score_batch
 from jurist.models._hf_thinking import files_template_thinks, loaded_template_thinks
+from jurist.models._hf_weights import LocalWeights
 from jurist.models._model import Capabilities, Model, refuse_images
-from jurist.models._once import Once
 from jurist.models._thinking import refuse_reasoning
 from jurist.types import CandidateScores, Completion, Request
 
@@ -59,7 +56,7 @@ _BATCH_OPTIONS = frozenset(
 )
 
 
-class HFModel(Model):
+class HFModel(LocalWeights, Model):
     """A local transformers causal LM.
 
     ``name``: a hub id or a local folder. ``device``: ``"cpu"`` (default), ``"cuda"``,
@@ -77,6 +74,7 @@ class HFModel(Model):
     """
 
     provider = "hf"
+    thread_name = "jurist-hf"
 
     def __init__(
         self,
@@ -116,11 +114,8 @@ class HFModel(Model):
         self.attn_implementation = attn_implementation
         self._in_memory = False
         self._memory_token = ""
-        self._loaded: LoadedModel | None = None
-        self._load_lock = threading.Lock()
-        self._executor: concurrent.futures.ThreadPoolExecutor | None = None
+        self._init_weights()
         self._solo = itertools.count(1)
-        self._fingerprint: Once[dict[str, Any] | None] = Once()
         wait_s = batch_wait_ms / 1000
         self._generate: GenerateQueue[Request, Completion] = GenerateQueue(
             self._run_generate, self._get_executor, max_batch=max_batch_size, wait_s=wait_s
@@ -246,66 +241,23 @@ class HFModel(Model):
             )
         return found
 
-    @property
-    def loaded(self) -> bool:
-        return self._loaded is not None
+    # -- loading (the rest is LocalWeights') ------------------------------------------
 
-    # -- loading ---------------------------------------------------------------------
-
-    def _get_executor(self) -> concurrent.futures.ThreadPoolExecutor:
-        if self._executor is None:
-            self._executor = concurrent.futures.ThreadPoolExecutor(
-                max_workers=1, thread_name_prefix="jurist-hf"
+    def _load_weights(self) -> LoadedModel:
+        if self._in_memory:
+            raise ModelLoadError(
+                f"hf model {self.name!r} was given in memory (HFModel.from_objects) and "
+                "has been closed: wrap the model again to use it",
+                model=self.spec,
             )
-        return self._executor
-
-    def _ensure_loaded(self) -> LoadedModel:
-        """Load on first use (blocking: runs on the worker thread)."""
-        with self._load_lock:
-            if self._loaded is None and self._in_memory:
-                raise ModelLoadError(
-                    f"hf model {self.name!r} was given in memory (HFModel.from_objects) and "
-                    "has been closed: wrap the model again to use it",
-                    model=self.spec,
-                )
-            if self._loaded is None:
-                self._loaded = load_model(
-                    self.source,
-                    device=self.device,
-                    dtype=self.dtype,
-                    revision=self.revision,
-                    trust_remote_code=self.trust_remote_code,
-                    attn_implementation=self.attn_implementation,
-                )
-            return self._loaded
-
-    async def load(self) -> None:
-        """Load the tokenizer and model now; raises :class:`~jurist.errors.ModelLoadError`."""
-        if self._loaded is None:
-            loop = asyncio.get_running_loop()
-            await loop.run_in_executor(self._get_executor(), self._ensure_loaded)
-
-    def load_sync(self) -> None:
-        """:meth:`load` for sync code (also inside a running event loop)."""
-        run_sync(self.load())
-
-    async def prepare(self) -> None:
-        """Load the weights before a batch starts, so a missing model stops it early."""
-        await self.load()
-
-    async def aclose(self) -> None:
-        """Free the model; a later call loads it again."""
-        executor, self._executor = self._executor, None
-        if executor is not None:
-            await asyncio.get_running_loop().run_in_executor(None, executor.shutdown)
-        with self._load_lock:
-            loaded, self._loaded = self._loaded, None
-            self._fingerprint.reset()
-        if loaded is not None and loaded.device.type == "cuda":
-            del loaded
-            import torch
-
-            torch.cuda.empty_cache()
+        return load_model(
+            self.source,
+            device=self.device,
+            dtype=self.dtype,
+            revision=self.revision,
+            trust_remote_code=self.trust_remote_code,
+            attn_implementation=self.attn_implementation,
+        )
 
     # -- generation ------------------------------------------------------------------
 

@@ -23,15 +23,12 @@ unchanged (``tests/models/test_hf_reward.py`` checks it).
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
-import threading
 import time
 from collections.abc import Hashable, Sequence
 from typing import Any
 
 import torch
 
-from jurist._sync import run_sync
 from jurist.errors import ConfigError, JuristError, ModelError
 from jurist.models._fingerprint import source_fingerprint
 from jurist.models._hf_compute import encode, left_pad
@@ -45,8 +42,8 @@ from jurist.models._hf_loading import (
 )
 from jurist.models._hf_memory import BatchLimits, run_split
 from jurist.models._hf_queue import GenerateQueue
+from jurist.models._hf_weights import LocalWeights
 from jurist.models._model import Capabilities, Model, refuse_images
-from jurist.models._once import Once
 from jurist.types import Completion, Message, Request, Usage
 
 __all__ = ["HFRewardModel", "build_hf_reward", "render_conversation"]
@@ -74,7 +71,7 @@ def render_conversation(tokenizer: Any, messages: Sequence[Message]) -> str:
     return "\n\n".join(f"{m.role.capitalize()}: {m.content}" for m in messages)
 
 
-class HFRewardModel(Model):
+class HFRewardModel(LocalWeights, Model):
     """A local transformers sequence-classification reward model (one label: the reward).
 
     ``name``: a hub id or a local folder. ``device``, ``dtype``, ``max_batch_size``,
@@ -85,6 +82,7 @@ class HFRewardModel(Model):
     """
 
     provider = "hf-reward"
+    thread_name = "jurist-hf-reward"
 
     def __init__(
         self,
@@ -131,10 +129,7 @@ class HFRewardModel(Model):
             "memory_fraction": memory_fraction,
             "attn_implementation": attn_implementation,
         }
-        self._loaded: LoadedModel | None = None
-        self._load_lock = threading.Lock()
-        self._executor: concurrent.futures.ThreadPoolExecutor | None = None
-        self._fingerprint: Once[dict[str, Any] | None] = Once()
+        self._init_weights()
         self._queue: GenerateQueue[Request, Completion] = GenerateQueue(
             self._run_batch, self._get_executor, max_batch=rows, wait_s=batch_wait_ms / 1000
         )
@@ -169,64 +164,30 @@ class HFRewardModel(Model):
             await self.load()
         return await asyncio.to_thread(source_fingerprint, self.name, revision=self.revision)
 
-    # -- loading ---------------------------------------------------------------------
+    # -- loading (the rest is LocalWeights') ------------------------------------------
 
-    def _get_executor(self) -> concurrent.futures.ThreadPoolExecutor:
-        if self._executor is None:
-            self._executor = concurrent.futures.ThreadPoolExecutor(
-                max_workers=1, thread_name_prefix="jurist-hf-reward"
+    def _load_weights(self) -> LoadedModel:
+        loaded = load_model(
+            self.source,
+            device=self.device,
+            dtype=self.dtype,
+            revision=self.revision,
+            trust_remote_code=self.trust_remote_code,
+            attn_implementation=self.attn_implementation,
+            auto_class="AutoModelForSequenceClassification",
+        )
+        labels = int(getattr(loaded.model.config, "num_labels", 1) or 1)
+        if self.label >= labels:
+            raise ConfigError(
+                f"{self.spec}: label {self.label} asked for, but the model's head has "
+                f"{labels} output(s)"
             )
-        return self._executor
-
-    def _ensure_loaded(self) -> LoadedModel:
-        with self._load_lock:
-            if self._loaded is None:
-                loaded = load_model(
-                    self.source,
-                    device=self.device,
-                    dtype=self.dtype,
-                    revision=self.revision,
-                    trust_remote_code=self.trust_remote_code,
-                    attn_implementation=self.attn_implementation,
-                    auto_class="AutoModelForSequenceClassification",
-                )
-                labels = int(getattr(loaded.model.config, "num_labels", 1) or 1)
-                if self.label >= labels:
-                    raise ConfigError(
-                        f"{self.spec}: label {self.label} asked for, but the model's head has "
-                        f"{labels} output(s)"
-                    )
-                if getattr(loaded.model.config, "pad_token_id", None) is None:
-                    # transformers pools each row at its last token that is not padding, and
-                    # refuses batches when no pad id is known: rows are left-padded, so the
-                    # tokenizer's pad id is the one to skip
-                    loaded.model.config.pad_token_id = loaded.pad_id
-                self._loaded = loaded
-            return self._loaded
-
-    async def load(self) -> None:
-        """Load the tokenizer and weights now (:class:`~jurist.errors.ModelLoadError`)."""
-        if self._loaded is None:
-            loop = asyncio.get_running_loop()
-            await loop.run_in_executor(self._get_executor(), self._ensure_loaded)
-
-    def load_sync(self) -> None:
-        """:meth:`load` for sync code."""
-        run_sync(self.load())
-
-    async def prepare(self) -> None:
-        await self.load()
-
-    async def aclose(self) -> None:
-        executor, self._executor = self._executor, None
-        if executor is not None:
-            await asyncio.get_running_loop().run_in_executor(None, executor.shutdown)
-        with self._load_lock:
-            loaded, self._loaded = self._loaded, None
-            self._fingerprint.reset()
-        if loaded is not None and loaded.device.type == "cuda":
-            del loaded
-            torch.cuda.empty_cache()
+        if getattr(loaded.model.config, "pad_token_id", None) is None:
+            # transformers pools each row at its last token that is not padding, and
+            # refuses batches when no pad id is known: rows are left-padded, so the
+            # tokenizer's pad id is the one to skip
+            loaded.model.config.pad_token_id = loaded.pad_id
+        return loaded
 
     # -- scoring ---------------------------------------------------------------------
 

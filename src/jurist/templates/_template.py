@@ -302,7 +302,7 @@ class Template(BaseModel):
             )
         parts: list[str] = []
         for piece in plan:
-            if type(piece) is str:
+            if isinstance(piece, str):
                 parts.append(piece)
                 continue
             name, section = piece

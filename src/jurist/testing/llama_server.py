@@ -12,7 +12,9 @@ model into a GGUF with :func:`jurist.testing.gguf.convert_tiny_to_gguf`.
 
 from __future__ import annotations
 
+import http.client
 import importlib.util
+import json
 import os
 import socket
 import subprocess
@@ -53,6 +55,7 @@ class LlamaServer:
     log_path: Path
     startup_seconds: float = 0.0
     remove_log: bool = False
+    started_at: float = 0.0
 
     @property
     def base_url(self) -> str:
@@ -105,10 +108,51 @@ def start_llama_server(
 
     The server's output goes to ``log_path`` (by default a temporary file, removed on stop).
     Raises ``RuntimeError`` with the server's log when it exits or does not answer within
-    ``startup_timeout`` seconds. The caller stops it: ``with start_llama_server(...) as s:``
+    ``startup_timeout`` seconds. Without ``port``, a free one is chosen, and another when
+    that one was taken before the server could bind it (or another service answers there). The caller stops it: ``with start_llama_server(...) as s:``
     or :meth:`LlamaServer.stop`.
     """
-    port = port or _free_port()
+    chosen = port
+    for attempt in range(_PORT_ATTEMPTS):
+        server = _start(
+            model_path, alias, chosen or _free_port(), n_ctx, n_threads, extra_args, log_path
+        )
+        try:
+            _wait_ready(server, startup_timeout)
+        except _PortTaken:
+            said = server.log()[-3000:]
+            server.stop()
+            if chosen is not None or attempt == _PORT_ATTEMPTS - 1:
+                raise RuntimeError(
+                    f"llama_cpp.server could not bind port {server.port}: another process "
+                    f"holds it:\n{said}"
+                ) from None
+            continue  # the free port was taken before the server bound it: another one
+        except BaseException:
+            server.stop()
+            raise
+        return server
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+_PORT_ATTEMPTS = 3
+"""Ports tried when none is given: a port free when chosen can be taken (by any process
+on the machine) in the seconds before the server binds it."""
+
+
+class _PortTaken(Exception):
+    """The server could not bind its port, or another service answered on it."""
+
+
+def _start(
+    model_path: str | Path,
+    alias: str,
+    port: int,
+    n_ctx: int,
+    n_threads: int,
+    extra_args: Sequence[str],
+    log_path: str | Path | None,
+) -> LlamaServer:
     remove_log = log_path is None
     if log_path is None:
         fd, name = tempfile.mkstemp(prefix="llama-server-", suffix=".log")
@@ -141,30 +185,36 @@ def start_llama_server(
             cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
         )
     server = LlamaServer(process, port, alias, log, remove_log=remove_log)
-    try:
-        _wait_ready(server, startup_timeout)
-    except BaseException:
-        server.stop()
-        raise
-    server.startup_seconds = time.perf_counter() - start
+    server.started_at = start
     return server
 
 
 def _wait_ready(server: LlamaServer, timeout: float) -> None:
+    """Return once this server (its alias in ``GET /v1/models``) answers; :class:`_PortTaken`
+    when it could not bind its port or something else answers there."""
     deadline = time.monotonic() + timeout
     url = f"{server.base_url}/models"
     while True:
         code = server.process.poll()
         if code is not None:
+            if "address already in use" in server.log().lower():
+                raise _PortTaken(server.port)
             raise RuntimeError(
                 f"llama_cpp.server exited with code {code} before answering on {url}:\n"
                 f"{server.log()[-3000:]}"
             )
         try:
             with urllib.request.urlopen(url, timeout=1.0) as resp:
+                body = resp.read()
                 if resp.status == 200:
+                    ids = [m.get("id") for m in json.loads(body).get("data", [])]
+                    if server.alias not in ids:
+                        raise _PortTaken(server.port)  # another server's models
+                    server.startup_seconds = time.perf_counter() - server.started_at
                     return
-        except (urllib.error.URLError, OSError):
+        except http.client.HTTPException:
+            raise _PortTaken(server.port) from None  # not HTTP: another service's port
+        except (urllib.error.URLError, OSError, ValueError, AttributeError):
             pass
         if time.monotonic() > deadline:
             raise RuntimeError(

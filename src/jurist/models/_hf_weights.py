@@ -1,0 +1,94 @@
+"""The life of a local model's weights, shared by the ``hf:`` and ``hf-reward:`` backends.
+
+The weights load once, on the first call or at :meth:`LocalWeights.prepare` (a missing model
+then stops a batch before it starts), on a worker thread of the model's own, the one its
+batches run on, so loading and computing never block the event loop. :meth:`aclose` frees
+them (and CUDA's cache); a later call loads them again, and the fingerprint of the files is
+taken again with them. What a load does (which transformers class, what is checked after)
+is each backend's :meth:`LocalWeights._load_weights`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import threading
+from typing import Any, ClassVar
+
+from jurist._sync import run_sync
+from jurist.models._hf_loading import LoadedModel
+from jurist.models._once import Once
+
+__all__ = ["LocalWeights"]
+
+
+class LocalWeights:
+    """Loading on a thread of the model's own, and freeing, for a local-weights backend.
+
+    A subclass sets ``thread_name`` and implements :meth:`_load_weights`, and calls
+    :meth:`_init_weights` in its ``__init__``.
+    """
+
+    thread_name: ClassVar[str]
+
+    _loaded: LoadedModel | None
+    _load_lock: threading.Lock
+    _executor: concurrent.futures.ThreadPoolExecutor | None
+    _fingerprint: Once[dict[str, Any] | None]
+
+    def _init_weights(self) -> None:
+        self._loaded = None
+        self._load_lock = threading.Lock()
+        self._executor = None
+        self._fingerprint = Once()
+
+    def _load_weights(self) -> LoadedModel:
+        """Load the tokenizer and weights (blocking; called once per load, under the lock)."""
+        raise NotImplementedError
+
+    def _get_executor(self) -> concurrent.futures.ThreadPoolExecutor:
+        if self._executor is None:
+            self._executor = concurrent.futures.ThreadPoolExecutor(
+                max_workers=1, thread_name_prefix=self.thread_name
+            )
+        return self._executor
+
+    def _ensure_loaded(self) -> LoadedModel:
+        """Load on first use (blocking: runs on the worker thread)."""
+        with self._load_lock:
+            if self._loaded is None:
+                self._loaded = self._load_weights()
+            return self._loaded
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the weights are in memory now."""
+        return self._loaded is not None
+
+    async def load(self) -> None:
+        """Load the tokenizer and weights now; raises :class:`~jurist.errors.ModelLoadError`."""
+        if self._loaded is None:
+            loop = asyncio.get_running_loop()
+            await loop.run_in_executor(self._get_executor(), self._ensure_loaded)
+
+    def load_sync(self) -> None:
+        """:meth:`load` for sync code (also inside a running event loop)."""
+        run_sync(self.load())
+
+    async def prepare(self) -> None:
+        """Load the weights before a batch starts, so a missing model stops it early."""
+        await self.load()
+
+    async def aclose(self) -> None:
+        """Free the weights; a later call loads them again."""
+        executor, self._executor = self._executor, None
+        if executor is not None:
+            await asyncio.get_running_loop().run_in_executor(None, executor.shutdown)
+        with self._load_lock:
+            loaded, self._loaded = self._loaded, None
+            self._fingerprint.reset()
+        if loaded is not None and loaded.device.type == "cuda":
+            del loaded
+            import torch
+
+            torch.cuda.empty_cache()
