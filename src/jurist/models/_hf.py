@@ -34,7 +34,6 @@ from jurist.models._hf_loading import (
     DTYPES,
     LoadedModel,
     default_dtype,
-    load_model,
     on_cuda,
     resolve_source,
     wrap_loaded,
@@ -250,14 +249,7 @@ class HFModel(LocalWeights, Model):
                 "has been closed: wrap the model again to use it",
                 model=self.spec,
             )
-        return load_model(
-            self.source,
-            device=self.device,
-            dtype=self.dtype,
-            revision=self.revision,
-            trust_remote_code=self.trust_remote_code,
-            attn_implementation=self.attn_implementation,
-        )
+        return self._load_files()
 
     # -- generation ------------------------------------------------------------------
 

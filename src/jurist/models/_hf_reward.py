@@ -36,7 +36,6 @@ from jurist.models._hf_loading import (
     DTYPES,
     LoadedModel,
     default_dtype,
-    load_model,
     on_cuda,
     resolve_source,
 )
@@ -167,15 +166,7 @@ class HFRewardModel(LocalWeights, Model):
     # -- loading (the rest is LocalWeights') ------------------------------------------
 
     def _load_weights(self) -> LoadedModel:
-        loaded = load_model(
-            self.source,
-            device=self.device,
-            dtype=self.dtype,
-            revision=self.revision,
-            trust_remote_code=self.trust_remote_code,
-            attn_implementation=self.attn_implementation,
-            auto_class="AutoModelForSequenceClassification",
-        )
+        loaded = self._load_files(auto_class="AutoModelForSequenceClassification")
         labels = int(getattr(loaded.model.config, "num_labels", 1) or 1)
         if self.label >= labels:
             raise ConfigError(

@@ -5,7 +5,8 @@ then stops a batch before it starts), on a worker thread of the model's own, the
 batches run on, so loading and computing never block the event loop. :meth:`aclose` frees
 them (and CUDA's cache); a later call loads them again, and the fingerprint of the files is
 taken again with them. What a load does (which transformers class, what is checked after)
-is each backend's :meth:`LocalWeights._load_weights`.
+is each backend's :meth:`LocalWeights._load_weights`, most often :meth:`_load_files` with
+the class of transformers to load.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import threading
 from typing import Any, ClassVar
 
 from jurist._sync import run_sync
-from jurist.models._hf_loading import LoadedModel
+from jurist.models._hf_loading import LoadedModel, ModelSource, load_model
 from jurist.models._once import Once
 
 __all__ = ["LocalWeights"]
@@ -30,6 +31,12 @@ class LocalWeights:
     """
 
     thread_name: ClassVar[str]
+    source: ModelSource
+    device: str
+    dtype: str
+    revision: str | None
+    trust_remote_code: bool
+    attn_implementation: str | None
 
     _loaded: LoadedModel | None
     _load_lock: threading.Lock
@@ -45,6 +52,20 @@ class LocalWeights:
     def _load_weights(self) -> LoadedModel:
         """Load the tokenizer and weights (blocking; called once per load, under the lock)."""
         raise NotImplementedError
+
+    def _load_files(self, **how: Any) -> LoadedModel:
+        """:func:`~jurist.models._hf_loading.load_model` of this model's source on its
+        device, dtype, revision, remote-code and attention settings (``how``: the rest,
+        such as ``auto_class``)."""
+        return load_model(
+            self.source,
+            device=self.device,
+            dtype=self.dtype,
+            revision=self.revision,
+            trust_remote_code=self.trust_remote_code,
+            attn_implementation=self.attn_implementation,
+            **how,
+        )
 
     def _get_executor(self) -> concurrent.futures.ThreadPoolExecutor:
         if self._executor is None:
