@@ -24,23 +24,15 @@ from jurist.judges._scoring import choose_route
 from jurist.judges._weigher import AFTER_ANSWER_NOTE, Weigher
 from jurist.models._hf import HFModel
 from jurist.templates import get_template
-from jurist.testing import build_tiny_model
 from jurist.types import Judgment, Message, Reasoning, Request
+from tests._thinker import build_thinker
 
 ITEM = {"prompt": "How many legs does a spider have?", "response": "Spiders have six legs."}
 
 
 @pytest.fixture(scope="module")
 def thinker_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = build_tiny_model(tmp_path_factory.mktemp("thinker"), thinking=True)
-    model = AutoModelForCausalLM.from_pretrained(out)
-    torch.manual_seed(5)
-    with torch.no_grad():
-        for param in model.parameters():
-            if param.dim() == 2:
-                torch.nn.init.normal_(param, std=0.3)
-    model.save_pretrained(out)
-    return out
+    return build_thinker(tmp_path_factory.mktemp("thinker"), seed=5)
 
 
 def bare_distribution(

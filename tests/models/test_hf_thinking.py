@@ -14,13 +14,13 @@ pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 import torch
-from transformers import AutoModelForCausalLM, AutoTokenizer
+from transformers import AutoTokenizer
 
 from jurist.errors import CapabilityError
 from jurist.models import _hf_compute
 from jurist.models._hf import HFModel
-from jurist.testing import build_tiny_model
 from jurist.types import Message, Reasoning, Request
+from tests._thinker import build_thinker
 
 MESSAGES = (
     Message(role="system", content="You are an impartial judge."),
@@ -32,15 +32,7 @@ MESSAGES = (
 def thinker_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A tiny hybrid thinker (enable_thinking in its template), with weights large enough
     that greedy text varies from token to token."""
-    out = build_tiny_model(tmp_path_factory.mktemp("thinker"), thinking=True)
-    model = AutoModelForCausalLM.from_pretrained(out)
-    torch.manual_seed(3)
-    with torch.no_grad():
-        for param in model.parameters():
-            if param.dim() == 2:
-                torch.nn.init.normal_(param, std=0.3)
-    model.save_pretrained(out)
-    return out
+    return build_thinker(tmp_path_factory.mktemp("thinker"), seed=3)
 
 
 @pytest.fixture(scope="module")
