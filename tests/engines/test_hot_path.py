@@ -4,12 +4,14 @@
 22, item 5); these tests hold the reasons it is low, so they cannot regress silently. An
 ``LLMJudge`` over the ``openai`` backend judges items against the benchmark's stub server (a
 real OpenAI-compatible HTTP server in a process of its own, on 127.0.0.1), and every pydantic
-model built, copied or constructed unvalidated is counted by class. Per judgment the path
-builds exactly one user ``Message``, one ``Request``, one ``Completion`` with its ``Usage``
-(which is the billed one) and one ``Judgment``: no copies, no ``model_construct`` (which costs
-pydantic 2 several times a validated construction), one backend call, and a bare verdict is
-parsed once per template and remembered. A change that adds to this list must change the
-counts here, knowingly.
+model built, copied, assembled or constructed unvalidated is counted by class. Per judgment
+the path builds (validates) exactly one user ``Message`` and assembles one ``Request``, one
+``Completion`` with its ``Usage`` (which is the billed one) and one ``Judgment`` from values
+it made itself (``jurist.types.assembled``, held to the validated construction by
+``tests/test_types_assembled.py``): no copies, no ``model_construct`` (which costs pydantic 2
+several times a validated construction), one backend call, and a bare verdict is parsed once
+per template and remembered. A change that adds to this list must change the counts here,
+knowingly.
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ import pytest
 from pydantic import BaseModel
 
 import jurist
+import jurist.judges._llm_judge
+import jurist.models._openai
 from jurist.models import RetryModel
 from jurist.models._loop_sessions import LoopSessions
 from jurist.models._openai import OpenAIModel
@@ -50,6 +54,7 @@ class Tally:
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.built: Counter[str] = Counter()
+        self.assembled: Counter[str] = Counter()
         self.copied: Counter[str] = Counter()
         self.constructed: Counter[str] = Counter()
         self.calls: Counter[str] = Counter()
@@ -77,8 +82,18 @@ class Tally:
             return construct(cls, *args, **kwargs)
 
         self._mp.setattr(BaseModel, "__init__", counted_init)
+        for module in (jurist.judges._llm_judge, jurist.models._openai):  # where it is used
+            self._mp.setattr(module, "assembled", self._counted_assembled(module.assembled))
         self._mp.setattr(BaseModel, "model_copy", counted_copy)
         self._mp.setattr(BaseModel, "model_construct", classmethod(counted_construct))
+
+    def _counted_assembled(self, assembled: Callable[..., Any]) -> Callable[..., Any]:
+        def counted(cls: type[BaseModel], values: dict[str, Any]) -> Any:
+            if self.on:
+                self.assembled[cls.__name__] += 1
+            return assembled(cls, values)
+
+        return counted
 
     def count_calls(self, owner: type, name: str) -> None:
         fn: Callable[..., Any] = getattr(owner, name)
@@ -117,8 +132,9 @@ def test_a_judgment_builds_five_models_and_copies_none(
     judge = _judge(stub_server.base_url)
     out = _judged(tally, judge, N)
     assert out["scores"] == [1.0] * N
-    assert dict(tally.built) == {
-        "Message": N,  # the user message; the system message is built once per text
+    # the user message; the system message is built once per text
+    assert dict(tally.built) == {"Message": N}
+    assert dict(tally.assembled) == {
         "Request": N,
         "Completion": N,
         "Usage": N,  # the completion's, already the billed one (one attempt)
@@ -171,13 +187,8 @@ def test_a_bounded_judge_that_fell_back_to_text_builds_the_same(
     out = judge.judge_responses_sync(prompts, responses, retries=0, concurrency=8)
     tally.on = False
     assert out["scores"] == [1.0] * N
-    assert dict(tally.built) == {
-        "Message": N,
-        "Request": N,
-        "Completion": N,
-        "Usage": N,
-        "Judgment": N,
-    }
+    assert dict(tally.built) == {"Message": N}
+    assert dict(tally.assembled) == {"Request": N, "Completion": N, "Usage": N, "Judgment": N}
     assert dict(tally.copied) == {} and dict(tally.constructed) == {}
     assert dict(tally.calls) == {}
 

@@ -33,7 +33,13 @@ from jurist.judges._output import (
 from jurist.judges._results import JudgeResults
 from jurist.judges._scoring import ScoringChoice, bare_verdict, choose_route
 from jurist.judges._spec import judge_model
-from jurist.judges._thinking import bounded, cut_in_thinking, recover, trace_of
+from jurist.judges._thinking import (
+    CUT_REASONS,
+    bounded,
+    cut_in_thinking,
+    recover,
+    trace_of,
+)
 from jurist.judges._weigher import LowCoverage, Weigher, check_coverage_options
 from jurist.models import Model, with_limits
 from jurist.models._model import refuse_images
@@ -41,7 +47,15 @@ from jurist.models._reasoning import headroom, refuse_reasoning
 from jurist.models._retry import attempts_of
 from jurist.models._stack import limits_layer
 from jurist.templates import PARSE_INLINE_MAX, Template, get_template
-from jurist.types import Completion, Judgment, Message, OutputFormatUsed, Request, Usage
+from jurist.types import (
+    Completion,
+    Judgment,
+    Message,
+    OutputFormatUsed,
+    Request,
+    Usage,
+    assembled,
+)
 
 __all__ = ["LLMJudge", "LLMJudgeConfig", "OutputFormat"]
 
@@ -180,7 +194,7 @@ class LLMJudge(Declared, ManyItemsJudge[Judgment, JudgeResults]):
             self._system = f"{self._system}\n\n{shots}"
             self._text_system = f"{self._text_system}\n\n{shots}"
         self._text_system_message = Message(role="system", content=self._text_system)
-        self._asked = c.request_settings()  # temperature...: sent with every call
+        self._explain = explanations  # read per verdict: an attribute, not a property
         self._takes_images = self.model.capabilities.images  # once: not a model per call
         self._json_off_note = json_off_note(base.spec)
         top_logprobs = c.top_logprobs
@@ -208,6 +222,21 @@ class LLMJudge(Declared, ManyItemsJudge[Judgment, JudgeResults]):
             else None
         )
         self._no_logprobs_note = f"logprobs unavailable: {reason}" if reason else None
+        # what every Request of this judge carries, built once (only what differs from the
+        # Request's defaults); _text_request: the same, asking for text (no JSON schema)
+        top = self._weigher.top_logprobs if self._weigher and self._weigher.route == "top" else None
+        settings = {k: v for k, v in c.request_settings().items() if v is not None}
+        self._text_request: dict[str, Any] = {
+            "max_tokens": self._asked_tokens,
+            **({"logprobs": True, "top_logprobs": top} if top is not None else {}),
+            **({"extra": c.extra_body} if c.extra_body else {}),
+            **settings,  # temperature, reasoning...: sent with every call
+        }
+        self._request: dict[str, Any] = (
+            {**self._text_request, "json_schema": self._schema}
+            if self._schema is not None
+            else self._text_request
+        )
 
     # the declared options, read from the one configuration
     @property
@@ -327,6 +356,8 @@ class LLMJudge(Declared, ManyItemsJudge[Judgment, JudgeResults]):
     ) -> Coroutine[Any, Any, Judgment]:
         """Judge messages already rendered by :meth:`messages` (for a caller that keys or
         checks them first, so an item is rendered once); the coroutine of :meth:`judge`."""
+        if type(messages) is not tuple:  # a list given: the requests hold a tuple
+            messages = tuple(messages)
         return self._judge_messages(messages, retries)  # no frame of its own
 
     async def _judge_messages(self, messages: tuple[Message, ...], retries: int) -> Judgment:
@@ -343,21 +374,19 @@ class LLMJudge(Declared, ManyItemsJudge[Judgment, JudgeResults]):
         latency = 0.0
         text: str | None = None
         error = "parse: no attempt made"
-        top = self._weigher.top_logprobs if self._weigher and self._weigher.route == "top" else None
         state = output_state(self.model) if self._degrades else None
         note: str | None = None
         for attempt in range(retries + 1):
             as_text = state is not None and state.json_off
             asked = self._as_text(messages) if as_text else messages
-            request = Request(
-                messages=asked,
-                max_tokens=self._asked_tokens,
-                logprobs=top is not None,
-                top_logprobs=top,
-                json_schema=None if as_text else self._schema,
-                extra=self.extra_body,
-                attempt=attempt,
-                **self._asked,
+            # the judge's own settings, checked when it was built: assembled (the hot path)
+            request = assembled(
+                Request,
+                {
+                    "messages": asked,
+                    "attempt": attempt,
+                    **(self._text_request if as_text else self._request),
+                },
             )
             started = time.perf_counter()
             try:
@@ -376,11 +405,19 @@ class LLMJudge(Declared, ManyItemsJudge[Judgment, JudgeResults]):
                 )
             latency += completion.latency
             attempts += completion.attempts
-            usage = _plus(usage, completion.billed_usage)
+            billed = completion.usage
+            if billed.attempts != completion.attempts:
+                billed = completion.billed_usage
+            usage = billed if usage is None else usage + billed
             read_json = True if self.json and not as_text else None
-            traces = [t for t in (trace_of(completion),) if t]
+            text = completion.text
+            traces: list[str] = []
             thinking_note: str | None = None
-            if cut_in_thinking(completion):  # nothing in it is a verdict: recover one
+            if completion.reasoning or "<" in text or completion.finish_reason in CUT_REASONS:
+                trace = trace_of(completion)  # none without a trace or a tag: checked first
+                traces = [trace] if trace else []
+            if completion.finish_reason in CUT_REASONS and cut_in_thinking(completion):
+                # nothing in it is a verdict: recover one
                 rec = await recover(
                     self.model,
                     request,
@@ -406,12 +443,12 @@ class LLMJudge(Declared, ManyItemsJudge[Judgment, JudgeResults]):
                         thinking_note=thinking_note,
                     )
                 completion = rec.completion
-            text = completion.text
+                text = completion.text
             if len(text) <= PARSE_INLINE_MAX:  # what aparse does, without its coroutine
-                verdict = self.template.parse(text, explanations=self.explanations, json=read_json)
+                verdict = self.template.parse(text, explanations=self._explain, json=read_json)
             else:
                 verdict = await self.template.aparse(
-                    text, explanations=self.explanations, json=read_json
+                    text, explanations=self._explain, json=read_json
                 )
             fmt: OutputFormatUsed = "json" if read_json else "text"
             note = self._json_off_note if as_text else None
@@ -419,7 +456,7 @@ class LLMJudge(Declared, ManyItemsJudge[Judgment, JudgeResults]):
                 if verdict.score is None and not holds_json(text):
                     state.saw_text()  # a server that ignores the schema: read the text
                     verdict = await self.template.aparse(
-                        text, explanations=self.explanations, json=False
+                        text, explanations=self._explain, json=False
                     )
                     fmt, note = "text", text_read_note(self.model.spec)
                 else:
@@ -428,21 +465,25 @@ class LLMJudge(Declared, ManyItemsJudge[Judgment, JudgeResults]):
             if completion.format_note is not None:
                 note = joined_notes(completion.format_note, note)
             if verdict.score is not None:
-                judgment = Judgment(
-                    score=verdict.score,
-                    verdict=verdict.value,
-                    explanation=verdict.explanation,
-                    judge_prompt=prompt_text,
-                    response=text,
-                    attempts=attempts,
-                    usage=usage,
-                    latency=latency,
-                    cached=completion.cached,
-                    scoring_note=self._no_logprobs_note,
-                    output_format=fmt,
-                    output_note=note,
-                    reasoning=self._kept(traces),
-                    thinking_note=thinking_note,
+                value = verdict.value  # a number on the scale is a float, as validation makes it
+                judgment = assembled(  # every value made here or by the parser: not validated
+                    Judgment,
+                    {
+                        "score": float(verdict.score),
+                        "verdict": value if isinstance(value, str | None) else float(value),
+                        "explanation": verdict.explanation,
+                        "judge_prompt": prompt_text,
+                        "response": text,
+                        "attempts": attempts,
+                        "usage": usage,
+                        "latency": latency,
+                        "cached": completion.cached,
+                        "scoring_note": self._no_logprobs_note,
+                        "output_format": fmt,
+                        "output_note": note,
+                        "reasoning": self._kept(traces) if traces else None,
+                        "thinking_note": thinking_note,
+                    },
                 )
                 if self._weigher is None:
                     return judgment
@@ -528,7 +569,8 @@ class LLMJudge(Declared, ManyItemsJudge[Judgment, JudgeResults]):
                 f"prompts and responses differ in length: {len(prompts)} != {len(responses)}"
             )
         items = [{"prompt": p, "response": r} for p, r in zip(prompts, responses, strict=True)]
-        all_messages = [self.messages(item) for item in items]
+        render, system = self.template.render, self._system
+        all_messages = [render(item, system=system) for item in items]  # as messages() does
 
         def one(i: int) -> Coroutine[Any, Any, Judgment]:
             return self._judge_messages(all_messages[i], retries)  # no frame of its own

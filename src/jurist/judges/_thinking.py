@@ -48,6 +48,7 @@ from jurist.types import Completion, Message, Reasoning, Request, Usage
 
 __all__ = [
     "CONTINUE_PROMPT",
+    "CUT_REASONS",
     "MAX_REASONING_CHARS",
     "Recovered",
     "ThinkingRecovery",
@@ -66,7 +67,9 @@ CONTINUE_PROMPT = (
 MAX_REASONING_CHARS = 20_000
 """The most characters of a thinking trace a judgment keeps (head and tail, cut between)."""
 
-_CUT = ("length", "max_tokens")
+CUT_REASONS = ("length", "max_tokens")
+"""The finish reasons of a reply stopped at its token limit."""
+_CUT = CUT_REASONS
 _OPEN = "<think>"
 _CLOSE = "</think>"
 

@@ -31,6 +31,7 @@ running, serves all of them. An attempt costs a small list appended and marked d
 from __future__ import annotations
 
 import asyncio
+import sys
 from collections import deque
 from types import TracebackType
 from typing import Any
@@ -53,18 +54,8 @@ class _Queue:
         self.entries: deque[list[Any]] = deque()
         self.timer: asyncio.TimerHandle | None = None
 
-    def add(self, entry: list[Any]) -> None:
-        self.entries.append(entry)
-        if self.timer is None:
-            self.timer = self.loop.call_at(entry[_WHEN], self._fire)
-
-    def trim(self) -> None:
-        """Forget the finished attempts at the front (the rest wait for those before them)."""
-        entries = self.entries
-        while entries and entries[0][_DONE]:
-            entries.popleft()
-
-    def _fire(self) -> None:
+    def fire(self) -> None:
+        """The timer: cancel the tasks whose deadline passed; arm it at the next one."""
         self.timer = None
         now = self.loop.time() + _DUE_SLACK
         entries = self.entries
@@ -74,7 +65,7 @@ class _Queue:
                 entries.popleft()
                 continue
             if head[_WHEN] > now:
-                self.timer = self.loop.call_at(head[_WHEN], self._fire)
+                self.timer = self.loop.call_at(head[_WHEN], self.fire)
                 return
             entries.popleft()
             head[_EXPIRED] = True
@@ -82,6 +73,11 @@ class _Queue:
 
 
 _QUEUES: dict[asyncio.AbstractEventLoop, dict[float, _Queue]] = {}
+
+if sys.version_info >= (3, 12):
+    _current_task = asyncio.current_task  # C code from 3.12 on
+else:  # 3.11's asyncio.current_task is Python code around this C-level map (a call saved)
+    _current_task = asyncio.tasks._current_tasks.get  # type: ignore[attr-defined]
 
 
 def _queue(loop: asyncio.AbstractEventLoop, seconds: float) -> _Queue:
@@ -111,12 +107,18 @@ class deadline:  # lower case: used like asyncio.timeout
         if seconds is None:
             return self
         loop = asyncio.get_running_loop()
-        task = asyncio.current_task(loop)
+        task = _current_task(loop)
         if task is None:
             raise RuntimeError("deadline() must be used inside a task")
-        queue = self._queue = _queue(loop, seconds)
+        queues = _QUEUES.get(loop)
+        queue = None if queues is None else queues.get(seconds)
+        if queue is None:
+            queue = _queue(loop, seconds)
+        self._queue = queue
         self._entry = entry = [loop.time() + seconds, task, task.cancelling(), False, False]
-        queue.add(entry)
+        queue.entries.append(entry)
+        if queue.timer is None:
+            queue.timer = loop.call_at(entry[_WHEN], queue.fire)
         return self
 
     def __exit__(
@@ -129,8 +131,10 @@ class deadline:  # lower case: used like asyncio.timeout
         if entry is None:
             return
         entry[_DONE] = True
-        if self._queue is not None:
-            self._queue.trim()
+        if self._queue is not None:  # the finished ones at the front are forgotten
+            entries = self._queue.entries
+            while entries and entries[0][_DONE]:
+                entries.popleft()
         if entry[_EXPIRED]:
             # as asyncio.timeout: the cancellation it asked for is taken back, and it is a
             # TimeoutError unless the task was also cancelled from elsewhere

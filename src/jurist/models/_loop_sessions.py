@@ -45,9 +45,9 @@ class LoopSessions:
 
     def current(self) -> aiohttp.ClientSession | None:
         """The running loop's open session, or None (then :meth:`get` opens one): the hot
-        path's check, with no coroutine of its own."""
-        session = self.sessions.get(asyncio.get_running_loop())
-        return None if session is None or session.closed else session
+        path's check, with no coroutine of its own. A session leaves :attr:`sessions` before
+        it is closed (every close here takes it out first), so one found there is open."""
+        return self.sessions.get(asyncio.get_running_loop())
 
     async def get(self) -> aiohttp.ClientSession:
         """The running loop's session, opened on first use (or after it was closed)."""
@@ -110,14 +110,15 @@ def _close_all(sessions: dict[asyncio.AbstractEventLoop, aiohttp.ClientSession])
     """Close each open session on its loop: scheduled on a running loop; run to the end on
     a loop that is neither running nor closed (a framework's loop that is never shut down,
     such as DeepEval's, met at interpreter exit), when no loop runs in this thread."""
-    for loop, session in list(sessions.items()):
+    open_sessions = list(sessions.items())
+    sessions.clear()  # out of the map before closing, as every close here does
+    for loop, session in open_sessions:
         if session.closed or loop.is_closed():
             continue
         if loop.is_running():
             asyncio.run_coroutine_threadsafe(session.close(), loop)
         elif not _loop_running_here():
             loop.run_until_complete(session.close())
-    sessions.clear()
 
 
 def _loop_running_here() -> bool:

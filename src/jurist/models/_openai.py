@@ -66,7 +66,7 @@ from __future__ import annotations
 import asyncio
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Coroutine, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
@@ -79,6 +79,7 @@ from jurist._secrets import (
     is_placeholder_key,
     remember_secrets_in,
     scrub,
+    shown_name,
     split_url_credentials,
 )
 from jurist.errors import (
@@ -113,7 +114,7 @@ from jurist.models._reasoning import (
     with_extra,
 )
 from jurist.models._server_identity import served_identity
-from jurist.types import Completion, Request, Usage
+from jurist.types import Completion, Request, Usage, assembled
 
 if TYPE_CHECKING:
     from jurist.models._openai_batch import OpenAIBatchHooks
@@ -132,6 +133,7 @@ DEFAULT_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_MAX_RESPONSE_BYTES = 32 * 1024 * 1024
 JsonMode = Literal["json_schema", "json_object"]
 _CHECK_TIMEOUT = 5.0
+_NO_USAGE: Mapping[str, Any] = {}  # an answer without a usage block (never written to)
 logger = get_logger("jurist.models")  # its filter scrubs keys from every record
 
 
@@ -337,10 +339,11 @@ class OpenAIModel(Model):
 
     # -- the hot path -------------------------------------------------------------------
 
-    async def complete(self, request: Request) -> Completion:
+    def complete(self, request: Request) -> Coroutine[Any, Any, Completion]:
+        # the coroutine of the send itself: no frame of its own on the hot path
         if request.json_schema is None or self.json_form is None:
-            return await self._send(request, None, probe=False)
-        return await self.json_form.send(lambda form, probe: self._send(request, form, probe=probe))
+            return self._send(request, None, probe=False)
+        return self.json_form.send(lambda form, probe: self._send(request, form, probe=probe))
 
     async def _send(self, request: Request, form: JsonForm | None, *, probe: bool) -> Completion:
         """Send ``request`` with its schema in ``form``; ``probe``: an error answer that
@@ -387,7 +390,10 @@ class OpenAIModel(Model):
             refuse_images(self.spec, request)
         body: dict[str, Any] = {
             "model": self.name,
-            "messages": [{"role": m.role, "content": m.openai_content()} for m in request.messages],
+            "messages": [
+                {"role": m.role, "content": m.openai_content() if m.images else m.content}
+                for m in request.messages
+            ],
         }
         if request.max_tokens is not None:
             body[self._max_tokens_param] = request.max_tokens
@@ -439,29 +445,44 @@ class OpenAIModel(Model):
             choice = payload["choices"][0]
             message = choice["message"]
             what = "an answer of unexpected shape"
-            usage = payload.get("usage") or {}
-            details = usage.get("prompt_tokens_details") or {}
-            out_details = usage.get("completion_tokens_details") or {}
+            usage = payload.get("usage") or _NO_USAGE
+            details = usage.get("prompt_tokens_details")
+            out_details = usage.get("completion_tokens_details")
             text = message.get("content") or ""
-            if not isinstance(text, str):
-                raise TypeError(f"message content is a {type(text).__name__}")
-            # validated, not model_construct: pydantic 2's model_construct resolves every
-            # default in Python and costs several times a validated construction
-            return Completion(
-                text=text,
-                reasoning=message.get("reasoning_content") or message.get("reasoning"),
-                logprobs=parse_logprobs(choice.get("logprobs")),
-                usage=Usage(
-                    prompt_tokens=int(usage.get("prompt_tokens") or 0),
-                    completion_tokens=int(usage.get("completion_tokens") or 0),
-                    cached_tokens=int(details.get("cached_tokens") or 0),
-                    reasoning_tokens=int(out_details.get("reasoning_tokens") or 0),
-                    calls=1,
-                    attempts=1,  # one request sent: the usage is already the billed one
+            reasoning = message.get("reasoning_content") or message.get("reasoning")
+            finish = choice.get("finish_reason")
+            if not (
+                isinstance(text, str)
+                and (reasoning is None or isinstance(reasoning, str))
+                and (finish is None or isinstance(finish, str))
+            ):
+                raise TypeError(
+                    f"content, reasoning, finish_reason of types {type(text).__name__}, "
+                    f"{type(reasoning).__name__}, {type(finish).__name__}"
+                )
+            logprobs = choice.get("logprobs")
+            counts = {  # one request sent: the usage is already the billed one
+                "prompt_tokens": int(usage.get("prompt_tokens") or 0),
+                "completion_tokens": int(usage.get("completion_tokens") or 0),
+                "cached_tokens": int(details.get("cached_tokens") or 0) if details else 0,
+                "calls": 1,
+                "attempts": 1,
+                "reasoning_tokens": (
+                    int(out_details.get("reasoning_tokens") or 0) if out_details else 0
                 ),
-                finish_reason=choice.get("finish_reason"),
-                latency=latency,
-                model=str(payload.get("model") or self.name),  # its validator hides a key
+            }
+            # every value is checked or made above: assembled, not validated (the hot path)
+            return assembled(
+                Completion,
+                {
+                    "text": text,
+                    "logprobs": parse_logprobs(logprobs) if logprobs else None,
+                    "usage": assembled(Usage, counts),
+                    "finish_reason": finish,
+                    "latency": latency,
+                    "model": shown_name(str(payload.get("model") or self.name)),
+                    "reasoning": reasoning,
+                },
             )
         except (ValueError, LookupError, TypeError, AttributeError) as exc:
             # ValueError covers bad JSON and pydantic's ValidationError.

@@ -122,7 +122,8 @@ def whole_body_fits(
         raise too_large(f"announced {length} bytes (Content-Length)")
     if length is None:
         return False
-    return resp.headers.get("Content-Encoding", "identity").strip().lower() in ("", "identity")
+    encoding = resp.headers.get("Content-Encoding")
+    return encoding is None or encoding.strip().lower() in ("", "identity")
 
 
 async def read_capped(

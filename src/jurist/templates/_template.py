@@ -291,28 +291,7 @@ class Template(BaseModel):
 
     def render_item(self, values: Mapping[str, Any]) -> str:
         """The item text with its fields placed and their delimiters neutralised."""
-        values = self.expand(values)
-        plan, tags = _item_plan(
-            self.item, self.fields, self.optional_fields, tuple(self.sections.items())
-        )
-        missing = [f for f in self.fields if f not in values or values[f] is None]
-        if missing:
-            raise DataError(
-                f"template {self.name!r} needs field(s) {missing}; the item has {sorted(values)}"
-            )
-        parts: list[str] = []
-        for piece in plan:
-            if isinstance(piece, str):
-                parts.append(piece)
-                continue
-            name, section = piece
-            text = field_text(values.get(name))  # lists and dicts as JSON
-            if section is None:
-                parts.append(_neutralise(text, tags) if tags else text)
-            elif text != "":
-                value = _neutralise(text, tags) if tags else text
-                parts.append(section.replace("{" + name + "}", value))
-        return "".join(parts)
+        return _item_text(self).fill(self.expand(values), self)
 
     def render(
         self,
@@ -328,6 +307,10 @@ class Template(BaseModel):
         errors about the item name ``where``."""
         head = system or self.system_text(explanations=explanations, json=json)
         first = (_system_message(head),) if head else ()
+        if _ITEM_KEYS.isdisjoint(values) and IMAGES not in values:  # fields alone: no
+            # conversation to expand, no image to load (the hot path of a judge)
+            user = Message(role="user", content=_item_text(self).fill(values, self))
+            return (*first, *self.preamble, user)
         where = place_of(values, where)
         values = self.expand(values, where=where)
         images = load_images(values.get(IMAGES) or [], where=where)
@@ -501,6 +484,73 @@ def _system_message(text: str) -> Message:
 
 
 Plan = tuple[tuple[str | tuple[str, str | None], ...], frozenset[str]]
+
+
+class _ItemText:
+    """A template's item text compiled once (:func:`_item_text`): the text before the
+    first field, then per field its name, its section (or ``None``) and the text after it;
+    the fields an item must have, and the tag names a value must not open or close."""
+
+    __slots__ = ("head", "required", "steps", "tags")
+
+    def __init__(self, plan: Plan, required: tuple[str, ...]) -> None:
+        pieces, self.tags = plan
+        self.required = required
+        head: list[str] = []
+        steps: list[tuple[str, str | None, list[str]]] = []
+        for piece in pieces:
+            if isinstance(piece, str):
+                (steps[-1][2] if steps else head).append(piece)
+            else:
+                steps.append((piece[0], piece[1], []))
+        self.head = "".join(head)
+        self.steps = tuple((name, section, "".join(after)) for name, section, after in steps)
+
+    def fill(self, values: Mapping[str, Any], template: Template) -> str:
+        """The item text for ``values`` (a :class:`~jurist.errors.DataError` naming the
+        fields an item lacks)."""
+        for name in self.required:
+            if values.get(name) is None:
+                missing = [f for f in self.required if values.get(f) is None]
+                raise DataError(
+                    f"template {template.name!r} needs field(s) {missing}; "
+                    f"the item has {sorted(values)}"
+                )
+        tags = self.tags
+        parts = [self.head]
+        for name, section, after in self.steps:
+            value = values.get(name)
+            text = value if type(value) is str else field_text(value)  # lists, dicts: JSON
+            if tags and "<" in text:
+                text = _neutralise(text, tags)
+            if section is None:
+                parts.append(text)
+            elif text != "":
+                parts.append(section.replace("{" + name + "}", text))
+            parts.append(after)
+        return "".join(parts)
+
+
+# id(template) -> (the template, its compiled item text); the template is kept with it, so
+# an id reused after the first is gone never answers with the first's text (see _memo)
+_ITEM_TEXTS: dict[int, tuple[Template, _ItemText]] = {}
+_ITEM_TEXTS_MAX = 256
+
+
+def _item_text(template: Template) -> _ItemText:
+    """``template``'s item text, compiled on first use (templates are frozen)."""
+    entry = _ITEM_TEXTS.get(id(template))
+    if entry is None or entry[0] is not template:
+        if len(_ITEM_TEXTS) >= _ITEM_TEXTS_MAX:
+            _ITEM_TEXTS.clear()
+        plan = _item_plan(
+            template.item,
+            template.fields,
+            template.optional_fields,
+            tuple(template.sections.items()),
+        )
+        entry = _ITEM_TEXTS[id(template)] = (template, _ItemText(plan, tuple(template.fields)))
+    return entry[1]
 
 
 @lru_cache(maxsize=256)

@@ -109,8 +109,8 @@ def start_llama_server(
     The server's output goes to ``log_path`` (by default a temporary file, removed on stop).
     Raises ``RuntimeError`` with the server's log when it exits or does not answer within
     ``startup_timeout`` seconds. Without ``port``, a free one is chosen, and another when
-    that one was taken before the server could bind it (or another service answers there). The caller stops it: ``with start_llama_server(...) as s:``
-    or :meth:`LlamaServer.stop`.
+    that one was taken before the server could bind it (or another service answers there).
+    The caller stops it: ``with start_llama_server(...) as s:`` or :meth:`LlamaServer.stop`.
     """
     chosen = port
     for attempt in range(_PORT_ATTEMPTS):
