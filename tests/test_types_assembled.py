@@ -1,12 +1,13 @@
 """The hot path's assembled objects are the objects a validated construction makes.
 
 ``jurist.types.assembled`` builds a :class:`~jurist.types.Usage`, :class:`Completion`,
-:class:`Request` or :class:`Judgment` without validating its values (the per-call path of
-the openai backend and of ``LLMJudge``). Each object it makes there must be equal to the
-validated construction of the same values, dump alike (JSON, Python, repr), keep every
-field in declaration order, copy and pickle as a validated one does, and record the
-fields given as set. These tests drive the real backend against a real HTTP server on
-loopback with answers of every shape it reads, and the judge through it.
+:class:`Request`, :class:`Judgment` or user :class:`Message` without validating its values
+(the per-call path of the openai backend, of ``LLMJudge`` and of a template's rendering).
+Each object it makes there must be equal to the validated construction of the same values,
+dump alike (JSON, Python, repr), keep every field in declaration order with the declared
+types, copy and pickle as a validated one does, and count every field as set. These tests
+drive the real backend against a real HTTP server on loopback with answers of every shape
+it reads, and the judge through it.
 """
 
 from __future__ import annotations
@@ -40,19 +41,32 @@ def assert_validated_alike(obj: Any) -> None:
     assert pickle.loads(pickle.dumps(obj)) == obj
     copied = obj.model_copy(update={})
     assert copied == obj and copied is not obj
-    assert obj.model_fields_set <= set(cls.model_fields)
+    assert obj.model_fields_set <= set(cls.model_fields)  # all of them, when assembled
 
 
 # -- assembled() itself ------------------------------------------------------------------
 
 
-def test_assembled_fills_defaults_and_records_what_was_given() -> None:
+def test_assembled_fills_defaults_and_counts_every_field_as_set() -> None:
     usage = assembled(Usage, {"prompt_tokens": 3, "calls": 1})
     assert usage == Usage(prompt_tokens=3, calls=1)
-    assert usage.model_fields_set == {"prompt_tokens", "calls"}
+    everything = set(Usage.model_fields)
+    assert usage.model_fields_set == everything  # as for one validated from a full dump
     assert_validated_alike(usage)
-    assert usage.model_copy(update={"calls": 2}).calls == 2
-    assert usage.model_copy(update={"calls": 2}).model_fields_set == {"prompt_tokens", "calls"}
+    copied = usage.model_copy(update={"calls": 2})
+    assert copied.calls == 2 and copied.model_fields_set == everything
+    assert assembled(Usage, {}).model_fields_set == everything  # the shared set is unchanged
+    assert usage.model_dump(exclude_unset=True) == usage.model_dump()
+
+
+def test_assembled_refuses_a_model_that_is_not_frozen() -> None:
+    from pydantic import BaseModel
+
+    class Open(BaseModel):
+        x: int = 0
+
+    with pytest.raises(TypeError, match="frozen models only"):
+        assembled(Open, {"x": 1})
 
 
 def test_assembled_makes_a_factory_default_per_object() -> None:
@@ -226,6 +240,8 @@ def test_the_judges_requests_and_judgments_are_what_validation_makes(
     assert len(recorder.requests) == 3
     for request in recorder.requests:
         assert_validated_alike(request)
+        for message in request.messages:  # the user message is assembled by the template
+            assert_validated_alike(message)
         assert request.temperature == options.get("temperature", 0.0)
         assert request.extra == options.get("extra_body", {})
         assert json.dumps(request.cache_fields(), sort_keys=True)  # keys as before: JSON-able

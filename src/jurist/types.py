@@ -443,42 +443,52 @@ _set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
 _set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
 _set_private = BaseModel.__dict__["__pydantic_private__"].__set__
 # a model class -> (every field with its default, in declaration order; the fields whose
-# default is made per object by a factory)
-_FIELDS: dict[type[BaseModel], tuple[dict[str, Any], tuple[tuple[str, Any], ...]]] = {}
+# default is made per object by a factory; the set of every field's name)
+_FIELDS: dict[type[BaseModel], tuple[dict[str, Any], tuple[tuple[str, Any], ...], set[str]]] = {}
 
 
-def _fields_of(cls: type[BaseModel]) -> tuple[dict[str, Any], tuple[tuple[str, Any], ...]]:
+def _fields_of(
+    cls: type[BaseModel],
+) -> tuple[dict[str, Any], tuple[tuple[str, Any], ...], set[str]]:
+    if not cls.model_config.get("frozen"):  # the one set of names is shared: never added to
+        raise TypeError(f"assembled() builds frozen models only, not {cls.__name__}")
     defaults: dict[str, Any] = {}
     factories: list[tuple[str, Any]] = []
     for name, info in cls.model_fields.items():
         defaults[name] = info.default  # PydanticUndefined for a required field
         if info.default_factory is not None:
             factories.append((name, info.default_factory))
-    found = _FIELDS[cls] = (defaults, tuple(factories))
+    found = _FIELDS[cls] = (defaults, tuple(factories), set(defaults))
     return found
 
 
 def assembled(cls: type[M], values: dict[str, Any]) -> M:
-    """An instance of ``cls`` holding ``values`` as given, the other fields at their
-    defaults: what ``cls(**values)`` builds when ``values`` are valid, without validating
-    them. For the per-call hot path's own objects only (a call's :class:`Usage` and
-    :class:`Completion`, a judge's :class:`Request` and :class:`Judgment`), where this code
-    made every value with its declared type: a validated construction costs 1.5 to 2 times
-    as much, and pydantic's ``model_construct`` several times more. Anything read from
-    elsewhere is validated, or checked by its caller first. ``tests/test_types_assembled.py``
-    holds every such use to the validated construction (equal, dumped alike).
+    """An instance of the frozen model ``cls`` holding ``values`` as given, the other
+    fields at their defaults: what ``cls(**values)`` builds when ``values`` are valid,
+    without validating them. For the per-call hot path's own objects only (a call's
+    :class:`Usage` and :class:`Completion`, a judge's :class:`Request` and
+    :class:`Judgment`, a rendered user :class:`Message`), where this code made every value
+    with its declared type: a
+    validated construction costs 1.5 to 2 times as much, and pydantic's ``model_construct``
+    several times more. Anything read from elsewhere is validated, or checked by its caller
+    first. ``tests/test_types_assembled.py`` holds every such use to the validated
+    construction (equal, dumped alike).
+
+    Every field of an assembled object counts as set (``model_fields_set``), as for one
+    validated from its own dump; the set is one per class (a frozen model never adds to
+    it, and a copy gets its own).
 
     >>> assembled(Usage, {"prompt_tokens": 3, "calls": 1}) == Usage(prompt_tokens=3, calls=1)
     True
     """
-    defaults, factories = _FIELDS.get(cls) or _fields_of(cls)
+    defaults, factories, names = _FIELDS.get(cls) or _fields_of(cls)
     data = {**defaults, **values}
     for name, factory in factories:
         if name not in values:
             data[name] = factory()
     obj = _new_object(cls)
     _set_dict(obj, data)
-    _set_fields_set(obj, set(values))
+    _set_fields_set(obj, names)
     _set_extra(obj, None)
     _set_private(obj, None)
     return obj

@@ -5,7 +5,7 @@
 ``LLMJudge`` over the ``openai`` backend judges items against the benchmark's stub server (a
 real OpenAI-compatible HTTP server in a process of its own, on 127.0.0.1), and every pydantic
 model built, copied, assembled or constructed unvalidated is counted by class. Per judgment
-the path builds (validates) exactly one user ``Message`` and assembles one ``Request``, one
+the path validates no model: it assembles exactly one user ``Message``, one ``Request``, one
 ``Completion`` with its ``Usage`` (which is the billed one) and one ``Judgment`` from values
 it made itself (``jurist.types.assembled``, held to the validated construction by
 ``tests/test_types_assembled.py``): no copies, no ``model_construct`` (which costs pydantic 2
@@ -28,6 +28,7 @@ from pydantic import BaseModel
 import jurist
 import jurist.judges._llm_judge
 import jurist.models._openai
+import jurist.templates._template
 from jurist.models import RetryModel
 from jurist.models._loop_sessions import LoopSessions
 from jurist.models._openai import OpenAIModel
@@ -82,7 +83,8 @@ class Tally:
             return construct(cls, *args, **kwargs)
 
         self._mp.setattr(BaseModel, "__init__", counted_init)
-        for module in (jurist.judges._llm_judge, jurist.models._openai):  # where it is used
+        # where it is used: the judge, the backend, the template's user message
+        for module in (jurist.judges._llm_judge, jurist.models._openai, jurist.templates._template):
             self._mp.setattr(module, "assembled", self._counted_assembled(module.assembled))
         self._mp.setattr(BaseModel, "model_copy", counted_copy)
         self._mp.setattr(BaseModel, "model_construct", classmethod(counted_construct))
@@ -132,9 +134,9 @@ def test_a_judgment_builds_five_models_and_copies_none(
     judge = _judge(stub_server.base_url)
     out = _judged(tally, judge, N)
     assert out["scores"] == [1.0] * N
-    # the user message; the system message is built once per text
-    assert dict(tally.built) == {"Message": N}
+    assert dict(tally.built) == {}
     assert dict(tally.assembled) == {
+        "Message": N,  # the user message; the system message is built once per text
         "Request": N,
         "Completion": N,
         "Usage": N,  # the completion's, already the billed one (one attempt)
@@ -187,8 +189,14 @@ def test_a_bounded_judge_that_fell_back_to_text_builds_the_same(
     out = judge.judge_responses_sync(prompts, responses, retries=0, concurrency=8)
     tally.on = False
     assert out["scores"] == [1.0] * N
-    assert dict(tally.built) == {"Message": N}
-    assert dict(tally.assembled) == {"Request": N, "Completion": N, "Usage": N, "Judgment": N}
+    assert dict(tally.built) == {}
+    assert dict(tally.assembled) == {
+        "Message": N,
+        "Request": N,
+        "Completion": N,
+        "Usage": N,
+        "Judgment": N,
+    }
     assert dict(tally.copied) == {} and dict(tally.constructed) == {}
     assert dict(tally.calls) == {}
 

@@ -63,7 +63,7 @@ from jurist.templates._parse_claims import ClaimsForm
 from jurist.templates._scale import LabelScale, NumericScale, Scale
 from jurist.templates._values import field_text
 from jurist.templates._yaml_format import read_template_file, template_error, template_kwargs
-from jurist.types import Message
+from jurist.types import Message, assembled
 
 __all__ = ["Template"]
 
@@ -309,7 +309,8 @@ class Template(BaseModel):
         first = (_system_message(head),) if head else ()
         if _ITEM_KEYS.isdisjoint(values) and IMAGES not in values:  # fields alone: no
             # conversation to expand, no image to load (the hot path of a judge)
-            user = Message(role="user", content=_item_text(self).fill(values, self))
+            content = _item_text(self).fill(values, self)  # a str this code joined
+            user = assembled(Message, {"role": "user", "content": content})
             return (*first, *self.preamble, user)
         where = place_of(values, where)
         values = self.expand(values, where=where)
