@@ -40,14 +40,13 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 TARGET_RATIO = 1.25
-TEMPLATE = "true_false_uncertain"
 
 
 # -- the client, run under callgrind -----------------------------------------------------
 
 
 async def _jurist_client(base_url: str, n: int, concurrency: int) -> None:
-    from throughput import make_workload
+    from throughput import TEMPLATE, make_workload
 
     import jurist
 
@@ -63,46 +62,19 @@ async def _jurist_client(base_url: str, n: int, concurrency: int) -> None:
 
 
 async def _floor_client(base_url: str, n: int, concurrency: int, bodies_file: Path) -> None:
-    import aiohttp
+    from throughput import aiohttp_floor
 
     bodies = bodies_file.read_bytes().split(b"\n")[:n]
-    url = f"{base_url}/chat/completions"
-    headers = {"Content-Type": "application/json", "Authorization": "Bearer x"}
-    texts = [""] * n
-    indices = iter(range(n))
-    connector = aiohttp.TCPConnector(limit=0)
-    async with aiohttp.ClientSession(connector=connector, headers=headers) as session:
-
-        async def worker() -> None:
-            for i in indices:
-                async with session.post(url, data=bodies[i]) as resp:
-                    payload = json.loads(await resp.read())
-                texts[i] = payload["choices"][0]["message"]["content"]
-
-        await asyncio.gather(*(worker() for _ in range(min(concurrency, n))))
+    _, _, texts = await aiohttp_floor(base_url, bodies, concurrency)
     if texts != ["Correct"] * n:
         raise SystemExit("floor client: not every answer is the verdict")
 
 
 def _write_bodies(path: Path, n: int) -> None:
-    """The floor's request bodies: what jurist sends for the same items (its messages)."""
-    from throughput import make_workload
+    """The floor's request bodies, as ``throughput.py``'s floor builds them."""
+    from throughput import floor_bodies, make_workload
 
-    import jurist
-
-    judge = jurist.LLMJudge(jurist.get_model("mock:judge"), template=TEMPLATE)
-    prompts, responses = make_workload(n)
-    lines = []
-    for p, r in zip(prompts, responses, strict=True):
-        messages = judge.messages({"prompt": p, "response": r})
-        body = {
-            "model": "stub",
-            "messages": [{"role": m.role, "content": m.content} for m in messages],
-            "max_tokens": judge.max_tokens,
-            "temperature": 0.0,
-        }
-        lines.append(json.dumps(body).encode())
-    path.write_bytes(b"\n".join(lines))
+    path.write_bytes(b"\n".join(floor_bodies(*make_workload(n))))
 
 
 # -- the driver ----------------------------------------------------------------------------

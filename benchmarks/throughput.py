@@ -218,7 +218,7 @@ def run_jurist(
     return run, arrivals
 
 
-async def _aiohttp_floor(
+async def aiohttp_floor(
     base_url: str, bodies: list[bytes], concurrency: int
 ) -> tuple[float, float, list[str]]:
     """The transport floor: the same request bodies posted with bare aiohttp."""
@@ -246,14 +246,12 @@ async def _aiohttp_floor(
     return wall_s, cpu_s, texts
 
 
-def run_aiohttp_floor(
-    server: StubServer, prompts: list[str], responses: list[str], concurrency: int
-) -> Run:
-    """Bare aiohttp with jurist's request bodies built beforehand: no jurist on the path."""
+def floor_bodies(prompts: list[str], responses: list[str]) -> list[bytes]:
+    """The floor's request bodies: what jurist sends for the same items (its messages)."""
     import jurist
 
     judge = jurist.LLMJudge(jurist.get_model("mock:judge"), template=TEMPLATE)
-    bodies = [
+    return [
         json.dumps(
             {
                 "model": "stub",
@@ -267,8 +265,15 @@ def run_aiohttp_floor(
         ).encode()
         for p, r in zip(prompts, responses, strict=True)
     ]
+
+
+def run_aiohttp_floor(
+    server: StubServer, prompts: list[str], responses: list[str], concurrency: int
+) -> Run:
+    """Bare aiohttp with jurist's request bodies built beforehand: no jurist on the path."""
+    bodies = floor_bodies(prompts, responses)
     server.reset()
-    wall_s, cpu_s, texts = asyncio.run(_aiohttp_floor(server.base_url, bodies, concurrency))
+    wall_s, cpu_s, texts = asyncio.run(aiohttp_floor(server.base_url, bodies, concurrency))
     n = len(bodies)
     return Run(
         label=f"aiohttp floor c={concurrency}",

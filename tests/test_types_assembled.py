@@ -141,18 +141,22 @@ ANSWERS: dict[str, dict[str, Any]] = {
 }
 
 
+WRONG_TYPES = {"bad-reasoning": {"choices": [{"message": {"content": "x", "reasoning": [1]}}]}}
+
+
 @pytest.fixture(scope="module")
 def answers_url() -> Iterator[str]:
     async def chat(request: web.Request) -> web.Response:
-        return web.json_response(ANSWERS[request.match_info["shape"]])
+        shape = request.match_info["shape"]
+        return web.json_response(ANSWERS.get(shape) or WRONG_TYPES[shape])
 
     with Loopback(chat, path="/{shape}/v1/chat/completions", shutdown_timeout=1) as server:
         yield f"http://127.0.0.1:{server.port}"
 
 
-@pytest.mark.parametrize("shape", sorted(ANSWERS))
-def test_each_completion_is_what_validation_makes(answers_url: str, shape: str) -> None:
-    model = get_model("openai:stub", base_url=f"{answers_url}/{shape}/v1", api_key="x")
+def _asked(base_url: str) -> Completion:
+    """One call of the openai backend (no retries) to ``base_url``."""
+    model = get_model("openai:stub", base_url=base_url, api_key="x", max_retries=0)
 
     async def ask() -> Completion:
         try:
@@ -160,7 +164,12 @@ def test_each_completion_is_what_validation_makes(answers_url: str, shape: str) 
         finally:
             await model.aclose()
 
-    completion = asyncio.run(ask())
+    return asyncio.run(ask())
+
+
+@pytest.mark.parametrize("shape", sorted(ANSWERS))
+def test_each_completion_is_what_validation_makes(answers_url: str, shape: str) -> None:
+    completion = _asked(f"{answers_url}/{shape}/v1")
     assert_validated_alike(completion)
     assert_validated_alike(completion.usage)
     answer = ANSWERS[shape]
@@ -179,19 +188,8 @@ def test_each_completion_is_what_validation_makes(answers_url: str, shape: str) 
 def test_an_answer_of_the_wrong_types_is_a_model_error(answers_url: str) -> None:
     from jurist.errors import ModelError
 
-    ANSWERS["bad-reasoning"] = {"choices": [{"message": {"content": "x", "reasoning": [1]}}]}
-    model = get_model(
-        "openai:stub", base_url=f"{answers_url}/bad-reasoning/v1", api_key="x", max_retries=0
-    )
-
-    async def ask() -> Completion:
-        try:
-            return await model.complete(Request(messages=(Message(role="user", content="q"),)))
-        finally:
-            await model.aclose()
-
     with pytest.raises(ModelError, match="unexpected shape"):
-        asyncio.run(ask())
+        _asked(f"{answers_url}/bad-reasoning/v1")
 
 
 # -- the judge's requests and judgments --------------------------------------------------

@@ -20,6 +20,7 @@ import pytest
 
 import jurist
 from jurist.judges._weigher import AFTER_ANSWER_NOTE
+from jurist.models import Model
 from jurist.models._prefill_wire import load_chat_template, render_chat
 from jurist.types import Message, Request
 
@@ -94,15 +95,20 @@ def test_the_prompt_written_on_the_client_is_the_servers_own(smol: tuple[str, Pa
     assert all(abs(top_raw[k] - top_chat[k]) < 1e-4 for k in top_chat)
 
 
-def test_every_item_gets_a_distribution_from_one_request(smol: tuple[str, Path]) -> None:
+def _prefill_model(smol: tuple[str, Path]) -> Model:
+    """SmolLM2 on the server, its verdicts scored after the prompt (prefill, completions)."""
     base_url, gguf_path = smol
-    model = jurist.get_model(
+    return jurist.get_model(
         "openai:smol",
         base_url=base_url,
         prefill="completions",
         chat_template=str(gguf_path),
         max_retries=0,
     )
+
+
+def test_every_item_gets_a_distribution_from_one_request(smol: tuple[str, Path]) -> None:
+    model = _prefill_model(smol)
     judge = jurist.LLMJudge(
         model, template="likert", scoring="logprobs", output="text", low_coverage="flag"
     )
@@ -121,14 +127,7 @@ def test_every_item_gets_a_distribution_from_one_request(smol: tuple[str, Path])
 def test_an_explaining_judge_is_weighed_after_its_answer(smol: tuple[str, Path]) -> None:
     """solve_first writes a solution first; where it names no verdict line the verdicts are
     read after it, in one more request."""
-    base_url, gguf_path = smol
-    model = jurist.get_model(
-        "openai:smol",
-        base_url=base_url,
-        prefill="completions",
-        chat_template=str(gguf_path),
-        max_retries=0,
-    )
+    model = _prefill_model(smol)
     judge = jurist.LLMJudge(
         model,
         template="solve_first",

@@ -3,7 +3,8 @@
 A free port chosen for the server can be taken in the seconds before the server binds it
 (on a busy machine a Ray worker's gRPC port once was, and the readiness probe read a binary
 frame as an HTTP status line). The harness then chooses another port; a port the caller
-gave is reported as held. Each holder here is a real socket on 127.0.0.1.
+gave is reported as held, at once, whatever the other service answers (not HTTP, or an
+HTTP 200 that is no model list). Each holder here is a real socket on 127.0.0.1.
 """
 
 from __future__ import annotations
@@ -23,10 +24,19 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-@pytest.fixture
-def foreign_port() -> Iterator[int]:
-    """A port held by a service that answers every connection with bytes that are not
-    HTTP (as a gRPC server does)."""
+# what the service holding the port answers every connection with
+ANSWERS = {
+    "not-http": b"\x00\x00\x12\x04\x00\x00\x00\x00\x00@@@\xfe?\r\n\r\n",  # a gRPC frame
+    "http-json-list": b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n[]",
+    "http-not-json": b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello",
+}
+
+
+@pytest.fixture(params=sorted(ANSWERS))
+def foreign_port(request: pytest.FixtureRequest) -> Iterator[int]:
+    """A port held by another service: one that answers every connection with bytes that
+    are not HTTP (as a gRPC server does), or with an HTTP 200 that is no model list."""
+    answer_bytes = ANSWERS[request.param]
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     sock.listen(16)
@@ -40,7 +50,7 @@ def foreign_port() -> Iterator[int]:
             except OSError:
                 continue
             with conn:
-                conn.sendall(b"\x00\x00\x12\x04\x00\x00\x00\x00\x00@@@\xfe?\r\n\r\n")
+                conn.sendall(answer_bytes)
 
     thread = threading.Thread(target=answer, daemon=True)
     thread.start()

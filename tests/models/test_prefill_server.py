@@ -14,6 +14,7 @@ from aiohttp import web
 
 import jurist
 from jurist.errors import ConfigError
+from jurist.models import Model
 from jurist.models._openai import OpenAIModel
 from jurist.models._prefill import PrefillOpenAIModel
 from jurist.models._prefill_wire import CHATML, render_chat
@@ -124,17 +125,22 @@ def test_chat_mode_without_a_prefix_asks_for_the_answers_first_token(
     assert "continue_final_message" not in body and "chat_template_kwargs" not in body
 
 
+def _completions_model(server: Loopback, chat_template: str) -> Model:
+    """A model on ``server`` scoring verdicts after a prompt written from ``chat_template``."""
+    return jurist.get_model(
+        "openai:j",
+        base_url=server.base_url,
+        prefill="completions",
+        chat_template=chat_template,
+        max_retries=0,
+    )
+
+
 def test_completions_mode_writes_the_prompt_from_the_template(
     completions_server: tuple[Loopback, Recorder],
 ) -> None:
     server, recorder = completions_server
-    model = jurist.get_model(
-        "openai:j",
-        base_url=server.base_url,
-        prefill="completions",
-        chat_template="chatml",
-        max_retries=0,
-    )
+    model = _completions_model(server, "chatml")
     prefixed = (*MESSAGES, Message(role="assistant", content="Score:"))
     scored = asyncio.run(model.candidate_scores(Request(messages=prefixed), [" 1", " 4", " 5"]))
     (body,) = recorder.bodies
@@ -151,13 +157,7 @@ def test_a_judge_on_the_prefill_model_scores_in_one_request(
     completions_server: tuple[Loopback, Recorder],
 ) -> None:
     server, recorder = completions_server
-    model = jurist.get_model(
-        "openai:j",
-        base_url=server.base_url,
-        prefill="completions",
-        chat_template=CHATML,
-        max_retries=0,
-    )
+    model = _completions_model(server, CHATML)
     judge = jurist.LLMJudge(model, template="likert", scoring="logprobs", output="text")
     result = judge.judge_sync([{"prompt": "2+2?", "response": "4"}])[0]
     assert len(recorder.bodies) == 1  # no text generated: the verdicts scored at once

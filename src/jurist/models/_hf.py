@@ -35,10 +35,8 @@ from jurist.models._hf_loading import (
     LoadedModel,
     default_dtype,
     on_cuda,
-    resolve_source,
     wrap_loaded,
 )
-from jurist.models._hf_memory import BatchLimits
 from jurist.models._hf_queue import GenerateQueue
 from jurist.models._hf_scoring import score_batch
 from jurist.models._hf_thinking import files_template_thinks, loaded_template_thinks
@@ -90,30 +88,25 @@ class HFModel(LocalWeights, Model):
         memory_fraction: float = 0.9,
         attn_implementation: str | None = None,
     ) -> None:
-        if dtype is None:
-            dtype = default_dtype(device)
-        if dtype not in DTYPES:
-            raise ConfigError(f"hf backend: unknown dtype {dtype!r}; use one of {sorted(DTYPES)}")
-        if max_batch_size is None:
-            max_batch_size = 256 if on_cuda(device) else 32
-        self.limits = BatchLimits(
-            max_rows=max_batch_size, max_tokens=max_batch_tokens, memory_fraction=memory_fraction
+        self._init_weights(
+            "hf",
+            name,
+            device=device,
+            dtype=dtype,
+            max_batch_size=max_batch_size,
+            max_batch_tokens=max_batch_tokens,
+            memory_fraction=memory_fraction,
+            revision=revision,
+            trust_remote_code=trust_remote_code,
+            attn_implementation=attn_implementation,
         )
         if max_tokens < 1:
             raise ConfigError(f"hf backend: max_tokens must be >= 1, not {max_tokens}")
-        self.source = resolve_source(name)
-        self.name = self.source.display
-        self.device = device
-        self.dtype = dtype
-        self.max_batch_size = max_batch_size
+        max_batch_size = self.max_batch_size = self.limits.max_rows
         self.batch_wait_ms = batch_wait_ms
         self.max_tokens = max_tokens
-        self.trust_remote_code = trust_remote_code
-        self.revision = revision
-        self.attn_implementation = attn_implementation
         self._in_memory = False
         self._memory_token = ""
-        self._init_weights()
         self._solo = itertools.count(1)
         wait_s = batch_wait_ms / 1000
         self._generate: GenerateQueue[Request, Completion] = GenerateQueue(

@@ -33,13 +33,10 @@ from jurist.errors import ConfigError, JuristError, ModelError
 from jurist.models._fingerprint import source_fingerprint
 from jurist.models._hf_compute import encode, left_pad
 from jurist.models._hf_loading import (
-    DTYPES,
     LoadedModel,
     default_dtype,
-    on_cuda,
-    resolve_source,
 )
-from jurist.models._hf_memory import BatchLimits, run_split
+from jurist.models._hf_memory import run_split
 from jurist.models._hf_queue import GenerateQueue
 from jurist.models._hf_weights import LocalWeights
 from jurist.models._model import Capabilities, Model, refuse_images
@@ -98,26 +95,22 @@ class HFRewardModel(LocalWeights, Model):
         attn_implementation: str | None = None,
         label: int = 0,
     ) -> None:
-        if dtype is None:
-            dtype = default_dtype(device)
-        if dtype not in DTYPES:
-            raise ConfigError(
-                f"hf-reward backend: unknown dtype {dtype!r}; use one of {sorted(DTYPES)}"
-            )
+        self._init_weights(
+            "hf-reward",
+            name,
+            device=device,
+            dtype=dtype,
+            max_batch_size=max_batch_size,
+            max_batch_tokens=max_batch_tokens,
+            memory_fraction=memory_fraction,
+            revision=revision,
+            trust_remote_code=trust_remote_code,
+            attn_implementation=attn_implementation,
+        )
         if label < 0:
             raise ConfigError(f"hf-reward backend: label must be >= 0, not {label}")
-        rows = max_batch_size if max_batch_size is not None else (256 if on_cuda(device) else 32)
-        self.limits = BatchLimits(
-            max_rows=rows, max_tokens=max_batch_tokens, memory_fraction=memory_fraction
-        )
-        self.source = resolve_source(name)
-        self.name = self.source.display
-        self.device = device
-        self.dtype = dtype
         self.label = label
-        self.revision = revision
-        self.trust_remote_code = trust_remote_code
-        self.attn_implementation = attn_implementation
+        rows = self.limits.max_rows
         self._given: dict[str, Any] = {
             "device": device,
             "max_batch_size": max_batch_size,
@@ -128,7 +121,6 @@ class HFRewardModel(LocalWeights, Model):
             "memory_fraction": memory_fraction,
             "attn_implementation": attn_implementation,
         }
-        self._init_weights()
         self._queue: GenerateQueue[Request, Completion] = GenerateQueue(
             self._run_batch, self._get_executor, max_batch=rows, wait_s=batch_wait_ms / 1000
         )

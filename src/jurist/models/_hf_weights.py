@@ -17,7 +17,17 @@ import threading
 from typing import Any, ClassVar
 
 from jurist._sync import run_sync
-from jurist.models._hf_loading import LoadedModel, ModelSource, load_model
+from jurist.errors import ConfigError
+from jurist.models._hf_loading import (
+    DTYPES,
+    LoadedModel,
+    ModelSource,
+    default_dtype,
+    load_model,
+    on_cuda,
+    resolve_source,
+)
+from jurist.models._hf_memory import BatchLimits
 from jurist.models._once import Once
 
 __all__ = ["LocalWeights"]
@@ -27,7 +37,7 @@ class LocalWeights:
     """Loading on a thread of the model's own, and freeing, for a local-weights backend.
 
     A subclass sets ``thread_name`` and implements :meth:`_load_weights`, and calls
-    :meth:`_init_weights` in its ``__init__``.
+    :meth:`_init_weights` in its ``__init__`` with the settings every local backend takes.
     """
 
     thread_name: ClassVar[str]
@@ -38,12 +48,48 @@ class LocalWeights:
     trust_remote_code: bool
     attn_implementation: str | None
 
+    name: str
+    limits: BatchLimits
     _loaded: LoadedModel | None
     _load_lock: threading.Lock
     _executor: concurrent.futures.ThreadPoolExecutor | None
     _fingerprint: Once[dict[str, Any] | None]
 
-    def _init_weights(self) -> None:
+    def _init_weights(
+        self,
+        backend: str,
+        name: str,
+        *,
+        device: str,
+        dtype: str | None,
+        max_batch_size: int | None,
+        max_batch_tokens: int | None,
+        memory_fraction: float,
+        revision: str | None,
+        trust_remote_code: bool,
+        attn_implementation: str | None,
+    ) -> None:
+        """The settings every local backend takes, checked and kept (errors name
+        ``backend``): the weights' source (and the model's ``name``), device, dtype (the
+        device's default when ``None``), and the batch limits (rows per pass: 256 on CUDA,
+        32 elsewhere, unless given); then nothing loaded yet."""
+        if dtype is None:
+            dtype = default_dtype(device)
+        if dtype not in DTYPES:
+            raise ConfigError(
+                f"{backend} backend: unknown dtype {dtype!r}; use one of {sorted(DTYPES)}"
+            )
+        rows = max_batch_size if max_batch_size is not None else (256 if on_cuda(device) else 32)
+        self.limits = BatchLimits(
+            max_rows=rows, max_tokens=max_batch_tokens, memory_fraction=memory_fraction
+        )
+        self.source = resolve_source(name)
+        self.name = self.source.display
+        self.device = device
+        self.dtype = dtype
+        self.revision = revision
+        self.trust_remote_code = trust_remote_code
+        self.attn_implementation = attn_implementation
         self._loaded = None
         self._load_lock = threading.Lock()
         self._executor = None

@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 __all__ = ["LlamaServer", "llama_cpp_available", "start_llama_server"]
 
@@ -189,6 +190,19 @@ def _start(
     return server
 
 
+def _model_ids(body: bytes) -> list[Any]:
+    """The model ids of an OpenAI-style ``GET /v1/models`` answer; ``[]`` for anything
+    else (not JSON, not an object, no list of objects under ``data``)."""
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return []
+    models = data.get("data") if isinstance(data, dict) else None
+    if not isinstance(models, list):
+        return []
+    return [m.get("id") for m in models if isinstance(m, dict)]
+
+
 def _wait_ready(server: LlamaServer, timeout: float) -> None:
     """Return once this server (its alias in ``GET /v1/models``) answers; :class:`_PortTaken`
     when it could not bind its port or something else answers there."""
@@ -205,17 +219,17 @@ def _wait_ready(server: LlamaServer, timeout: float) -> None:
             )
         try:
             with urllib.request.urlopen(url, timeout=1.0) as resp:
-                body = resp.read()
-                if resp.status == 200:
-                    ids = [m.get("id") for m in json.loads(body).get("data", [])]
-                    if server.alias not in ids:
-                        raise _PortTaken(server.port)  # another server's models
-                    server.startup_seconds = time.perf_counter() - server.started_at
-                    return
+                body, status = resp.read(), resp.status
         except http.client.HTTPException:
             raise _PortTaken(server.port) from None  # not HTTP: another service's port
-        except (urllib.error.URLError, OSError, ValueError, AttributeError):
-            pass
+        except (urllib.error.URLError, OSError):
+            pass  # not listening yet (or an error status while it starts)
+        else:
+            if status == 200:
+                if server.alias not in _model_ids(body):
+                    raise _PortTaken(server.port)  # another server's models, or not a list
+                server.startup_seconds = time.perf_counter() - server.started_at
+                return
         if time.monotonic() > deadline:
             raise RuntimeError(
                 f"llama_cpp.server did not answer on {url} within {timeout:g} s:\n"
