@@ -252,6 +252,69 @@ def test_a_store_from_before_repeats_opens_and_reads(tmp_path: Path) -> None:
     store.close()
 
 
+def _thinking_answer() -> Completion:
+    usage = Usage(
+        prompt_tokens=10,
+        completion_tokens=12,
+        reasoning_tokens=10,
+        cache_write_tokens=5,
+        calls=1,
+        attempts=1,
+    )
+    return Completion(text="Correct", usage=usage, reasoning="2 + 2 is 4.")
+
+
+def test_each_repeat_keeps_what_its_thinking_and_cache_writes_spent(tmp_path: Path) -> None:
+    """A repeat's row keeps its reasoning and cache-write tokens, so the item's row (the
+    sum of its repeats, read back from the table) and the run's totals count them."""
+    model = jurist.get_model("mock:judge", outputs=[_thinking_answer()], cycle=True)
+    run = jurist.evaluate(
+        ITEMS, jurist.LLMJudge(model, template="true_false"), run_dir=tmp_path, repeats=3
+    )
+    records = list(run.records())
+    assert [r["judge_reasoning_tokens"] for r in records] == [30] * 4  # 3 repeats of 10
+    assert run.summary().reasoning_tokens == 4 * 3 * 10
+    store = RunStore(tmp_path / "run.sqlite")
+    totals = store.totals().usage
+    assert (totals.reasoning_tokens, totals.cache_write_tokens) == (120, 60)
+    table = store.repeat_table()
+    assert table is not None
+    assert {(r.usage.reasoning_tokens, r.usage.cache_write_tokens) for r in table.all()} == {
+        (10, 5)
+    }
+    store.close()
+
+
+def test_a_repeats_table_from_before_its_token_columns_opens_and_reads(
+    tmp_path: Path,
+) -> None:
+    """A repeats table without the reasoning and cache-write columns (written before they
+    were kept) reads them as 0, and gets them when the store is opened for writing."""
+    model = jurist.get_model("mock:judge", outputs=[_thinking_answer()], cycle=True)
+    jurist.evaluate(
+        ITEMS, jurist.LLMJudge(model, template="true_false"), run_dir=tmp_path, repeats=2
+    )
+    db = sqlite3.connect(tmp_path / "run.sqlite")
+    for column in ("cache_write_tokens", "reasoning_tokens"):
+        db.execute(f"ALTER TABLE repeats DROP COLUMN {column}")
+    db.execute("DELETE FROM results WHERE idx = 3")  # a killed run: item 3 not aggregated
+    db.commit()
+    db.close()
+    old = RunStore(tmp_path / "run.sqlite", readonly=True)
+    table = old.repeat_table()
+    assert table is not None
+    assert {r.usage.reasoning_tokens for r in table.all()} == {0}
+    assert old.totals().usage.reasoning_tokens == 3 * 20  # items 0-2's rows; 3's pending: 0
+    old.close()
+    store = RunStore(tmp_path / "run.sqlite")  # for writing: the columns are added
+    assert store.totals().usage.reasoning_tokens == 3 * 20
+    store.close()
+    db = sqlite3.connect(tmp_path / "run.sqlite")
+    columns = {r[1] for r in db.execute("PRAGMA table_info(repeats)")}
+    db.close()
+    assert {"cache_write_tokens", "reasoning_tokens"} <= columns
+
+
 def test_the_summary_and_the_report_show_the_repeat_figures(tmp_path: Path) -> None:
     script = Scripted(lambda i, r: "Incorrect" if (i, r) == (1, 0) else "Correct")
     run = jurist.evaluate(ITEMS, judge_with(script), run_dir=tmp_path / "run", repeats=3)

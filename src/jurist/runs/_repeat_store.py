@@ -41,7 +41,13 @@ import orjson
 from jurist._sqlite import transaction
 from jurist.types import Usage
 
-__all__ = ["REPEATS_SCHEMA", "RepeatTable", "StoredRepeat"]
+__all__ = [
+    "LATER_REPEAT_COLUMNS",
+    "REPEATS_SCHEMA",
+    "RepeatTable",
+    "StoredRepeat",
+    "pending_totals",
+]
 
 REPEATS_SCHEMA = """
 CREATE TABLE IF NOT EXISTS repeats (
@@ -60,11 +66,23 @@ CREATE TABLE IF NOT EXISTS repeats (
     cost_estimated INTEGER NOT NULL DEFAULT 0,
     latency REAL NOT NULL DEFAULT 0,
     finished REAL NOT NULL,
+    cache_write_tokens INTEGER NOT NULL DEFAULT 0,
+    reasoning_tokens INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (idx, repeat)
 );
 """
+LATER_REPEAT_COLUMNS = ("cache_write_tokens", "reasoning_tokens")
+"""The columns of ``repeats`` added after its first stores were written (counts, 0 there)."""
 
-_USAGE = ("prompt_tokens", "completion_tokens", "cached_tokens", "calls", "cache_hits", "attempts")
+_USAGE = (
+    "prompt_tokens",
+    "completion_tokens",
+    "cached_tokens",
+    "calls",
+    "cache_hits",
+    "attempts",
+    *LATER_REPEAT_COLUMNS,
+)
 _COLUMNS = ("idx", "repeat", "score", "error", "outcome", *_USAGE, "cost", "cost_estimated")
 _WRITTEN = (*_COLUMNS, "latency", "finished")
 _INSERT = (
@@ -73,7 +91,8 @@ _INSERT = (
     + ", ".join(f"{c} = excluded.{c}" for c in _WRITTEN if c not in ("idx", "repeat"))
     + " WHERE repeats.score IS NULL"
 )
-_SPENT = (*_USAGE, "cost")
+# what a repeat that leaves ``repeats`` spent, in ``superseded``'s columns
+_SPENT = (*_USAGE[:6], "cost", "reasoning_tokens")
 _KEEP_REPLACED = (
     f"INSERT INTO superseded (idx, {', '.join(_SPENT)}) "
     f"SELECT idx, {', '.join(_SPENT)} FROM repeats WHERE idx = ? AND repeat = ? "
@@ -87,13 +106,19 @@ _KEEP_REFUSED = (
     f"INSERT INTO superseded (idx, {', '.join(_SPENT)}) "
     f"VALUES ({', '.join('?' * (len(_SPENT) + 1))})"
 )
-PENDING_TOTALS = (
-    "SELECT TOTAL(prompt_tokens), TOTAL(completion_tokens), TOTAL(cached_tokens), "
-    "TOTAL(calls), TOTAL(cache_hits), TOTAL(attempts), TOTAL(cost), "
-    "SUM(cost IS NULL AND (calls > 0 OR attempts > 0)) FROM repeats "
-    "WHERE idx NOT IN (SELECT idx FROM results)"
-)
-"""What the repeats of items not yet aggregated into ``results`` spent (a killed run)."""
+
+
+def pending_totals(reasoning: bool) -> str:
+    """What the repeats of items not yet aggregated into ``results`` spent (a killed run):
+    the usage counts, the cost, the unpriced, and the reasoning tokens (``0`` for a store
+    whose ``repeats`` kept none: ``reasoning=False``)."""
+    return (
+        "SELECT TOTAL(prompt_tokens), TOTAL(completion_tokens), TOTAL(cached_tokens), "
+        "TOTAL(calls), TOTAL(cache_hits), TOTAL(attempts), TOTAL(cost), "
+        "SUM(cost IS NULL AND (calls > 0 OR attempts > 0)), "
+        f"TOTAL({'reasoning_tokens' if reasoning else '0'}) FROM repeats "
+        "WHERE idx NOT IN (SELECT idx FROM results)"
+    )
 
 
 @dataclass(frozen=True)
@@ -119,38 +144,46 @@ def _usage(row: Any) -> Usage:
         calls=row[3],
         cache_hits=row[4],
         attempts=row[5],
+        cache_write_tokens=row[6],
+        reasoning_tokens=row[7],
     )
 
 
 class RepeatTable:
-    """The ``repeats`` table of one run store, on the store's own connection."""
+    """The ``repeats`` table of one run store, on the store's own connection. An older
+    store read read-only may lack :data:`LATER_REPEAT_COLUMNS`: they read as 0."""
 
     def __init__(self, db: sqlite3.Connection, path: Path) -> None:
         self._db = db
         self.path = path
+        have = {r[1] for r in db.execute("PRAGMA table_info(repeats)")}
+        self._usage_sql = ", ".join(c if c in have else "0" for c in _USAGE)
 
     def write(self, r: StoredRepeat) -> bool:
         """Commit one repeat; ``False`` if that (item, repeat) already had a score (kept)."""
         u = r.usage
-        spent = (u.prompt_tokens, u.completion_tokens, u.cached_tokens, u.calls, u.cache_hits)
+        counts = (u.prompt_tokens, u.completion_tokens, u.cached_tokens, u.calls, u.cache_hits)
         values = (
             r.idx,
             r.repeat,
             r.score,
             r.error,
             orjson.dumps(r.outcome, option=orjson.OPT_NON_STR_KEYS, default=str),
-            *spent,
+            *counts,
             u.attempts,
+            u.cache_write_tokens,
+            u.reasoning_tokens,
             r.cost,
             int(r.cost_estimated),
             r.latency,
             time.time(),
         )
+        spent = (*counts, u.attempts, r.cost, u.reasoning_tokens)
         with transaction(self._db, f"{self.path}: cannot write repeat {r.repeat} of item {r.idx}"):
             self._db.execute(_KEEP_REPLACED, (r.idx, r.repeat))
             written = self._db.execute(_INSERT, values).rowcount == 1
             if not written:
-                self._db.execute(_KEEP_REFUSED, (r.idx, *spent, u.attempts, r.cost))
+                self._db.execute(_KEEP_REFUSED, (r.idx, *spent))
         return written
 
     def set_aside(self, idx: int, counted: int) -> int:
@@ -175,20 +208,20 @@ class RepeatTable:
 
     def _read(self, where: str, args: tuple[Any, ...]) -> Iterator[StoredRepeat]:
         sql = (
-            f"SELECT {', '.join(_USAGE)}, idx, repeat, score, error, outcome, cost, "
+            f"SELECT {self._usage_sql}, idx, repeat, score, error, outcome, cost, "
             f"cost_estimated, latency FROM repeats {where} ORDER BY idx, repeat"
         )
         for row in self._db.execute(sql, args):
             yield StoredRepeat(
-                idx=row[6],
-                repeat=row[7],
-                score=row[8],
-                error=row[9],
-                outcome=orjson.loads(row[10]),
+                idx=row[8],
+                repeat=row[9],
+                score=row[10],
+                error=row[11],
+                outcome=orjson.loads(row[12]),
                 usage=_usage(row),
-                cost=row[11],
-                cost_estimated=bool(row[12]),
-                latency=row[13],
+                cost=row[13],
+                cost_estimated=bool(row[14]),
+                latency=row[15],
             )
 
     def unsettled(self) -> set[int]:

@@ -50,7 +50,7 @@ from jurist._sqlite import connect, use_wal
 from jurist.errors import ConfigError, JuristError
 from jurist.runs._batch_store import BatchStore, batch_calls_in
 from jurist.runs._bitmap import Bitmap
-from jurist.runs._repeat_store import PENDING_TOTALS, REPEATS_SCHEMA, RepeatTable
+from jurist.runs._repeat_store import REPEATS_SCHEMA, RepeatTable, pending_totals
 from jurist.runs._store_images import IMAGES_SCHEMA
 from jurist.runs._store_schema import (
     FORMAT,
@@ -103,15 +103,19 @@ class RunStore:
                 self._reasoning = "reasoning_tokens" in columns_of(self._db, "results")
                 self._superseded = "superseded" in tables
                 self._repeats = "repeats" in tables
+                self._repeat_reasoning = self._repeats and "reasoning_tokens" in columns_of(
+                    self._db, "repeats"
+                )
             else:
                 problem = schema_problem(self._db)
                 if problem is None:
                     use_wal(self._db)
-                    self._db.executescript(SCHEMA + IMAGES_SCHEMA)
-                    for table, column, kind in LATER_COLUMNS:  # an older store gets them
+                    # older stores get the repeats table empty, and the later columns
+                    self._db.executescript(SCHEMA + IMAGES_SCHEMA + REPEATS_SCHEMA)
+                    for table, column, kind in LATER_COLUMNS:
                         if column not in columns_of(self._db, table):
                             self._db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
-                    self._db.executescript(REPEATS_SCHEMA)  # older stores get it empty
+                    self._repeat_reasoning = True
                     self._attempts = True
                     self._caching = True
                     self._reasoning = True
@@ -125,6 +129,7 @@ class RunStore:
     _repeats = True
     _caching = True
     _reasoning = True
+    _repeat_reasoning = True
 
     def _error(self, doing: str, e: sqlite3.Error) -> JuristError:
         return store_error(self.path, doing, e)
@@ -368,12 +373,12 @@ class RunStore:
                 f"TOTAL({'reasoning_tokens' if self._reasoning else '0'}) FROM superseded"
             ).fetchone()
         if self._repeats:  # repeats of items not aggregated yet (a killed run)
-            pending = self._db.execute(PENDING_TOTALS).fetchone()
+            pending = self._db.execute(pending_totals(self._repeat_reasoning)).fetchone()
             old = (
                 old[0],
                 *(a + b for a, b in zip(old[1:8], pending[:7], strict=True)),
                 int(old[8] or 0) + int(pending[7] or 0),
-                old[9],  # repeats keep no reasoning tokens apart
+                old[9] + pending[8],
             )
         items = int(row[0])
         unknown = int(row[9] or 0)

@@ -17,6 +17,7 @@ import orjson
 
 from jurist._sqlite import connect, is_damaged
 from jurist.errors import ConfigError, JuristError, OutputError
+from jurist.runs._repeat_store import LATER_REPEAT_COLUMNS
 from jurist.runs._store_images import externalise
 from jurist.types import Usage
 
@@ -142,6 +143,7 @@ LATER_COLUMNS = [
     ("results", "cost_uncached", "REAL"),
     ("results", "reasoning_tokens", _COUNT),
     ("superseded", "reasoning_tokens", _COUNT),
+    *(("repeats", column, _COUNT) for column in LATER_REPEAT_COLUMNS),
 ]
 
 
