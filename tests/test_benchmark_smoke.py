@@ -1,4 +1,5 @@
-"""Smoke test for benchmarks/throughput.py: the stub server and a small jurist workload.
+"""Smoke test for benchmarks/throughput.py and instructions.py: the stub server, small
+jurist workloads, and the instruction count's client processes.
 
 Correctness only (every verdict read, one request per judgment); timing belongs to the
 benchmark itself, never to tests.
@@ -76,3 +77,39 @@ def test_pacing_stats() -> None:
     # A burst: all at once holds the whole batch in one window.
     burst = throughput.pacing_stats([1.0] * 400, 1200)
     assert burst["max_window_ratio"] == pytest.approx(4.0)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("client", ["jurist", "floor"])
+def test_the_instruction_counts_clients_judge_every_item(
+    stub_server: StubServer, client: str, tmp_path: Path
+) -> None:
+    """``instructions.py``'s two client processes, run as it runs them but without
+    callgrind: each judges (or posts) every item and exits 0, the floor from the bodies file
+    it is given; one request per item reaches the server."""
+    import subprocess
+
+    import instructions
+
+    bodies = tmp_path / "bodies.txt"
+    instructions._write_bodies(bodies, 30)
+    assert len(bodies.read_bytes().split(b"\n")) == 30
+    stub_server.reset()
+    command = [
+        *(sys.executable, str(BENCHMARKS / "instructions.py"), "--client", client),
+        *("--n", "30", "--port", str(stub_server.port), "--concurrency", "8"),
+        *("--bodies", str(bodies)),
+    ]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert stub_server.count() == 30
+
+
+def test_the_instruction_count_says_when_valgrind_is_missing(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import instructions
+
+    monkeypatch.setattr(instructions.shutil, "which", lambda name: None)
+    assert instructions.main([]) == 2
+    assert "valgrind is not installed" in capsys.readouterr().err
