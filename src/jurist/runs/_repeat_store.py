@@ -39,6 +39,7 @@ from typing import Any
 import orjson
 
 from jurist._sqlite import transaction
+from jurist.runs._usage_columns import COUNTS, SPENT
 from jurist.types import Usage
 
 __all__ = [
@@ -74,15 +75,7 @@ CREATE TABLE IF NOT EXISTS repeats (
 LATER_REPEAT_COLUMNS = ("cache_write_tokens", "reasoning_tokens")
 """The columns of ``repeats`` added after its first stores were written (counts, 0 there)."""
 
-_USAGE = (
-    "prompt_tokens",
-    "completion_tokens",
-    "cached_tokens",
-    "calls",
-    "cache_hits",
-    "attempts",
-    *LATER_REPEAT_COLUMNS,
-)
+_USAGE = (*COUNTS, *LATER_REPEAT_COLUMNS)
 _COLUMNS = ("idx", "repeat", "score", "error", "outcome", *_USAGE, "cost", "cost_estimated")
 _WRITTEN = (*_COLUMNS, "latency", "finished")
 _INSERT = (
@@ -91,8 +84,7 @@ _INSERT = (
     + ", ".join(f"{c} = excluded.{c}" for c in _WRITTEN if c not in ("idx", "repeat"))
     + " WHERE repeats.score IS NULL"
 )
-# what a repeat that leaves ``repeats`` spent, in ``superseded``'s columns
-_SPENT = (*_USAGE[:6], "cost", "reasoning_tokens")
+_SPENT = SPENT  # what a repeat that leaves ``repeats`` spent, in ``superseded``'s columns
 _KEEP_REPLACED = (
     f"INSERT INTO superseded (idx, {', '.join(_SPENT)}) "
     f"SELECT idx, {', '.join(_SPENT)} FROM repeats WHERE idx = ? AND repeat = ? "

@@ -19,6 +19,7 @@ from jurist._sqlite import connect, is_damaged
 from jurist.errors import ConfigError, JuristError, OutputError
 from jurist.runs._repeat_store import LATER_REPEAT_COLUMNS
 from jurist.runs._store_images import externalise
+from jurist.runs._usage_columns import SPENT
 from jurist.types import Usage
 
 __all__ = [
@@ -107,17 +108,7 @@ INSERT = (
     + " WHERE results.score IS NULL"
 )
 
-# what a result that leaves ``results`` spent (see :meth:`RunStore.write`)
-_SPENT = (
-    "prompt_tokens",
-    "completion_tokens",
-    "cached_tokens",
-    "calls",
-    "cache_hits",
-    "attempts",
-    "cost",
-    "reasoning_tokens",
-)
+_SPENT = SPENT  # what a result that leaves ``results`` spent (see :meth:`RunStore.write`)
 # a result for an item without a row (see :meth:`RunStore.write`'s ``fresh``)
 INSERT_NEW = (
     f"INSERT INTO results ({', '.join(_WRITTEN)}) VALUES ({', '.join('?' * len(_WRITTEN))})"
