@@ -84,19 +84,17 @@ _INSERT = (
     + ", ".join(f"{c} = excluded.{c}" for c in _WRITTEN if c not in ("idx", "repeat"))
     + " WHERE repeats.score IS NULL"
 )
-_SPENT = SPENT  # what a repeat that leaves ``repeats`` spent, in ``superseded``'s columns
 _KEEP_REPLACED = (
-    f"INSERT INTO superseded (idx, {', '.join(_SPENT)}) "
-    f"SELECT idx, {', '.join(_SPENT)} FROM repeats WHERE idx = ? AND repeat = ? "
+    f"INSERT INTO superseded (idx, {', '.join(SPENT)}) "
+    f"SELECT idx, {', '.join(SPENT)} FROM repeats WHERE idx = ? AND repeat = ? "
     "AND score IS NULL"
 )
 _KEEP_UNUSED = (
-    f"INSERT INTO superseded (idx, {', '.join(_SPENT)}) "
-    f"SELECT idx, {', '.join(_SPENT)} FROM repeats WHERE idx = ? AND repeat >= ?"
+    f"INSERT INTO superseded (idx, {', '.join(SPENT)}) "
+    f"SELECT idx, {', '.join(SPENT)} FROM repeats WHERE idx = ? AND repeat >= ?"
 )
 _KEEP_REFUSED = (
-    f"INSERT INTO superseded (idx, {', '.join(_SPENT)}) "
-    f"VALUES ({', '.join('?' * (len(_SPENT) + 1))})"
+    f"INSERT INTO superseded (idx, {', '.join(SPENT)}) VALUES ({', '.join('?' * (len(SPENT) + 1))})"
 )
 
 
@@ -145,11 +143,11 @@ class RepeatTable:
     """The ``repeats`` table of one run store, on the store's own connection. An older
     store read read-only may lack :data:`LATER_REPEAT_COLUMNS`: they read as 0."""
 
-    def __init__(self, db: sqlite3.Connection, path: Path) -> None:
+    def __init__(self, db: sqlite3.Connection, path: Path, columns: set[str]) -> None:
+        """``columns``: the table's columns, as the store found them when it opened."""
         self._db = db
         self.path = path
-        have = {r[1] for r in db.execute("PRAGMA table_info(repeats)")}
-        self._usage_sql = ", ".join(c if c in have else "0" for c in _USAGE)
+        self._usage_sql = ", ".join(c if c in columns else "0" for c in _USAGE)
 
     def write(self, r: StoredRepeat) -> bool:
         """Commit one repeat; ``False`` if that (item, repeat) already had a score (kept)."""
@@ -170,11 +168,11 @@ class RepeatTable:
             r.latency,
             time.time(),
         )
-        spent = (*counts, u.attempts, r.cost, u.reasoning_tokens)
         with transaction(self._db, f"{self.path}: cannot write repeat {r.repeat} of item {r.idx}"):
             self._db.execute(_KEEP_REPLACED, (r.idx, r.repeat))
             written = self._db.execute(_INSERT, values).rowcount == 1
             if not written:
+                spent = (*counts, u.attempts, r.cost, u.reasoning_tokens)  # SPENT's order
                 self._db.execute(_KEEP_REFUSED, (r.idx, *spent))
         return written
 

@@ -103,9 +103,7 @@ class RunStore:
                 self._reasoning = "reasoning_tokens" in columns_of(self._db, "results")
                 self._superseded = "superseded" in tables
                 self._repeats = "repeats" in tables
-                self._repeat_reasoning = self._repeats and "reasoning_tokens" in columns_of(
-                    self._db, "repeats"
-                )
+                self._repeat_columns = columns_of(self._db, "repeats")  # empty: no table
             else:
                 problem = schema_problem(self._db)
                 if problem is None:
@@ -115,7 +113,7 @@ class RunStore:
                     for table, column, kind in LATER_COLUMNS:
                         if column not in columns_of(self._db, table):
                             self._db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
-                    self._repeat_reasoning = True
+                    self._repeat_columns = columns_of(self._db, "repeats")
                     self._attempts = True
                     self._caching = True
                     self._reasoning = True
@@ -129,7 +127,7 @@ class RunStore:
     _repeats = True
     _caching = True
     _reasoning = True
-    _repeat_reasoning = True
+    _repeat_table: RepeatTable | None = None
 
     def _error(self, doing: str, e: sqlite3.Error) -> JuristError:
         return store_error(self.path, doing, e)
@@ -152,7 +150,9 @@ class RunStore:
     def repeat_table(self) -> RepeatTable | None:
         """The ``repeats`` table (one row per item and repeat, see
         :mod:`jurist.runs._repeat_store`); ``None`` for an older store read read-only."""
-        return RepeatTable(self._db, self.path) if self._repeats else None
+        if self._repeats and self._repeat_table is None:  # one per store: no lookup per item
+            self._repeat_table = RepeatTable(self._db, self.path, self._repeat_columns)
+        return self._repeat_table
 
     # -- writing -----------------------------------------------------------------------
 
@@ -373,7 +373,8 @@ class RunStore:
                 f"TOTAL({'reasoning_tokens' if self._reasoning else '0'}) FROM superseded"
             ).fetchone()
         if self._repeats:  # repeats of items not aggregated yet (a killed run)
-            pending = self._db.execute(pending_totals(self._repeat_reasoning)).fetchone()
+            reasoning = "reasoning_tokens" in self._repeat_columns  # not in an older table
+            pending = self._db.execute(pending_totals(reasoning)).fetchone()
             old = (
                 old[0],
                 *(a + b for a, b in zip(old[1:8], pending[:7], strict=True)),

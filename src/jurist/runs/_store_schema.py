@@ -108,7 +108,6 @@ INSERT = (
     + " WHERE results.score IS NULL"
 )
 
-_SPENT = SPENT  # what a result that leaves ``results`` spent (see :meth:`RunStore.write`)
 # a result for an item without a row (see :meth:`RunStore.write`'s ``fresh``)
 INSERT_NEW = (
     f"INSERT INTO results ({', '.join(_WRITTEN)}) VALUES ({', '.join('?' * len(_WRITTEN))})"
@@ -118,12 +117,11 @@ REPLACE = (
     f"VALUES ({', '.join('?' * len(_WRITTEN))})"
 )
 KEEP_REPLACED = (
-    f"INSERT INTO superseded (idx, {', '.join(_SPENT)}) "
-    f"SELECT idx, {', '.join(_SPENT)} FROM results WHERE idx = ? AND score IS NULL"
+    f"INSERT INTO superseded (idx, {', '.join(SPENT)}) "
+    f"SELECT idx, {', '.join(SPENT)} FROM results WHERE idx = ? AND score IS NULL"
 )
 KEEP_REFUSED = (
-    f"INSERT INTO superseded (idx, {', '.join(_SPENT)}) "
-    f"VALUES ({', '.join('?' * (len(_SPENT) + 1))})"
+    f"INSERT INTO superseded (idx, {', '.join(SPENT)}) VALUES ({', '.join('?' * (len(SPENT) + 1))})"
 )
 
 _COUNT = "INTEGER NOT NULL DEFAULT 0"
