@@ -484,28 +484,39 @@ def _system_message(text: str) -> Message:
     return Message(role="system", content=text)
 
 
-Plan = tuple[tuple[str | tuple[str, str | None], ...], frozenset[str]]
-
-
 class _ItemText:
     """A template's item text compiled once (:func:`_item_text`): the text before the
-    first field, then per field its name, its section (or ``None``) and the text after it;
-    the fields an item must have, and the tag names a value must not open or close."""
+    first field, then per field it places its name, its section (or ``None``) and the text
+    after it (other braces stay as they are); the fields an item must have, and the tag
+    names a value must not open or close."""
 
     __slots__ = ("head", "required", "steps", "tags")
 
-    def __init__(self, plan: Plan, required: tuple[str, ...]) -> None:
-        pieces, self.tags = plan
-        self.required = required
-        head: list[str] = []
-        steps: list[tuple[str, str | None, list[str]]] = []
-        for piece in pieces:
-            if isinstance(piece, str):
-                (steps[-1][2] if steps else head).append(piece)
-            else:
-                steps.append((piece[0], piece[1], []))
-        self.head = "".join(head)
-        self.steps = tuple((name, section, "".join(after)) for name, section, after in steps)
+    def __init__(self, template: Template) -> None:
+        item, section_of = template.item, template.sections
+        self.tags = _tag_names(item + "".join(section_of.values()))
+        self.required = tuple(template.fields)
+        placed = {*template.fields, *template.optional_fields}
+        self.head = ""
+        steps: list[tuple[str, str | None, str]] = []
+        at = 0
+        for m in _FIELD.finditer(item):
+            name = m.group(1)
+            if name not in placed:
+                continue
+            self._after(steps, item[at : m.start()])
+            steps.append((name, section_of.get(name), ""))
+            at = m.end()
+        self._after(steps, item[at:])
+        self.steps = tuple(steps)
+
+    def _after(self, steps: list[tuple[str, str | None, str]], text: str) -> None:
+        """``text`` after the last field placed so far (before the first: the head)."""
+        if steps:
+            name, section, _ = steps[-1]
+            steps[-1] = (name, section, text)
+        else:
+            self.head = text
 
     def fill(self, values: Mapping[str, Any], template: Template) -> str:
         """The item text for ``values`` (a :class:`~jurist.errors.DataError` naming the
@@ -544,41 +555,8 @@ def _item_text(template: Template) -> _ItemText:
     if entry is None or entry[0] is not template:
         if len(_ITEM_TEXTS) >= _ITEM_TEXTS_MAX:
             _ITEM_TEXTS.clear()
-        plan = _item_plan(
-            template.item,
-            template.fields,
-            template.optional_fields,
-            tuple(template.sections.items()),
-        )
-        entry = _ITEM_TEXTS[id(template)] = (template, _ItemText(plan, tuple(template.fields)))
+        entry = _ITEM_TEXTS[id(template)] = (template, _ItemText(template))
     return entry[1]
-
-
-@lru_cache(maxsize=256)
-def _item_plan(
-    item: str,
-    fields: tuple[str, ...],
-    optional: tuple[str, ...],
-    sections: tuple[tuple[str, str], ...],
-) -> Plan:
-    """A template's item text split once into its literal text and the fields it places
-    (each with its section, if any; other braces stay as they are), and the tag names a
-    value must not open or close."""
-    section_of = dict(sections)
-    tags = _tag_names(item + "".join(section_of.values()))
-    plan: list[str | tuple[str, str | None]] = []
-    at = 0
-    for m in _FIELD.finditer(item):
-        name = m.group(1)
-        if name not in fields and name not in optional:
-            continue
-        if m.start() > at:
-            plan.append(item[at : m.start()])
-        plan.append((name, section_of.get(name)))
-        at = m.end()
-    if at < len(item):
-        plan.append(item[at:])
-    return tuple(plan), tags
 
 
 @lru_cache(maxsize=256)
