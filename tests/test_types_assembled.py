@@ -242,4 +242,7 @@ def test_the_judges_requests_and_judgments_are_what_validation_makes(
             assert_validated_alike(message)
         assert request.temperature == options.get("temperature", 0.0)
         assert request.extra == options.get("extra_body", {})
-        assert json.dumps(request.cache_fields(), sort_keys=True)  # keys as before: JSON-able
+        # the cache key is the validated request's, and it is JSON as before
+        validated = Request.model_validate(request.model_dump())
+        assert request.cache_fields() == validated.cache_fields()
+        json.dumps(request.cache_fields(), sort_keys=True)
